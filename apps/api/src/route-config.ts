@@ -1,0 +1,27 @@
+import type { Action } from '@agent-platform/contracts';
+
+/**
+ * What a route declares about itself in `config`, read by the shared hooks:
+ * - `action`: the permission checked after authentication (spec §Authentication), `'public'`
+ *   for no authentication at all (only GET /health), `'authenticated'` for any caller with a
+ *   valid credential and no role gate (/auth/check, /auth/whoami, /auth/logout).
+ * - `ids`: path params that must be UUIDs, with the id kind named in the 400 message
+ *   (spec §Errors case rule 1), e.g. `{ id: 'agent' }`.
+ * - `bootstrap`: this route may be called without a credential while the key store is empty
+ *   (POST /auth/keys only; spec §Authentication rule 3).
+ * - `audit`: the audit category for this mutating route; defaults to `request`.
+ */
+export interface RouteAccess {
+  action: Action | 'public' | 'authenticated';
+  ids?: Record<string, string>;
+  bootstrap?: boolean;
+  audit?: import('@agent-platform/domain').AuditCategory;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig extends Partial<RouteAccess> {}
+  interface FastifyRequest {
+    /** Set by the authentication hook before routing; always present in handlers. */
+    caller: import('@agent-platform/domain').Caller;
+  }
+}

@@ -1,0 +1,190 @@
+import { Type, type Static } from 'typebox';
+
+/**
+ * The TOML config file (DECISIONS D2), validated at boot as one schema. Unknown keys are refused
+ * (`additionalProperties: false`) so that a typo names itself instead of being ignored. Defaults
+ * are filled by `@agent-platform/config`. Each key documents why it exists; docs/config.md is
+ * the user-facing reference and is checked against this schema by a test.
+ */
+const strict = { additionalProperties: false } as const;
+
+const Positive = (description: string, dflt: number) => Type.Integer({ minimum: 1, default: dflt, description });
+
+export const CorsConfig = Type.Object(
+  {
+    allowed_origins: Type.Array(Type.String(), { default: [], description: 'Origins allowed to call the api from a browser; "*" for any.' }),
+    allow_credentials: Type.Boolean({ default: false, description: 'Whether browsers may send credentials cross-origin.' }),
+    max_age_secs: Type.Integer({ minimum: 0, default: 600, description: 'How long browsers cache a preflight answer.' }),
+  },
+  strict,
+);
+
+export const TlsConfig = Type.Object(
+  {
+    cert_file: Type.String({ minLength: 1, description: 'PEM certificate chain served by the api listener.' }),
+    key_file: Type.String({ minLength: 1, description: 'PEM private key of that certificate.' }),
+  },
+  strict,
+);
+
+export const ServerConfig = Type.Object(
+  {
+    listen: Type.String({ default: '127.0.0.1:4200', description: 'host:port, or unix:/path/to.sock.' }),
+    body_limit_bytes: Positive('Largest declared request body accepted (413 above).', 10485760),
+    request_timeout_secs: Positive('Requests running longer are cut off with 408.', 600),
+    allowed_ips: Type.Array(Type.String(), { default: [], description: 'Client IPs or CIDRs allowed; empty = all.' }),
+    cors: Type.Optional(CorsConfig),
+    tls: Type.Optional(TlsConfig),
+  },
+  strict,
+);
+
+export const SurfacesConfig = Type.Object(
+  {
+    api: Type.Boolean({ default: true, description: 'Serve the HTTP api.' }),
+    registry: Type.Boolean({ default: false, description: 'Serve the package registry on [registry] listen.' }),
+    mcp: Type.Boolean({ default: false, description: 'Mount the MCP surface at /mcp.' }),
+    dashboard: Type.Boolean({ default: false, description: 'Mount the dashboard at /dashboard.' }),
+  },
+  strict,
+);
+
+export const RegistryConfig = Type.Object(
+  { listen: Type.String({ default: '127.0.0.1:4210', description: 'Registry listener address.' }) },
+  strict,
+);
+
+export const StorageConfig = Type.Object(
+  {
+    data_dir: Type.String({
+      default: './.agent-platform',
+      description: 'Embedded store, vault key, archives, backups and logs live here.',
+    }),
+  },
+  strict,
+);
+
+export const RuntimeConfig = Type.Object(
+  {
+    bus: Type.Union([Type.Literal('embedded'), Type.Literal('nats')], { default: 'embedded', description: 'Message bus engine.' }),
+    store: Type.Union([Type.Literal('embedded'), Type.Literal('mongodb')], { default: 'embedded', description: 'Document store engine.' }),
+    queue: Type.Union([Type.Literal('embedded'), Type.Literal('bullmq')], { default: 'embedded', description: 'Job queue engine.' }),
+    nats_url: Type.String({ default: 'nats://127.0.0.1:4222', description: 'NATS server for bus = "nats".' }),
+    mongodb_url: Type.String({ default: 'mongodb://127.0.0.1:27017/agent_platform', description: 'MongoDB for store = "mongodb".' }),
+    redis_url: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis for queue = "bullmq".' }),
+  },
+  strict,
+);
+
+export const AuthRateLimitConfig = Type.Object(
+  {
+    base_backoff_secs: Positive('First lockout after too many failed attempts; doubles each further failure.', 1),
+    max_backoff_secs: Positive('Longest lockout.', 300),
+    max_failed_attempts: Positive('Failed attempts from one client allowed before lockouts begin.', 10),
+  },
+  strict,
+);
+
+export const AuthConfig = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('disabled'), Type.Literal('local'), Type.Literal('oidc')], {
+      default: 'disabled',
+      description: 'disabled (anonymous admin), local (API keys) or oidc (not yet available).',
+    }),
+    allow_insecure_no_auth: Type.Boolean({ default: false, description: 'Allow mode disabled on a non-loopback bind.' }),
+    allow_local_service_keys: Type.Boolean({ default: false, description: 'In oidc mode, also accept local API keys.' }),
+    rate_limit: Type.Optional(AuthRateLimitConfig),
+  },
+  strict,
+);
+
+export const LicenceConfig = Type.Object(
+  {
+    file: Type.Optional(Type.String({ minLength: 1, description: 'The signed licence (a JWT).' })),
+    public_key_file: Type.Optional(Type.String({ minLength: 1, description: 'PEM (SPKI) Ed25519 key that signed it.' })),
+  },
+  strict,
+);
+
+export const ProviderConfig = Type.Object(
+  {
+    id: Type.String({ minLength: 1, description: 'Provider id; "local" is built in.' }),
+    kind: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('openai')], { description: 'Protocol spoken.' })),
+    base_url: Type.Optional(Type.String({ description: 'OpenAI-compatible endpoint.' })),
+    api_key_env: Type.Optional(Type.String({ description: 'Environment variable holding the API key.' })),
+    models: Type.Optional(Type.Array(Type.String(), { description: 'Model names offered.' })),
+    input_usd_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Price per million input tokens.' })),
+    output_usd_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Price per million output tokens.' })),
+  },
+  strict,
+);
+
+export const ModelsConfig = Type.Object(
+  { default: Type.String({ default: 'local/echo', description: 'provider/model every agent uses.' }) },
+  strict,
+);
+
+export const VaultConfig = Type.Object(
+  {
+    key_env: Type.String({
+      default: 'AP_VAULT_KEY',
+      description: 'Environment variable holding the base64 32-byte vault key; else a 0600 key file in data_dir.',
+    }),
+  },
+  strict,
+);
+
+export const AuditConfig = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true, description: 'Keep the hash-chained audit trail.' }),
+    max_query_limit: Positive('Largest `limit` accepted by GET /security/audit.', 1000),
+  },
+  strict,
+);
+
+export const LoggingConfig = Type.Object(
+  {
+    level: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info', description: 'Log level.' },
+    ),
+    buffer_lines: Positive('Recent log lines kept in memory for GET /logs.', 2000),
+  },
+  strict,
+);
+
+export const NetworkConfig = Type.Object(
+  {
+    allow_private_targets: Type.Boolean({
+      default: false,
+      description: 'Allow outbound requests from API- or package-supplied URLs to private networks (D9).',
+    }),
+  },
+  strict,
+);
+
+export const ConnectorsConfig = Type.Object(
+  { urls: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Reachability URL by connector id.' }) },
+  strict,
+);
+
+export const PlatformConfig = Type.Object(
+  {
+    server: ServerConfig,
+    surfaces: SurfacesConfig,
+    registry: RegistryConfig,
+    storage: StorageConfig,
+    runtime: RuntimeConfig,
+    auth: AuthConfig,
+    licence: LicenceConfig,
+    providers: Type.Array(ProviderConfig, { default: [] }),
+    models: ModelsConfig,
+    vault: VaultConfig,
+    audit: AuditConfig,
+    logging: LoggingConfig,
+    network: NetworkConfig,
+    connectors: ConnectorsConfig,
+  },
+  strict,
+);
+export type PlatformConfig = Static<typeof PlatformConfig>;

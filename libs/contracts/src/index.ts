@@ -1,0 +1,4 @@
+export * from './error-category.ts';
+export * from './envelope.ts';
+export * from './roles.ts';
+export * from './config.ts';

@@ -1,0 +1,12 @@
+import type { Role } from '@agent-platform/contracts';
+
+/** Who is calling. `key_id` is null for the anonymous caller of auth mode `disabled`. */
+export interface Caller {
+  identity: string;
+  role: Role;
+  key_id: string | null;
+  /** True when a real credential was presented and accepted. */
+  authenticated: boolean;
+}
+
+export const ANONYMOUS_ADMIN: Caller = { identity: 'anonymous', role: 'admin', key_id: null, authenticated: false };

@@ -1,0 +1,50 @@
+import { PlatformError } from './platform-error.ts';
+
+/**
+ * Factories for the errors the platform raises, so that messages stay uniform and greppable.
+ * Add a factory here rather than calling `new PlatformError` with ad-hoc text.
+ */
+export const Errors = {
+  notFound: (kind: string, id: string) =>
+    new PlatformError('NotFound', `${kind} '${id}' not found`, { details: { kind, id } }),
+  invalidId: (kind: string, value: string) =>
+    new PlatformError('ValidationError', `invalid ${kind} id '${truncate(value)}': must be a UUID`, {
+      details: { kind, value: truncate(value) },
+    }),
+  validation: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('ValidationError', message, details === undefined ? {} : { details }),
+  malformedBody: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('MalformedBody', message, details === undefined ? {} : { details }),
+  unsupportedMediaType: (contentType: string) =>
+    new PlatformError(
+      'UnsupportedMediaType',
+      `unsupported content type '${truncate(contentType)}': send application/json`,
+    ),
+  bodyTooLarge: (declared: number, limit: number) =>
+    new PlatformError('SizeLimitExceeded', `request body of ${declared} bytes is over the limit of ${limit} bytes`, {
+      details: { declared_bytes: declared, limit_bytes: limit },
+    }),
+  requestTimeout: (secs: number) =>
+    new PlatformError('RequestTimeout', `request exceeded the ${secs} s request timeout`),
+  invalidState: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('InvalidState', message, details === undefined ? {} : { details }),
+  duplicate: (kind: string, id: string) =>
+    new PlatformError('Duplicate', `${kind} '${id}' already exists`, { details: { kind, id } }),
+  conflict: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('Conflict', message, details === undefined ? {} : { details }),
+  unauthenticated: (message: string) => new PlatformError('AuthError', message),
+  rateLimited: (message: string, retryAfterSecs: number) =>
+    new PlatformError('RateLimited', message, { retryAfterSecs, retryable: true }),
+  permissionDenied: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('PermissionDenied', message, details === undefined ? {} : { details }),
+  config: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('ConfigError', message, details === undefined ? {} : { details }),
+  timeout: (message: string) => new PlatformError('Timeout', message, { retryable: true }),
+  unavailable: (what: string, cause?: unknown) =>
+    new PlatformError('Internal', `${what} is unavailable`, { cause, retryable: true }),
+  internal: (message: string, cause?: unknown) => new PlatformError('Internal', message, { cause }),
+};
+
+function truncate(value: string, max = 80): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}

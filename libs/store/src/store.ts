@@ -1,0 +1,143 @@
+/**
+ * The store port: the document operations our domain needs, so that the embedded (SQLite) and
+ * the distributed (MongoDB) adapters can both be thin. Domain repositories (api keys, audit
+ * trail, vault, later agents, runs, schedules...) are written against this port only.
+ *
+ * Guarantees every adapter must give (pinned by the store conformance suite in
+ * `@agent-platform/testkit`):
+ * - Documents are JSON objects with a string `id`, unique within a collection.
+ * - Every stored document has a `version` that starts at 1 and grows by one on each write;
+ *   `replace`/`delete` with an `expectedVersion` fail with `StoreConflictError` when it differs
+ *   (optimistic concurrency).
+ * - A collection opened with `ttlField` hides documents whose ttl timestamp (ISO string) is in
+ *   the past and eventually purges them.
+ * - `AppendLog.append` is linearizable across every process sharing the store: each entry gets
+ *   `seq` = previous `seq` + 1 with no gaps and no forks, and the builder sees the true tip.
+ * - `Counters.add` is atomic across processes; with a `limit` it never lets the value exceed it.
+ * - Everything survives a process restart.
+ */
+export interface Store {
+  /** Opens (creating if needed) a collection. Idempotent; cheap to call repeatedly. */
+  collection<T extends Doc>(name: string, options?: CollectionOptions<T>): Collection<T>;
+  /** Opens (creating if needed) an append-only sequenced log, e.g. the audit chain. */
+  log<T extends object>(name: string, options?: LogOptions<T>): AppendLog<T>;
+  /** Named atomic integer counters (budgets, rate limits). */
+  readonly counters: Counters;
+  health(): Promise<EngineHealth>;
+  close(): Promise<void>;
+}
+
+export interface Doc {
+  id: string;
+}
+
+export interface Versioned<T> {
+  doc: T;
+  version: number;
+}
+
+export interface CollectionOptions<T> {
+  /** Top-level fields that `find` filters on often; adapters index them. */
+  indexes?: ReadonlyArray<{ field: keyof T & string; unique?: boolean }>;
+  /** Top-level field holding an ISO timestamp after which the document is gone. */
+  ttlField?: keyof T & string;
+}
+
+/** Equality filter on top-level fields. `null` matches a missing or null field. */
+export type Where<T> = { [K in keyof T]?: T[K] extends string | number | boolean | null | undefined ? T[K] | null : never };
+
+export interface FindQuery<T> {
+  where?: Where<T>;
+  orderBy?: { field: keyof T & string; direction?: 'asc' | 'desc' };
+  limit?: number;
+  offset?: number;
+}
+
+export interface Collection<T extends Doc> {
+  get(id: string): Promise<Versioned<T> | null>;
+  /** Inserts a new document; `StoreDuplicateError` when the id (or a unique index) exists. */
+  insert(doc: T): Promise<Versioned<T>>;
+  /** Replaces an existing document; `StoreConflictError` when the version differs or it is gone. */
+  replace(doc: T, expectedVersion: number): Promise<Versioned<T>>;
+  /** Inserts or replaces without a version check (last writer wins). */
+  upsert(doc: T): Promise<Versioned<T>>;
+  /** Deletes; returns false when absent. With `expectedVersion`, `StoreConflictError` on mismatch. */
+  delete(id: string, expectedVersion?: number): Promise<boolean>;
+  find(query?: FindQuery<T>): Promise<Versioned<T>[]>;
+  count(where?: Where<T>): Promise<number>;
+}
+
+export interface LogOptions<T> {
+  /** Top-level fields `list` filters on; adapters index them. */
+  indexes?: ReadonlyArray<keyof T & string>;
+}
+
+export interface LogTip {
+  seq: number;
+  entry: Record<string, unknown>;
+}
+
+export type LogEntry<T> = T & { seq: number };
+
+export interface LogListQuery<T> {
+  where?: Where<T>;
+  /** Lower bound (inclusive) on a string field compared lexically, e.g. ISO timestamps. */
+  since?: { field: keyof T & string; value: string };
+  /** Newest first by default. */
+  order?: 'asc' | 'desc';
+  limit?: number;
+}
+
+export interface AppendLog<T extends object> {
+  /**
+   * Appends one entry. `build` receives the current tip (null for an empty log) and returns the
+   * entry to store; it may be called more than once if another writer got there first, so it
+   * must be pure. The stored entry gets `seq` = tip.seq + 1 (1 for the first).
+   */
+  append(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T>>;
+  tip(): Promise<LogEntry<T> | null>;
+  count(): Promise<number>;
+  list(query?: LogListQuery<T>): Promise<LogEntry<T>[]>;
+  /** Entries with `seq` >= `fromSeq` in ascending order, at most `limit` (for chain walks). */
+  scan(fromSeq: number, limit: number): Promise<LogEntry<T>[]>;
+}
+
+export interface Counters {
+  /**
+   * Adds `delta` (may be negative) to the counter and returns the new value. With `limit`, the
+   * add is refused (applied: false, value unchanged) when the result would exceed it.
+   */
+  add(key: string, delta: number, options?: { limit?: number }): Promise<{ value: number; applied: boolean }>;
+  get(key: string): Promise<number>;
+  /** All counters whose key starts with `prefix`. */
+  list(prefix: string): Promise<Record<string, number>>;
+}
+
+export interface EngineHealth {
+  /** Adapter technology, e.g. `embedded`, `mongodb`, `nats`, `bullmq`. */
+  kind: string;
+  status: 'ok' | 'down';
+  detail?: string;
+}
+
+/** Raised by `insert` when the id or a unique index value already exists. */
+export class StoreDuplicateError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly id: string,
+  ) {
+    super(`${collection}: document '${id}' already exists`);
+    this.name = 'StoreDuplicateError';
+  }
+}
+
+/** Raised by `replace`/`delete` when the expected version does not match the stored one. */
+export class StoreConflictError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly id: string,
+  ) {
+    super(`${collection}: document '${id}' was changed concurrently`);
+    this.name = 'StoreConflictError';
+  }
+}
