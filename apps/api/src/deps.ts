@@ -1,18 +1,15 @@
-import type { PlatformConfig } from '@agent-platform/contracts';
+import type { ConfigHolder } from '@agent-platform/config';
 import type { AuditTrail, AuthBackoff, Clock, KeyService, Vault } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
 import type { Logger, LogBuffer, PlatformMetrics } from '@agent-platform/observability';
 
-/** The running config, swapped atomically by POST /config/reload. */
-export interface ConfigHolder {
-  current(): PlatformConfig;
-  /** The file's raw text with secret values redacted, or null when started without a file. */
-  redactedText(): string | null;
-  /** Re-reads and validates the file; on error throws a ConfigError and keeps the old config. */
-  reload(): Promise<{ restart_required: string[] }>;
-}
+/**
+ * The running config, swapped atomically by POST /config/reload. The interface is libs/config's
+ * (current, redactedText, reload, onChange), re-exported so api code keeps importing it from here.
+ */
+export type { ConfigHolder } from '@agent-platform/config';
 
 /** Everything the api needs, built by a composition root (apps/api/src/compose.ts or apps/platform). */
 export interface ApiDeps {

@@ -1,4 +1,5 @@
 import type { Action } from '@agent-platform/contracts';
+import type { AuditCategory, Caller } from '@agent-platform/domain';
 
 /**
  * What a route declares about itself in `config`, read by the shared hooks:
@@ -15,13 +16,15 @@ export interface RouteAccess {
   action: Action | 'public' | 'authenticated';
   ids?: Record<string, string>;
   bootstrap?: boolean;
-  audit?: import('@agent-platform/domain').AuditCategory;
+  audit?: AuditCategory;
 }
 
 declare module 'fastify' {
+  // Declaration merging: the empty body is the point, it adds RouteAccess to Fastify's type.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface FastifyContextConfig extends Partial<RouteAccess> {}
   interface FastifyRequest {
     /** Set by the authentication hook before routing; always present in handlers. */
-    caller: import('@agent-platform/domain').Caller;
+    caller: Caller;
   }
 }

@@ -99,7 +99,7 @@ export function isRetryable(error: unknown): boolean {
 export function toRemoteErrorBody(error: unknown): RemoteErrorBody {
   if (typeof error === 'object' && error !== null && typeof (error as { category?: unknown }).category === 'string') {
     const e = error as { category: string; message?: unknown; details?: Record<string, unknown> };
-    const body: RemoteErrorBody = { category: e.category, message: String(e.message ?? '') };
+    const body: RemoteErrorBody = { category: e.category, message: typeof e.message === 'string' ? e.message : '' };
     if (e.details !== undefined) body.details = e.details;
     return body;
   }

@@ -10,13 +10,20 @@ const strict = { additionalProperties: false } as const;
 
 const Positive = (description: string, dflt: number) => Type.Integer({ minimum: 1, default: dflt, description });
 
+/** A table that may be left out of the file entirely: every key then takes its default. */
+const section = (description: string) => ({ ...strict, default: {}, description }) as const;
+
+/** Names an environment variable; a pattern so that a pasted secret is refused instead of kept. */
+const EnvName = (description: string, dflt?: string) =>
+  Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description, ...(dflt === undefined ? {} : { default: dflt }) });
+
 export const CorsConfig = Type.Object(
   {
     allowed_origins: Type.Array(Type.String(), { default: [], description: 'Origins allowed to call the api from a browser; "*" for any.' }),
     allow_credentials: Type.Boolean({ default: false, description: 'Whether browsers may send credentials cross-origin.' }),
     max_age_secs: Type.Integer({ minimum: 0, default: 600, description: 'How long browsers cache a preflight answer.' }),
   },
-  strict,
+  { ...strict, description: 'Optional: present = CORS answered for the listed origins; absent = no CORS headers.' },
 );
 
 export const TlsConfig = Type.Object(
@@ -24,7 +31,7 @@ export const TlsConfig = Type.Object(
     cert_file: Type.String({ minLength: 1, description: 'PEM certificate chain served by the api listener.' }),
     key_file: Type.String({ minLength: 1, description: 'PEM private key of that certificate.' }),
   },
-  strict,
+  { ...strict, description: 'Optional: present = the api listener speaks HTTPS.' },
 );
 
 export const ServerConfig = Type.Object(
@@ -36,7 +43,7 @@ export const ServerConfig = Type.Object(
     cors: Type.Optional(CorsConfig),
     tls: Type.Optional(TlsConfig),
   },
-  strict,
+  section('The api listener: address, limits, allowlist, CORS and TLS.'),
 );
 
 export const SurfacesConfig = Type.Object(
@@ -46,12 +53,12 @@ export const SurfacesConfig = Type.Object(
     mcp: Type.Boolean({ default: false, description: 'Mount the MCP surface at /mcp.' }),
     dashboard: Type.Boolean({ default: false, description: 'Mount the dashboard at /dashboard.' }),
   },
-  strict,
+  section('Which surfaces this process serves.'),
 );
 
 export const RegistryConfig = Type.Object(
-  { listen: Type.String({ default: '127.0.0.1:4210', description: 'Registry listener address.' }) },
-  strict,
+  { listen: Type.String({ default: '127.0.0.1:4210', description: 'Registry listener address: host:port, or unix:/path.' }) },
+  section('The package registry surface (served when surfaces.registry = true).'),
 );
 
 export const StorageConfig = Type.Object(
@@ -61,7 +68,7 @@ export const StorageConfig = Type.Object(
       description: 'Embedded store, vault key, archives, backups and logs live here.',
     }),
   },
-  strict,
+  section('Where the platform keeps its files.'),
 );
 
 export const RuntimeConfig = Type.Object(
@@ -73,7 +80,7 @@ export const RuntimeConfig = Type.Object(
     mongodb_url: Type.String({ default: 'mongodb://127.0.0.1:27017/agent_platform', description: 'MongoDB for store = "mongodb".' }),
     redis_url: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis for queue = "bullmq".' }),
   },
-  strict,
+  section('Engines behind the bus, store and queue ports: embedded (one process) or external services.'),
 );
 
 export const AuthRateLimitConfig = Type.Object(
@@ -82,7 +89,7 @@ export const AuthRateLimitConfig = Type.Object(
     max_backoff_secs: Positive('Longest lockout.', 300),
     max_failed_attempts: Positive('Failed attempts from one client allowed before lockouts begin.', 10),
   },
-  strict,
+  section('Backoff after failed authentication attempts.'),
 );
 
 export const AuthConfig = Type.Object(
@@ -93,9 +100,9 @@ export const AuthConfig = Type.Object(
     }),
     allow_insecure_no_auth: Type.Boolean({ default: false, description: 'Allow mode disabled on a non-loopback bind.' }),
     allow_local_service_keys: Type.Boolean({ default: false, description: 'In oidc mode, also accept local API keys.' }),
-    rate_limit: Type.Optional(AuthRateLimitConfig),
+    rate_limit: AuthRateLimitConfig,
   },
-  strict,
+  section('How callers authenticate (spec §Authentication).'),
 );
 
 export const LicenceConfig = Type.Object(
@@ -103,35 +110,39 @@ export const LicenceConfig = Type.Object(
     file: Type.Optional(Type.String({ minLength: 1, description: 'The signed licence (a JWT).' })),
     public_key_file: Type.Optional(Type.String({ minLength: 1, description: 'PEM (SPKI) Ed25519 key that signed it.' })),
   },
-  strict,
+  section('The signed carrier licence (DECISIONS D3); without one every model invocation is refused.'),
 );
 
 export const ProviderConfig = Type.Object(
   {
     id: Type.String({ minLength: 1, description: 'Provider id; "local" is built in.' }),
-    kind: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('openai')], { description: 'Protocol spoken.' })),
-    base_url: Type.Optional(Type.String({ description: 'OpenAI-compatible endpoint.' })),
-    api_key_env: Type.Optional(Type.String({ description: 'Environment variable holding the API key.' })),
+    kind: Type.Optional(
+      Type.Union([Type.Literal('local'), Type.Literal('openai')], {
+        description: 'Protocol spoken; required except for id "local".',
+      }),
+    ),
+    base_url: Type.Optional(Type.String({ description: 'OpenAI-compatible endpoint; required for kind "openai".' })),
+    api_key_env: Type.Optional(EnvName('Environment variable holding the API key (its name, never the key).')),
     models: Type.Optional(Type.Array(Type.String(), { description: 'Model names offered.' })),
     input_usd_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Price per million input tokens.' })),
     output_usd_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Price per million output tokens.' })),
   },
-  strict,
+  { ...strict, description: 'One model provider.' },
 );
 
 export const ModelsConfig = Type.Object(
   { default: Type.String({ default: 'local/echo', description: 'provider/model every agent uses.' }) },
-  strict,
+  section('Model selection (DECISIONS D6).'),
 );
 
 export const VaultConfig = Type.Object(
   {
-    key_env: Type.String({
-      default: 'AP_VAULT_KEY',
-      description: 'Environment variable holding the base64 32-byte vault key; else a 0600 key file in data_dir.',
-    }),
+    key_env: EnvName(
+      'Environment variable holding the base64 32-byte vault key; else a 0600 key file in data_dir.',
+      'AP_VAULT_KEY',
+    ),
   },
-  strict,
+  section('The credential vault key.'),
 );
 
 export const AuditConfig = Type.Object(
@@ -139,18 +150,26 @@ export const AuditConfig = Type.Object(
     enabled: Type.Boolean({ default: true, description: 'Keep the hash-chained audit trail.' }),
     max_query_limit: Positive('Largest `limit` accepted by GET /security/audit.', 1000),
   },
-  strict,
+  section('The tamper-evident audit trail.'),
 );
 
 export const LoggingConfig = Type.Object(
   {
     level: Type.Union(
-      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      [
+        Type.Literal('fatal'),
+        Type.Literal('error'),
+        Type.Literal('warn'),
+        Type.Literal('info'),
+        Type.Literal('debug'),
+        Type.Literal('trace'),
+        Type.Literal('silent'),
+      ],
       { default: 'info', description: 'Log level.' },
     ),
     buffer_lines: Positive('Recent log lines kept in memory for GET /logs.', 2000),
   },
-  strict,
+  section('Process logs.'),
 );
 
 export const NetworkConfig = Type.Object(
@@ -160,12 +179,12 @@ export const NetworkConfig = Type.Object(
       description: 'Allow outbound requests from API- or package-supplied URLs to private networks (D9).',
     }),
   },
-  strict,
+  section('Outbound requests.'),
 );
 
 export const ConnectorsConfig = Type.Object(
   { urls: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Reachability URL by connector id.' }) },
-  strict,
+  section('Connector health checks.'),
 );
 
 export const PlatformConfig = Type.Object(
@@ -177,7 +196,10 @@ export const PlatformConfig = Type.Object(
     runtime: RuntimeConfig,
     auth: AuthConfig,
     licence: LicenceConfig,
-    providers: Type.Array(ProviderConfig, { default: [] }),
+    providers: Type.Array(ProviderConfig, {
+      default: [],
+      description: 'Model providers ([[providers]] tables); "local" is built in and need not be listed.',
+    }),
     models: ModelsConfig,
     vault: VaultConfig,
     audit: AuditConfig,

@@ -1,8 +1,8 @@
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 
 /** The six roles of spec §Authentication, in the order the docs list them. */
 export const ROLES = ['admin', 'operator', 'developer', 'viewer', 'service', 'auditor'] as const;
-export const Role = Type.Union(ROLES.map((r) => Type.Literal(r)));
+export const Role = Type.Enum(ROLES);
 export type Role = (typeof ROLES)[number];
 
 /**

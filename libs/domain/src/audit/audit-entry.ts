@@ -1,6 +1,7 @@
-/** Audit categories (the spec leaves them open; docs/audit.md lists them). */
-export const AUDIT_CATEGORIES = ['auth', 'access', 'keys', 'vault', 'config', 'audit', 'system', 'agents', 'request'] as const;
-export type AuditCategory = (typeof AUDIT_CATEGORIES)[number];
+import type { AuditCategory } from '@agent-platform/contracts';
+
+/** Audit categories (the spec leaves them open; docs/audit.md lists them). Wire values: contracts. */
+export { AUDIT_CATEGORIES, type AuditCategory } from '@agent-platform/contracts';
 
 /** What a caller hands to `AuditTrail.record`. */
 export interface AuditRecordInput {
@@ -38,6 +39,7 @@ export interface AuditQuery {
   since?: string;
 }
 
+/** GET /security/verify while audit is enabled: the result of walking the whole chain. */
 export interface VerifyReport {
   valid: boolean;
   entry_count: number;
@@ -52,6 +54,13 @@ export interface VerifyReport {
   first_invalid_reason?: string;
 }
 
+/** GET /security/verify while audit is disabled (spec §Security: `valid` null, never an error). */
+export interface AuditDisabledReport {
+  valid: null;
+  status: 'disabled';
+  reason: string;
+}
+
 /**
  * The tamper-evident audit trail (spec §Security, audit and vault). Entries form a sha256 hash
  * chain over length-prefixed core fields; appends are serialized by the store's append log, so
@@ -59,8 +68,15 @@ export interface VerifyReport {
  */
 export interface AuditTrail {
   readonly enabled: boolean;
+  /**
+   * Appends one entry (null while disabled). Metadata goes through `sanitizeMetadata` first, so
+   * secret-looking keys never reach the trail. Safe to call concurrently from any number of
+   * requests: the store serializes appends and each entry's hash is built from the true tip.
+   */
   record(input: AuditRecordInput): Promise<AuditEntry | null>;
+  /** Newest first. ValidationError for an unknown category or a `since` that is not ISO 8601. */
   query(query: AuditQuery): Promise<AuditEntry[]>;
-  verify(): Promise<VerifyReport>;
+  /** Walks the whole chain (in batches); a broken chain is a report with `valid: false`, not a throw. */
+  verify(): Promise<VerifyReport | AuditDisabledReport>;
   count(): Promise<number>;
 }

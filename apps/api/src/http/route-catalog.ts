@@ -1,0 +1,43 @@
+import type { RouteOptions } from 'fastify';
+import type { ApiApp } from '../api-app.ts';
+
+export interface RouteRecord {
+  method: string;
+  url: string;
+  action: string | undefined;
+  hasResponseSchema: boolean;
+  /** Registered by a framework plugin (Swagger UI assets, CORS preflight), not by our code. */
+  framework: boolean;
+}
+
+const catalogs = new WeakMap<object, RouteRecord[]>();
+
+/** Prefix of the Swagger UI routes; they need a credential like any route (spec rule 2). */
+export const DOCS_PREFIX = '/docs';
+
+/**
+ * Records every route as it is registered (the completeness test walks this list) and gives the
+ * framework-owned Swagger UI routes their access rule: `authenticated`, so they are open exactly
+ * when authentication is disabled. Must be installed before any route is registered.
+ */
+export function trackRoutes(app: ApiApp): void {
+  const records: RouteRecord[] = [];
+  catalogs.set(app, records);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const isDocs = route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`);
+    if (isDocs) route.config = { ...route.config, action: 'authenticated' };
+    const isPreflight = route.method === 'OPTIONS' && route.url === '*';
+    const config = route.config as { action?: string } | undefined;
+    records.push({
+      method: Array.isArray(route.method) ? route.method.join(',') : String(route.method),
+      url: route.url,
+      action: config?.action,
+      hasResponseSchema: route.schema?.response !== undefined,
+      framework: isDocs || isPreflight,
+    });
+  });
+}
+
+export function registeredRoutes(app: ApiApp): readonly RouteRecord[] {
+  return catalogs.get(app) ?? [];
+}

@@ -1,0 +1,10 @@
+export type { ApiApp, RoutePlugin } from './api-app.ts';
+export type { ApiDeps, ConfigHolder } from './deps.ts';
+export type { RouteAccess } from './route-config.ts';
+export { buildApi, type BuildApiOptions } from './build-api.ts';
+export { composeApi, type ComposeApiOptions, type ComposedApi } from './compose.ts';
+export { createApiService, type ApiService, type ApiServiceOptions } from './service.ts';
+export { STATUS } from './http/error-status.ts';
+export { toErrorReply } from './http/error-handler.ts';
+export { registeredRoutes, type RouteRecord } from './http/route-catalog.ts';
+export { runMain, runProcess, type ProcessService, type RunProcessOptions } from './run-process.ts';

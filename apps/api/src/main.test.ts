@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAuditTrail, systemClock } from '@agent-platform/domain';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { toTomlText } from './testing/toml-text.ts';
+
+const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+/** The repository root, where `--import tsx` resolves (main.ts runs as source, like `npm start`). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+let dir: string;
+let child: ChildProcess | undefined;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-main-'));
+});
+afterEach(async () => {
+  if (child?.exitCode === null) child.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Starts `main.ts` as an operator would; collects output and resolves the exit code. */
+function start(): { output: () => string; exited: Promise<number | null> } {
+  let output = '';
+  child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--config', join(dir, 'agent-platform.toml')], { cwd: ROOT, env: { PATH: process.env.PATH } });
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));
+  return { output: () => output, exited };
+}
+
+async function writeConfig(auth: Record<string, unknown>): Promise<void> {
+  const config = { server: { listen: '0.0.0.0:0' }, storage: { data_dir: join(dir, 'data') }, auth };
+  await writeFile(join(dir, 'agent-platform.toml'), toTomlText(config));
+}
+
+async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('boot gate (spec §Authentication rule 4)', () => {
+  it('refuses auth mode disabled on a non-loopback bind, naming the reason', async () => {
+    await writeConfig({ mode: 'disabled' });
+    const run = start();
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('refusing to start');
+    expect(run.output()).toContain('allow_insecure_no_auth');
+  });
+
+  it('starts with allow_insecure_no_auth, warns, audits boot and a graceful SIGTERM stop', async () => {
+    await writeConfig({ mode: 'disabled', allow_insecure_no_auth: true });
+    const run = start();
+    await until(() => run.output().includes('listening on'), 'the listening line');
+    expect(run.output()).toContain('auth is disabled on the non-loopback address');
+    child?.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+
+    const store = await openEmbeddedStore({ path: join(dir, 'data', 'platform.db') });
+    try {
+      const entries = await createAuditTrail({ store, clock: systemClock, enabled: true }).query({ limit: 10, category: 'system' });
+      expect(entries.map((e) => e.action)).toEqual(['platform.shutdown', 'platform.boot']);
+      expect(entries[0]?.metadata).toMatchObject({ reason: 'SIGTERM' });
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,3 @@
+export { startTestApi, type DeepPartial, type StartTestApiOptions, type TestApi } from './test-api.ts';
+export type { TestRequestOptions, TestResponse } from './test-request.ts';
+export { toTomlText } from './toml-text.ts';

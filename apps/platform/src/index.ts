@@ -1,0 +1,1 @@
+export { composePlatformServices } from './compose.ts';

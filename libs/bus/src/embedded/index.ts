@@ -1,0 +1,1 @@
+export { EmbeddedBus, createEmbeddedBus, type EmbeddedBusOptions } from './embedded-bus.ts';

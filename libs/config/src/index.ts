@@ -1,0 +1,36 @@
+export { ConfigError } from './config-error.ts';
+export {
+  CONFIG_ENV,
+  DEFAULT_CONFIG_FILE,
+  loadConfig,
+  locateConfigFile,
+  parseConfigText,
+  readConfigFile,
+  type ConfigLocation,
+  type ConfigLookup,
+  type ConfigSource,
+  type LoadedConfig,
+} from './load-config.ts';
+export { defaultConfig, validateConfig } from './validate-config.ts';
+export { checkBootGate, type BootGateResult } from './boot-gate.ts';
+export { isIpOrCidr, isLocalListen, isLoopbackHost, parseListenAddress, readListenAddress, type ListenAddress } from './listen-address.ts';
+export { isSecretKeyName, redactConfigText, redactUrlPasswords, REDACTED } from './redact.ts';
+export {
+  changedKeys,
+  createConfigHolder,
+  RESTART_REQUIRED_KEYS,
+  type ConfigChange,
+  type ConfigChangeListener,
+  type ConfigHolder,
+} from './config-holder.ts';
+export {
+  DEV_LICENCE_FILES,
+  FIRST_RUN_DATA_DIR,
+  firstRunConfigText,
+  loadOrCreateConfig,
+  runFirstRunSetup,
+  type FirstRunOptions,
+} from './first-run.ts';
+export { createDevLicenceClaims, generateLicenceKeyPair, issueLicence, LICENCE_ALG } from './licence-keys.ts';
+export { loadVaultKey, VAULT_KEY_BYTES, VAULT_KEY_FILE } from './vault-key.ts';
+export { renderConfigReference } from './config-reference.ts';

@@ -1,0 +1,27 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { PlatformConfig } from '@agent-platform/contracts';
+
+/**
+ * Makes every path in the config absolute, relative ones resolved against `baseDir` (the config
+ * file's directory). A file that names `./.agent-platform` means the one beside the file,
+ * whatever directory the process was started from. Returns a new object.
+ */
+export function resolveConfigPaths(config: PlatformConfig, baseDir: string): PlatformConfig {
+  const at = (path: string) => (isAbsolute(path) ? path : resolve(baseDir, path));
+  const listen = (address: string) => (address.startsWith('unix:') ? `unix:${at(address.slice('unix:'.length))}` : address);
+  const { server, registry, storage, licence } = config;
+  return {
+    ...config,
+    server: {
+      ...server,
+      listen: listen(server.listen),
+      ...(server.tls === undefined ? {} : { tls: { cert_file: at(server.tls.cert_file), key_file: at(server.tls.key_file) } }),
+    },
+    registry: { ...registry, listen: listen(registry.listen) },
+    storage: { ...storage, data_dir: at(storage.data_dir) },
+    licence: {
+      ...(licence.file === undefined ? {} : { file: at(licence.file) }),
+      ...(licence.public_key_file === undefined ? {} : { public_key_file: at(licence.public_key_file) }),
+    },
+  };
+}

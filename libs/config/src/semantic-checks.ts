@@ -1,0 +1,134 @@
+import { isIpOrCidr, readListenAddress } from './listen-address.ts';
+import { keyPath } from './schema-errors.ts';
+
+type Table = Record<string, unknown>;
+
+/**
+ * Rules the schema cannot express: address syntax, cross-key constraints, references between
+ * sections. Runs on the defaulted file even when the schema found faults, so that one refusal
+ * lists everything; each rule therefore checks the types it reads instead of trusting them.
+ */
+export function semanticProblems(file: Table): string[] {
+  const server = table(file.server);
+  const problems = [
+    ...listenProblems('server.listen', server.listen),
+    ...listenProblems('registry.listen', table(file.registry).listen),
+    ...allowedIpProblems(server),
+    ...corsProblems(table(server.cors)),
+    ...authProblems(table(file.auth)),
+    ...licenceProblems(table(file.licence)),
+    ...providerProblems(file.providers),
+    ...modelProblems(table(file.models).default, file.providers),
+    ...connectorProblems(table(table(file.connectors).urls)),
+  ];
+  return problems;
+}
+
+function table(value: unknown): Table {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : {};
+}
+
+function listenProblems(key: string, value: unknown): string[] {
+  if (typeof value !== 'string') return [];
+  const parsed = readListenAddress(value);
+  return typeof parsed === 'string' ? [`${key}: ${parsed}`] : [];
+}
+
+function allowedIpProblems(server: Table): string[] {
+  if (!Array.isArray(server.allowed_ips)) return [];
+  const problems = server.allowed_ips.flatMap((entry: unknown, i) =>
+    typeof entry === 'string' && !isIpOrCidr(entry)
+      ? [`server.allowed_ips[${i}]: "${entry}" is not an IP address or CIDR block (e.g. "10.0.0.0/8")`]
+      : [],
+  );
+  if (server.allowed_ips.length > 0 && typeof server.listen === 'string' && server.listen.startsWith('unix:')) {
+    // Spec §Limits: a unix socket has no client IP to check.
+    problems.push('server.allowed_ips: cannot be combined with a unix socket listen address (server.listen)');
+  }
+  return problems;
+}
+
+function corsProblems(cors: Table): string[] {
+  const wildcard = Array.isArray(cors.allowed_origins) && cors.allowed_origins.includes('*');
+  // Browsers reject `Access-Control-Allow-Origin: *` together with credentials.
+  return wildcard && cors.allow_credentials === true
+    ? ['server.cors.allow_credentials: cannot be true while allowed_origins contains "*"; list the origins']
+    : [];
+}
+
+function authProblems(auth: Table): string[] {
+  const problems: string[] = [];
+  if (auth.mode === 'oidc') {
+    problems.push('auth.mode: "oidc" is not available in this version yet; use "local" (API keys) or "disabled"');
+  }
+  const limits = table(auth.rate_limit);
+  if (
+    typeof limits.base_backoff_secs === 'number' &&
+    typeof limits.max_backoff_secs === 'number' &&
+    limits.max_backoff_secs < limits.base_backoff_secs
+  ) {
+    problems.push(`auth.rate_limit.max_backoff_secs: must be >= base_backoff_secs (${limits.base_backoff_secs})`);
+  }
+  return problems;
+}
+
+function licenceProblems(licence: Table): string[] {
+  // A licence cannot be verified without its key, and a key alone licenses nothing.
+  if (licence.file !== undefined && licence.public_key_file === undefined) {
+    return ['licence.public_key_file: required when licence.file is set'];
+  }
+  if (licence.public_key_file !== undefined && licence.file === undefined) {
+    return ['licence.file: required when licence.public_key_file is set'];
+  }
+  return [];
+}
+
+function providerProblems(providers: unknown): string[] {
+  if (!Array.isArray(providers)) return [];
+  const problems: string[] = [];
+  const firstIndex = new Map<string, number>();
+  providers.forEach((item: unknown, i) => {
+    const p = table(item);
+    const at = `providers[${i}]`;
+    if (typeof p.id !== 'string') return;
+    const earlier = firstIndex.get(p.id);
+    if (earlier !== undefined) problems.push(`${at}.id: "${p.id}" is already used by providers[${earlier}]`);
+    else firstIndex.set(p.id, i);
+    if (p.id === 'local' && p.kind !== undefined && p.kind !== 'local') {
+      problems.push(`${at}.kind: the id "local" is reserved for the built-in kind "local"`);
+    }
+    if (p.id !== 'local' && p.kind === undefined) problems.push(`${at}.kind: required for providers other than "local" (e.g. "openai")`);
+    if (p.kind === 'openai' && p.base_url === undefined) problems.push(`${at}.base_url: required for kind "openai"`);
+    if (typeof p.base_url === 'string' && !isHttpUrl(p.base_url)) problems.push(`${at}.base_url: must be an http:// or https:// URL`);
+  });
+  return problems;
+}
+
+function modelProblems(model: unknown, providers: unknown): string[] {
+  if (typeof model !== 'string') return [];
+  const match = /^([^/\s]+)\/(\S+)$/.exec(model);
+  if (match === null) return [`models.default: must be "provider/model", e.g. "local/echo" (got "${model}")`];
+  const [, providerId, modelName] = match;
+  const configured = Array.isArray(providers) ? providers.map(table) : [];
+  const provider = configured.find((p) => p.id === providerId);
+  if (provider === undefined && providerId !== 'local') {
+    return [`models.default: provider "${providerId}" is not configured; add a [[providers]] table with id = "${providerId}"`];
+  }
+  const offered = provider?.models;
+  if (Array.isArray(offered) && modelName !== undefined && !offered.includes(modelName)) {
+    return [`models.default: provider "${providerId}" offers no model "${modelName}" (its models: ${offered.join(', ')})`];
+  }
+  return [];
+}
+
+function connectorProblems(urls: Table): string[] {
+  return Object.entries(urls).flatMap(([id, url]) =>
+    typeof url === 'string' && !URL.canParse(url) ? [`${keyPath(['connectors', 'urls', id])}: must be a URL`] : [],
+  );
+}
+
+function isHttpUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const { protocol } = new URL(text);
+  return protocol === 'http:' || protocol === 'https:';
+}

@@ -1,0 +1,133 @@
+import { Type, type Static } from 'typebox';
+
+/**
+ * HTTP bodies of spec §Endpoints "Security, audit and vault" (GET /security/*, POST /audit/append,
+ * /vault). Wire names are the spec's.
+ */
+
+/**
+ * Audit categories. The spec leaves them open ("not shown"); docs/audit.md says which operations
+ * produce each. `request` is the default for a mutating route that names no category.
+ */
+export const AUDIT_CATEGORIES = [
+  'auth',
+  'access',
+  'keys',
+  'vault',
+  'config',
+  'audit',
+  'system',
+  'agents',
+  'request',
+] as const;
+export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));
+export type AuditCategory = (typeof AUDIT_CATEGORIES)[number];
+
+export const SecurityStatus = Type.Object({
+  audit_enabled: Type.Boolean(),
+  audit_entries: Type.Integer({ minimum: 0 }),
+  auth_mode: Type.Union([Type.Literal('none'), Type.Literal('api-key'), Type.Literal('oidc')]),
+  tls_enabled: Type.Boolean(),
+});
+export type SecurityStatus = Static<typeof SecurityStatus>;
+
+/**
+ * GET /security/audit query. `limit` above `[audit] max_query_limit` is refused by the route (the
+ * maximum is configuration, not schema); `category` and `since` are checked by the domain, which
+ * also normalizes `since` to UTC for comparison.
+ */
+export const AuditQuerystring = Type.Object({
+  limit: Type.Integer({
+    minimum: 1,
+    default: 20,
+    description: 'Entries returned, newest first; at most [audit] max_query_limit.',
+  }),
+  // A plain string checked by the domain: its 400 names every allowed value, which a schema
+  // union of nine literals cannot (TypeBox caps the errors it reports per check).
+  category: Type.Optional(Type.String({ description: `One of ${AUDIT_CATEGORIES.join(', ')}.` })),
+  actor: Type.Optional(Type.String({ description: 'Identity that caused the entry.' })),
+  since: Type.Optional(
+    Type.String({ description: 'ISO 8601 inclusive lower bound on timestamp; UTC when no offset.' }),
+  ),
+});
+export type AuditQuerystring = Static<typeof AuditQuerystring>;
+
+export const AuditEntryView = Type.Object({
+  id: Type.Integer(),
+  seq: Type.Integer(),
+  timestamp: Type.String(),
+  category: Type.String(),
+  identity: Type.String(),
+  role: Type.String(),
+  action: Type.String(),
+  target: Type.String(),
+  result: Type.String(),
+  hash: Type.String({ description: '`sha256:<hex>`; see docs/audit.md for the construction.' }),
+  metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+export type AuditEntryView = Static<typeof AuditEntryView>;
+
+export const AuditEntryList = Type.Object({ entries: Type.Array(AuditEntryView) });
+export type AuditEntryList = Static<typeof AuditEntryList>;
+
+export const ChainVerifyReport = Type.Object({
+  valid: Type.Boolean(),
+  entry_count: Type.Integer({ minimum: 0 }),
+  chain_anchor: Type.String(),
+  tip_hash: Type.Union([Type.String(), Type.Null()]),
+  algorithm: Type.Literal('sha256'),
+  integrity_covers: Type.Array(Type.String()),
+  integrity_excludes: Type.Array(Type.String()),
+  verification_note: Type.String(),
+  first_invalid_seq: Type.Optional(Type.Integer()),
+  first_invalid_reason: Type.Optional(Type.String()),
+});
+
+export const AuditDisabledReport = Type.Object({
+  valid: Type.Null(),
+  status: Type.Literal('disabled'),
+  reason: Type.String(),
+});
+
+/** A broken chain is `valid: false` with HTTP 200, never an error status (spec). */
+export const VerifyResponse = Type.Union([ChainVerifyReport, AuditDisabledReport]);
+export type VerifyResponse = Static<typeof VerifyResponse>;
+
+/**
+ * POST /audit/append. The spec leaves required fields open: `event_type` is required (an entry
+ * without a type says nothing), `agent_id` and `detail` are optional. `detail` is capped at 4096
+ * characters so one request cannot bloat the append-only trail. Unknown fields are refused rather
+ * than silently left out of a record that can never be corrected.
+ */
+export const AuditAppendBody = Type.Object(
+  {
+    event_type: Type.String({ minLength: 1, maxLength: 128 }),
+    agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    detail: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+export type AuditAppendBody = Static<typeof AuditAppendBody>;
+
+export const AuditAppendResponse = Type.Object({
+  status: Type.Literal('recorded'),
+  event_type: Type.String(),
+});
+export type AuditAppendResponse = Static<typeof AuditAppendResponse>;
+
+export const VaultEntryView = Type.Object({ key: Type.String(), stored_at: Type.String() });
+export type VaultEntryView = Static<typeof VaultEntryView>;
+
+/** GET /vault: a bare array, no wrapper object (spec). */
+export const VaultEntryList = Type.Array(VaultEntryView);
+
+export const VaultKeyParams = Type.Object({
+  key: Type.String({ description: '1-128 characters of A-Z a-z 0-9 . _ -' }),
+});
+export type VaultKeyParams = Static<typeof VaultKeyParams>;
+
+export const VaultPutBody = Type.Object(
+  { value: Type.String({ minLength: 1, description: 'The secret; write-only, never returned.' }) },
+  { additionalProperties: false },
+);
+export type VaultPutBody = Static<typeof VaultPutBody>;

@@ -1,0 +1,121 @@
+import type { Store } from '@agent-platform/store';
+import { Errors } from '../errors/errors.ts';
+import type { Clock } from '../time/clock.ts';
+import {
+  AUDIT_CATEGORIES,
+  type AuditCategory,
+  type AuditDisabledReport,
+  type AuditEntry,
+  type AuditQuery,
+  type AuditRecordInput,
+  type AuditTrail,
+} from './audit-entry.ts';
+import { toAuditEntry, verifyChain, type StoredAuditEntry } from './audit-chain.ts';
+import { CHAIN_ANCHOR, chainHash } from './audit-hash.ts';
+import { sanitizeMetadata } from './sanitize-metadata.ts';
+
+export interface AuditTrailDeps {
+  store: Store;
+  clock: Clock;
+  /** `[audit] enabled`; while false nothing is written and reads answer the disabled shapes. */
+  enabled: boolean;
+  /** Called after each successful append (metrics). Runs inline: it must not throw or block. */
+  onAppend?: (entry: AuditEntry) => void;
+}
+
+const DISABLED: AuditDisabledReport = {
+  valid: null,
+  status: 'disabled',
+  reason: 'audit trail is disabled by configuration ([audit] enabled = false)',
+};
+
+/** Date, or date-time with optional fraction and zone; a date-time without a zone is read as UTC. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/** The hash-chained audit trail on the store's `audit` append log. */
+export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
+  const log = deps.store.log<StoredAuditEntry>('audit', { indexes: ['category', 'identity', 'timestamp'] });
+
+  async function record(input: AuditRecordInput): Promise<AuditEntry | null> {
+    if (!deps.enabled) return null;
+    const metadata = sanitizeMetadata(input.metadata);
+    // The builder may run more than once when another writer wins the race; it reads the clock
+    // each time so that timestamps follow seq order.
+    const stored = await log.append((tip) => {
+      const prevHash = tip === null ? CHAIN_ANCHOR : tip.hash;
+      const core = {
+        timestamp: deps.clock.now().toISOString(),
+        category: input.category,
+        identity: input.identity,
+        role: input.role,
+        action: input.action,
+        target: input.target,
+        result: input.result,
+        metadata,
+      };
+      const hash = chainHash({ ...core, prev_hash: prevHash, seq: (tip?.seq ?? 0) + 1 });
+      return { ...core, prev_hash: prevHash, hash };
+    });
+    const entry = toAuditEntry(stored);
+    deps.onAppend?.(entry);
+    return entry;
+  }
+
+  async function query(q: AuditQuery): Promise<AuditEntry[]> {
+    const category = q.category === undefined ? undefined : parseCategory(q.category);
+    const since = q.since === undefined ? undefined : parseSince(q.since);
+    if (!deps.enabled) return [];
+    const where: { category?: AuditCategory; identity?: string } = {};
+    if (category !== undefined) where.category = category;
+    if (q.actor !== undefined) where.identity = q.actor;
+    const rows = await log.list({
+      where,
+      order: 'desc',
+      limit: q.limit,
+      ...(since === undefined ? {} : { since: { field: 'timestamp' as const, value: since } }),
+    });
+    return rows.map(toAuditEntry);
+  }
+
+  return {
+    enabled: deps.enabled,
+    record,
+    query,
+    verify: async () => (deps.enabled ? verifyChain(log) : DISABLED),
+    count: async () => (deps.enabled ? log.count() : 0),
+  };
+}
+
+function parseCategory(value: string): AuditCategory {
+  const found = AUDIT_CATEGORIES.find((c) => c === value);
+  if (found === undefined) {
+    throw Errors.validation(
+      `unknown audit category '${value}': expected one of ${AUDIT_CATEGORIES.join(', ')}`,
+      {
+        field: 'category',
+        allowed: [...AUDIT_CATEGORIES],
+      },
+    );
+  }
+  return found;
+}
+
+/**
+ * Normalizes an ISO 8601 bound to the stored form (`toISOString`, UTC, milliseconds), because
+ * the log compares timestamps lexically.
+ */
+export function parseSince(value: string): string {
+  const match = ISO_8601.exec(value.trim());
+  const hasTime = /[T ]/i.test(value.trim());
+  const normalized = match !== null && hasTime && match[1] === undefined ? `${value.trim()}Z` : value.trim();
+  const ms = match === null ? Number.NaN : Date.parse(normalized.replace(' ', 'T'));
+  if (Number.isNaN(ms)) {
+    throw Errors.validation(
+      `invalid 'since' value '${value.slice(0, 64)}': expected an ISO 8601 date or date-time`,
+      {
+        field: 'since',
+      },
+    );
+  }
+  return new Date(ms).toISOString();
+}

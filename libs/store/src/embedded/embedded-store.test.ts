@@ -1,0 +1,163 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chainLink, expectGaplessChain, storeConformance } from '@agent-platform/testkit';
+import type { ChainEntry } from '@agent-platform/testkit';
+import { StoreConflictError } from '../store.ts';
+import type { Doc, Store } from '../store.ts';
+import { EmbeddedStore, openEmbeddedStore } from './index.ts';
+import { appendInLockstep } from './lockstep-appends.fixture.ts';
+
+storeConformance('embedded', async ({ now }) => {
+  const dir = await mkdtemp(join(tmpdir(), 'embedded-store-'));
+  const path = join(dir, 'platform.db');
+  return {
+    store: await openEmbeddedStore({ path, clock: now }),
+    reopen: () => openEmbeddedStore({ path, clock: now }),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('embedded store', () => {
+  let dir: string;
+  let path: string;
+  const opened: Store[] = [];
+  const open = async () => {
+    const store = await openEmbeddedStore({ path });
+    opened.push(store);
+    return store;
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'embedded-store-'));
+    path = join(dir, 'nested', 'data', 'platform.db');
+  });
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates the data directory, reports itself as embedded and names the closed state', async () => {
+    const store = await open();
+    expect(store).toBeInstanceOf(EmbeddedStore);
+    expect(existsSync(path)).toBe(true);
+    expect(await store.health()).toEqual({ kind: 'embedded', status: 'ok' });
+    const log = store.log<ChainEntry>('chain');
+    await store.close();
+    await store.close();
+    expect(await store.health()).toMatchObject({ kind: 'embedded', status: 'down' });
+    await expect(log.append(chainLink('w', 1))).rejects.toThrow('embedded store is closed');
+  });
+
+  it('refuses names that are not plain identifiers', async () => {
+    const store = await open();
+    expect(() => store.collection('items; DROP TABLE counters')).toThrow(/invalid collection name/);
+    expect(() => store.log('audit-log')).toThrow(/invalid log name/);
+    expect(() =>
+      store.collection<Doc & { a: string }>('ok', { indexes: [{ field: "a') --" as 'a' }] }),
+    ).toThrow(/invalid field name/);
+    await expect(store.collection('ok').find({ where: { 'x"y': 1 } as never })).rejects.toThrow(
+      /invalid field name/,
+    );
+    expect(await store.counters.add('still-there', 1)).toEqual({ value: 1, applied: true });
+  });
+
+  it('keeps one gapless chain when two stores on the same file append interleaved', async () => {
+    const [a, b] = [await open(), await open()];
+    const appends = Array.from({ length: 100 }, (_, i) => [
+      a.log<ChainEntry>('chain').append(chainLink('a', i)),
+      b.log<ChainEntry>('chain').append(chainLink('b', i)),
+    ]).flat();
+    await Promise.all(appends);
+    const entries = await a.log<ChainEntry>('chain').scan(1, 1000);
+    expectGaplessChain(entries, 200);
+    // Each store saw the other's commits: writers strictly alternate.
+    expect(entries.every((e, i) => e.writer === (i % 2 === 0 ? 'a' : 'b'))).toBe(true);
+  });
+
+  it('shares versions and counter limits between two stores on the same file', async () => {
+    const [a, b] = [await open(), await open()];
+    await a.collection<Doc & { v: string }>('items').insert({ id: 'x', v: 'a' });
+    await b.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'b' }, 1);
+    await expect(
+      a.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'a2' }, 1),
+    ).rejects.toBeInstanceOf(StoreConflictError);
+    const adds = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 === 0 ? a : b).counters.add('quota', 1, { limit: 15 }),
+    );
+    expect((await Promise.all(adds)).filter((r) => r.applied)).toHaveLength(15);
+    expect(await b.counters.get('quota')).toBe(15);
+  });
+
+  it('keeps one gapless chain when a second process appends to the same file', async () => {
+    const store = await open();
+    const log = store.log<ChainEntry>('chain');
+    const child = startAppendWorker(path, 'child', 100, MAX_LEAD);
+    try {
+      await child.ready;
+      child.go();
+      // Fails fast with the child's stderr if it dies instead of waiting out the lockstep deadline.
+      await Promise.all([appendInLockstep(log, 'parent', 100, MAX_LEAD), child.succeeded]);
+    } finally {
+      child.kill();
+    }
+    const entries = await log.scan(1, 1000);
+    expectGaplessChain(entries, 200);
+    expect(entries.filter((e) => e.writer === 'child')).toHaveLength(100);
+    // Lockstep caps a same-writer run at 2 * MAX_LEAD + 2 entries, so 200 entries switch at least
+    // 24 times; fewer would mean a process counted the log without seeing the other's commits.
+    const switches = entries.filter((e, i) => i > 0 && e.writer !== entries[i - 1]!.writer).length;
+    expect(switches).toBeGreaterThanOrEqual(24);
+  }, 20_000);
+});
+
+const MAX_LEAD = 3;
+const WORKER = fileURLToPath(new URL('./append-worker.fixture.ts', import.meta.url));
+
+/** Spawns the fixture under tsx; `ready` resolves once it has opened the store. */
+function startAppendWorker(dbPath: string, writer: string, count: number, maxLead: number) {
+  const args = [WORKER, dbPath, writer, String(count), String(maxLead)];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: fileURLToPath(new URL('.', import.meta.url)),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    const deadline = setTimeout(
+      () => reject(new Error(`append worker not ready within 10 s: ${stderr}`)),
+      10_000,
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('ready\n')) {
+        clearTimeout(deadline);
+        resolve();
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(deadline);
+      reject(new Error(`append worker exited with ${String(code)} before ready: ${stderr}`));
+    });
+  });
+  const succeeded = exited.then((code) => {
+    if (code !== 0) throw new Error(`append worker exited with ${String(code)}: ${stderr}`);
+  });
+  // Observed by the test only after `ready`; an early death is reported through `ready` instead.
+  succeeded.catch(() => undefined);
+  return {
+    ready,
+    succeeded,
+    go: () => child.stdin.write('go\n'),
+    kill: () => {
+      if (child.exitCode === null) child.kill();
+    },
+  };
+}

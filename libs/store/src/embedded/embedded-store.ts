@@ -1,0 +1,89 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type {
+  AppendLog,
+  Collection,
+  CollectionOptions,
+  Doc,
+  EngineHealth,
+  LogOptions,
+  Store,
+} from '../store.ts';
+import { SqliteAppendLog } from './sqlite-append-log.ts';
+import { SqliteCollection } from './sqlite-collection.ts';
+import { SqliteCounters } from './sqlite-counters.ts';
+import { SqliteHandle } from './sqlite-handle.ts';
+
+export interface EmbeddedStoreOptions {
+  /** SQLite file, typically `<data_dir>/platform.db`; its directory is created if missing. */
+  path: string;
+  /** Time source for TTL visibility; defaults to the system clock. */
+  clock?: () => Date;
+}
+
+/**
+ * The store port on one SQLite file (better-sqlite3). The driver is synchronous; the port's
+ * promises simply wrap each call. Several processes may open the same file: WAL lets readers
+ * run beside the single writer, and every read-modify-write takes the write lock up front.
+ */
+export class EmbeddedStore implements Store {
+  readonly counters: SqliteCounters;
+  /** Keyed by name and options, so repeated opens skip the (idempotent) DDL. */
+  private readonly collections = new Map<string, unknown>();
+  private readonly logs = new Map<string, unknown>();
+
+  constructor(
+    private readonly db: SqliteHandle,
+    private readonly clock: () => Date,
+  ) {
+    this.counters = new SqliteCounters(db);
+  }
+
+  collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
+    const key = `${name}\u0000${JSON.stringify(options)}`;
+    let collection = this.collections.get(key) as Collection<T> | undefined;
+    if (collection === undefined) {
+      collection = new SqliteCollection<T>(this.db, name, options, this.clock);
+      this.collections.set(key, collection);
+    }
+    return collection;
+  }
+
+  log<T extends object>(name: string, options: LogOptions<T> = {}): AppendLog<T> {
+    const key = `${name}\u0000${JSON.stringify(options)}`;
+    let log = this.logs.get(key) as AppendLog<T> | undefined;
+    if (log === undefined) {
+      log = new SqliteAppendLog<T>(this.db, name, options);
+      this.logs.set(key, log);
+    }
+    return log;
+  }
+
+  async health(): Promise<EngineHealth> {
+    if (!this.db.isOpen) return { kind: 'embedded', status: 'down', detail: 'store is closed' };
+    try {
+      this.db.statement('SELECT 1').get();
+      return { kind: 'embedded', status: 'ok' };
+    } catch (err) {
+      return { kind: 'embedded', status: 'down', detail: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /** Idempotent; afterwards every operation rejects with "embedded store is closed". */
+  async close(): Promise<void> {
+    this.collections.clear();
+    this.logs.clear();
+    this.db.close();
+  }
+}
+
+export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
+  await mkdir(dirname(options.path), { recursive: true });
+  const db = SqliteHandle.open(options.path);
+  try {
+    return new EmbeddedStore(db, options.clock ?? (() => new Date()));
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

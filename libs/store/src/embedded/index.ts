@@ -1,0 +1,2 @@
+export { EmbeddedStore, openEmbeddedStore } from './embedded-store.ts';
+export type { EmbeddedStoreOptions } from './embedded-store.ts';

@@ -1,0 +1,108 @@
+import { createRequire } from 'node:module';
+
+export type SqlValue = string | number | bigint | null;
+
+/** The slice of better-sqlite3 this adapter uses (the package ships no TypeScript types). */
+export interface SqliteStatement {
+  run(...params: SqlValue[]): { changes: number };
+  get(...params: SqlValue[]): unknown;
+  all(...params: SqlValue[]): unknown[];
+}
+
+interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): void;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  transaction<R>(fn: () => R): { immediate(): R };
+  close(): void;
+}
+
+type SqliteConstructor = new (path: string, options?: { timeout?: number }) => SqliteDatabase;
+
+/**
+ * How long a writer waits for another process's write transaction before failing. Write
+ * transactions here are sub-millisecond, so 5 s only runs out when something is truly stuck.
+ */
+const BUSY_TIMEOUT_MS = 5000;
+/** Dynamic `find` queries produce a bounded but open set of SQL texts; cap the cache anyway. */
+const MAX_CACHED_STATEMENTS = 500;
+
+const requireCjs = createRequire(import.meta.url);
+
+/**
+ * One SQLite connection plus a prepared-statement cache. Every access goes through `database`,
+ * so any call after `close()` fails with one clear error instead of a driver message.
+ */
+export class SqliteHandle {
+  private db: SqliteDatabase | null;
+  private readonly statements = new Map<string, SqliteStatement>();
+
+  private constructor(db: SqliteDatabase) {
+    this.db = db;
+  }
+
+  /**
+   * Opens the file in WAL mode so readers never block the single writer and several processes
+   * can share it; `synchronous = NORMAL` is durable across process crashes in WAL mode (only an
+   * OS crash or power loss can drop the last commits), which is the trade the embedded mode makes.
+   */
+  static open(path: string): SqliteHandle {
+    const Database = requireCjs('better-sqlite3') as SqliteConstructor;
+    const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    try {
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    return new SqliteHandle(db);
+  }
+
+  get isOpen(): boolean {
+    return this.db !== null;
+  }
+
+  private get database(): SqliteDatabase {
+    if (this.db === null) throw new Error('embedded store is closed');
+    return this.db;
+  }
+
+  exec(sql: string): void {
+    this.database.exec(sql);
+  }
+
+  statement(sql: string): SqliteStatement {
+    const db = this.database;
+    let stmt = this.statements.get(sql);
+    if (stmt === undefined) {
+      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
+      stmt = db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * Runs `fn` inside `BEGIN IMMEDIATE`: the write lock is taken before the first read, so a
+   * read-then-write (log tip, counter value) cannot be overtaken by another process between the
+   * two. A deferred transaction would instead fail with SQLITE_BUSY on its upgrade to writer.
+   */
+  immediate<R>(fn: () => R): R {
+    return this.database.transaction(fn).immediate();
+  }
+
+  close(): void {
+    const db = this.db;
+    this.db = null;
+    this.statements.clear();
+    db?.close();
+  }
+}
+
+/** True for a UNIQUE or PRIMARY KEY violation raised by the driver. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,11 @@
+export { storeConformance } from './store-conformance.ts';
+export type { StoreConformanceContext, StoreFactory, StoreUnderTest } from './store-conformance.ts';
+export { chainLink, expectGaplessChain } from './store-log-cases.ts';
+export type { ChainEntry } from './store-log-cases.ts';
+export { busConformance } from './bus-conformance.ts';
+export { expectBusError } from './bus-harness.ts';
+export type { BusFactory, BusHarness, BusUnderTest } from './bus-harness.ts';
+export { gate, waitUntil } from './wait-until.ts';
+export { queueConformance } from './queue-conformance.ts';
+export { recorder, useQueueHarness } from './queue-harness.ts';
+export type { QueueFactory, QueueHarness, QueueUnderTest } from './queue-harness.ts';
