@@ -61,7 +61,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
     bodyLimit: BODY_LIMIT_BACKSTOP,
     // Vault key names may be 128 characters (docs/vault.md); the router's default of 100 would
     // answer 414 before the route could validate them.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     ...(options.https ? { https: options.https } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as ApiApp;
 

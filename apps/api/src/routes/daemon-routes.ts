@@ -92,13 +92,15 @@ export const daemonRoutes: RoutePlugin = (app, deps) => {
     {
       config: { action: 'DaemonShutdown', audit: 'system' },
       schema: { tags: TAGS, summary: 'Graceful shutdown: in-flight requests finish', response: { 202: ShutdownAccepted } },
-      // Only once the 202 is written: stopping first would cut this very response off.
-      onResponse: async (request) => {
-        request.log.warn({ identity: request.caller.identity }, 'shutdown requested over HTTP');
-        deps.requestShutdown();
-      },
     },
-    async (_request, reply) => reply.code(202).send({ status: 'shutting_down' as const }),
+    async (request, reply) => {
+      request.log.warn({ identity: request.caller.identity }, 'shutdown requested over HTTP');
+      // Stop only once this 202 is on the wire (stopping first would cut it off), and only from
+      // the handler: a route-level onResponse hook would also fire for a 403 or 415 answered by
+      // the shared hooks, letting any caller stop the platform.
+      reply.raw.once('finish', () => deps.requestShutdown());
+      return reply.code(202).send({ status: 'shutting_down' as const });
+    },
   );
 
   app.get(

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
+
+// The README's five-minute tour, run as a new user would: `npm start` in an empty directory
+// (first-run setup, DECISIONS D1), the first admin key through the bootstrap rule, a key in the
+// audit log, a verified chain, a secret in the vault, then a graceful stop and a restart on the
+// same data dir with everything still there.
+let dir: string | undefined;
+let platform: PlatformProcess | undefined;
+
+afterEach(async () => {
+  platform?.kill();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe('README tour against the all-in-one platform', () => {
+  it('first run, key, audit, verify, vault, shutdown, restart', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ap-tour-'));
+    platform = startPlatform(dir);
+    const base = await platform.listening();
+    expect(base).toBe('http://127.0.0.1:4200');
+    expect(platform.output()).toContain('First run');
+    expect(existsSync(join(dir, 'agent-platform.toml'))).toBe(true);
+    expect(existsSync(join(dir, '.agent-platform', 'licence-dev.jwt'))).toBe(true);
+
+    expect((await call(base, 'GET', '/health')).body.status).toBe('ok');
+    expect((await call(base, 'GET', '/auth/whoami')).status).toBe(401);
+
+    const created = await call(base, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } });
+    expect(created.status).toBe(200);
+    const token: string = created.body.secret;
+    expect(token.startsWith('svc_sk_')).toBe(true);
+    expect((await call(base, 'POST', '/auth/keys', { body: { name: 'again', role: 'admin' } })).status).toBe(401);
+
+    const whoami = await call(base, 'GET', '/auth/whoami', { token });
+    expect(whoami.body).toMatchObject({ identity: 'admin', role: 'admin', key_id: created.body.id });
+
+    const audit = await call(base, 'GET', '/security/audit?category=keys', { token });
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toContain('POST /auth/keys');
+
+    const secretValue = 'tour-secret-5f1c9a';
+    expect((await call(base, 'PUT', '/vault/claims-api-token', { token, body: { value: secretValue } })).status).toBe(200);
+    const vault = await call(base, 'GET', '/vault', { token });
+    expect(vault.body.map((e: { key: string }) => e.key)).toEqual(['claims-api-token']);
+    expect(vault.text).not.toContain(secretValue);
+
+    const verify = await call(base, 'GET', '/security/verify', { token });
+    expect(verify.body.valid).toBe(true);
+    const countBefore: number = verify.body.entry_count;
+
+    expect((await call(base, 'POST', '/shutdown', { token })).status).toBe(202);
+    expect(await platform.exited).toBe(0);
+    expect(platform.output()).not.toContain(secretValue);
+
+    // Restart: the config file now exists, so nothing is generated again.
+    platform = startPlatform(dir);
+    const again = await platform.listening();
+    expect(platform.output()).not.toContain('First run');
+    expect((await call(again, 'GET', '/auth/whoami', { token })).status).toBe(200);
+    const after = await call(again, 'GET', '/security/verify', { token });
+    expect(after.body.valid).toBe(true);
+    expect(after.body.entry_count).toBeGreaterThan(countBefore);
+    expect((await call(again, 'GET', '/vault', { token })).body).toHaveLength(1);
+    const config = await readFile(join(dir, 'agent-platform.toml'), 'utf8');
+    expect(config).toContain('mode = "local"');
+
+    platform.child.kill('SIGTERM');
+    expect(await platform.exited).toBe(0);
+  });
+});

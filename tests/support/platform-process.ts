@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The repository root, where `--import tsx` resolves, as for `npm start`. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** tsx's loader by absolute URL, so the child may run in any directory (a fresh cwd for first run). */
+const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
+const PLATFORM_MAIN = fileURLToPath(new URL('../../apps/platform/src/main.ts', import.meta.url));
+
+export interface PlatformProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  /** Resolves with the address once the process prints its listening line. */
+  listening(timeoutMs?: number): Promise<string>;
+  kill(): void;
+}
+
+/** Starts the all-in-one platform the way `npm start` does, in `cwd`, with extra args. */
+export function startPlatform(cwd: string, args: string[] = [], env: Record<string, string> = {}): PlatformProcess {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, PLATFORM_MAIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    exited,
+    async listening(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = /listening on (\S+)/.exec(output);
+        if (match?.[1] !== undefined) return match[1];
+        if (child.exitCode !== null) throw new Error(`platform exited with ${child.exitCode}:\n${output}`);
+        if (Date.now() > deadline) throw new Error(`platform did not start in ${timeoutMs} ms:\n${output}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    kill: () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** A small JSON client for the tour: returns status and parsed body. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: any; text: string }> {
+  const headers: Record<string, string> = {};
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? null : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON (metrics exposition): keep the text.
+  }
+  return { status: res.status, body, text };
+}
