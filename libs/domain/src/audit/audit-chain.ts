@@ -1,5 +1,5 @@
 import type { AppendLog, LogEntry } from '@agent-platform/store';
-import type { AuditCategory, AuditEntry, VerifyReport } from './audit-entry.ts';
+import type { AuditEntry, VerifyReport } from './audit-entry.ts';
 import { CHAIN_ANCHOR, CHAIN_EXCLUDES, CHAIN_FIELDS, HASH_ALGORITHM, chainHash } from './audit-hash.ts';
 
 /**
@@ -7,18 +7,7 @@ import { CHAIN_ANCHOR, CHAIN_EXCLUDES, CHAIN_FIELDS, HASH_ALGORITHM, chainHash }
  * (it is `seq`). `prev_hash` is kept so that verify can tell a rewritten entry (its own hash no
  * longer matches) from a broken link (its predecessor changed or vanished).
  */
-export interface StoredAuditEntry {
-  timestamp: string;
-  category: AuditCategory;
-  identity: string;
-  role: string;
-  action: string;
-  target: string;
-  result: string;
-  metadata: Record<string, unknown> | null;
-  prev_hash: string;
-  hash: string;
-}
+export type StoredAuditEntry = Omit<AuditEntry, 'id' | 'seq'> & { prev_hash: string };
 
 /** Entries read per `scan` call, so a chain of any length is verified in bounded memory. */
 export const VERIFY_BATCH = 1000;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AuditEntry } from './audit-entry.ts';
 
 /**
  * The audit chain's hash construction (spec §Resources "Audit entry", DECISIONS D9), pure so that
@@ -37,18 +38,9 @@ export const CHAIN_FIELDS = [
 export const CHAIN_EXCLUDES = ['id'] as const;
 
 /** The values hashed for one entry; `prev_hash` is the previous entry's `hash` or CHAIN_ANCHOR. */
-export interface ChainFields {
-  prev_hash: string;
-  seq: number;
-  timestamp: string;
-  category: string;
-  identity: string;
-  role: string;
-  action: string;
-  target: string;
-  result: string;
-  metadata: Record<string, unknown> | null;
-}
+/** The fields the chain hash covers: an entry as stored, less its own hash, plus its seq. */
+// `category` is any string: the verifier hashes what is stored, even a tampered value.
+export type ChainFields = Omit<AuditEntry, 'id' | 'hash' | 'category'> & { prev_hash: string; category: string };
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
