@@ -4,11 +4,13 @@ import { ConfigError, createConfigHolder, loadVaultKey, type LoadedConfig } from
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { createAuditTrail, createAuthBackoff, createKeyService, createVault, systemClock, type Clock } from '@agent-platform/domain';
 import { createLogger, createMetrics } from '@agent-platform/observability';
+import { createProviders } from '@agent-platform/providers';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
 import { openEmbeddedQueue } from '@agent-platform/queue/embedded';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
+import { openLicence } from './open-licence.ts';
 import { platformVersion } from './platform-version.ts';
 
 export interface ComposeApiOptions {
@@ -39,7 +41,7 @@ function refuseUnavailableEngines(config: PlatformConfig): void {
 /**
  * The api's composition root: the only place that picks adapters from `config.runtime` (STYLE
  * §1). Opens the store at `<data_dir>/platform.db` and the queue at `<data_dir>/queue.db`, loads
- * the vault key, builds the domain services over them and wires metrics around them.
+ * the vault key and the licence, builds the domain services over them and wires metrics around them.
  */
 export async function composeApi(loaded: LoadedConfig, options: ComposeApiOptions): Promise<ComposedApi> {
   const config = createConfigHolder(loaded, { env: options.env, cwd: options.cwd ?? process.cwd() });
@@ -69,6 +71,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     const queue = await openEmbeddedQueue({ path: join(dataDir, 'queue.db'), clock, onError: (err) => logger.error({ err }, 'queue error') });
     closers.push(() => queue.close());
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
+    const licence = await openLicence({ config, store, clock, log: logger });
 
     const deps: ApiDeps = {
       config,
@@ -84,6 +87,11 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
       vault: instrumentVault(createVault({ store, clock, key: vaultKey }), metrics),
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
+      models: createProviders(() => config.current(), {
+        env: options.env,
+        onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+      }),
+      licence,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

@@ -1,5 +1,5 @@
 import type { ConfigHolder } from '@agent-platform/config';
-import type { AuditTrail, AuthBackoff, Clock, KeyService, Vault } from '@agent-platform/domain';
+import type { AuditTrail, AuthBackoff, Clock, KeyService, LicenceGate, LicenceState, ModelRegistry, Vault } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -26,6 +26,13 @@ export interface ApiDeps {
   audit: AuditTrail;
   vault: Vault;
   authBackoff: AuthBackoff;
+  /** Model providers of the running config (follows reloads); `resolve()` gives the default model. */
+  models: ModelRegistry;
+  /**
+   * The carrier licence (DECISIONS D3), loaded at boot and on POST /config/reload, and the gate
+   * every model invocation passes before it reaches a provider.
+   */
+  licence: { state(): LicenceState; gate: LicenceGate };
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -156,6 +156,10 @@ describe('refusals name the key', () => {
     ['model form', '[models]\ndefault = "echo"', 'models.default: must be "provider/model"'],
     ['model provider', '[models]\ndefault = "openai/gpt-4o"', 'models.default: provider "openai" is not configured'],
     ['model offered', '[[providers]]\nid = "oa"\nkind = "openai"\nbase_url = "http://h"\nmodels = ["a"]\n[models]\ndefault = "oa/b"', 'models.default: provider "oa" offers no model "b"'],
+    ['local model', '[models]\ndefault = "local/gpt"', 'models.default: the built-in provider "local" offers only the model "echo"'],
+    ['local models list', '[[providers]]\nid = "local"\nmodels = ["echo", "big"]', 'providers[0].models: the built-in provider "local" offers only "echo"'],
+    ['retry delay order', '[model_calls]\nllm_retry_base_delay_ms = 5000\nllm_retry_max_delay_ms = 100', 'model_calls.llm_retry_max_delay_ms: must be >= llm_retry_base_delay_ms (5000)'],
+    ['model call timeout', '[model_calls]\nrequest_timeout_secs = 0', 'model_calls.request_timeout_secs: must be >= 1'],
     ['connector url', '[connectors.urls]\ncrm = "not a url"', 'connectors.urls.crm: must be a URL'],
   ])('%s', (_name, text, expected) => {
     expect(problemsOf(text).some((p) => p.startsWith(expected))).toBe(true);

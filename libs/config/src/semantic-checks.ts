@@ -19,6 +19,7 @@ export function semanticProblems(file: Table): string[] {
     ...licenceProblems(table(file.licence)),
     ...providerProblems(file.providers),
     ...modelProblems(table(file.models).default, file.providers),
+    ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
   ];
   return problems;
@@ -83,6 +84,9 @@ function licenceProblems(licence: Table): string[] {
   return [];
 }
 
+/** The one model of the built-in provider (DECISIONS D6). */
+const LOCAL_MODEL = 'echo';
+
 function providerProblems(providers: unknown): string[] {
   if (!Array.isArray(providers)) return [];
   const problems: string[] = [];
@@ -97,6 +101,9 @@ function providerProblems(providers: unknown): string[] {
     if (p.id === 'local' && p.kind !== undefined && p.kind !== 'local') {
       problems.push(`${at}.kind: the id "local" is reserved for the built-in kind "local"`);
     }
+    if (p.id === 'local' && Array.isArray(p.models) && p.models.some((m) => m !== LOCAL_MODEL)) {
+      problems.push(`${at}.models: the built-in provider "local" offers only "${LOCAL_MODEL}"`);
+    }
     if (p.id !== 'local' && p.kind === undefined) problems.push(`${at}.kind: required for providers other than "local" (e.g. "openai")`);
     if (p.kind === 'openai' && p.base_url === undefined) problems.push(`${at}.base_url: required for kind "openai"`);
     if (typeof p.base_url === 'string' && !isHttpUrl(p.base_url)) problems.push(`${at}.base_url: must be an http:// or https:// URL`);
@@ -109,6 +116,9 @@ function modelProblems(model: unknown, providers: unknown): string[] {
   const match = /^([^/\s]+)\/(\S+)$/.exec(model);
   if (match === null) return [`models.default: must be "provider/model", e.g. "local/echo" (got "${model}")`];
   const [, providerId, modelName] = match;
+  if (providerId === 'local' && modelName !== LOCAL_MODEL) {
+    return [`models.default: the built-in provider "local" offers only the model "${LOCAL_MODEL}" (got "${modelName}")`];
+  }
   const configured = Array.isArray(providers) ? providers.map(table) : [];
   const provider = configured.find((p) => p.id === providerId);
   if (provider === undefined && providerId !== 'local') {
@@ -119,6 +129,13 @@ function modelProblems(model: unknown, providers: unknown): string[] {
     return [`models.default: provider "${providerId}" offers no model "${modelName}" (its models: ${offered.join(', ')})`];
   }
   return [];
+}
+
+function modelCallProblems(calls: Table): string[] {
+  const { llm_retry_base_delay_ms: base, llm_retry_max_delay_ms: max } = calls;
+  return typeof base === 'number' && typeof max === 'number' && max < base
+    ? [`model_calls.llm_retry_max_delay_ms: must be >= llm_retry_base_delay_ms (${base})`]
+    : [];
 }
 
 function connectorProblems(urls: Table): string[] {

@@ -135,6 +135,18 @@ export const ModelsConfig = Type.Object(
   section('Model selection (DECISIONS D6).'),
 );
 
+export const ModelCallsConfig = Type.Object(
+  {
+    request_timeout_secs: Positive('Longest one provider HTTP request may take, reply streamed to the end (then Timeout).', 600),
+    connect_timeout_secs: Positive('Longest wait for a TCP connection to a provider (a dead host fails fast).', 30),
+    llm_retry_max_attempts: Positive('Attempts per model call, the first included, on 429/5xx or a network error.', 10),
+    llm_retry_base_delay_ms: Positive('Backoff before the first retry; doubles each retry (with jitter).', 1000),
+    llm_retry_max_delay_ms: Positive('Longest backoff between two attempts, unless a retry-after header asks for more.', 60000),
+    llm_retry_max_total_secs: Positive('No retry is started once waiting for it would end this long after the first attempt.', 300),
+  },
+  section('Timeouts and retries of calls to model providers (spec §Limits); sized to ride out multi-minute outages.'),
+);
+
 export const VaultConfig = Type.Object(
   {
     key_env: EnvName(
@@ -201,6 +213,7 @@ export const PlatformConfig = Type.Object(
       description: 'Model providers ([[providers]] tables); "local" is built in and need not be listed.',
     }),
     models: ModelsConfig,
+    model_calls: ModelCallsConfig,
     vault: VaultConfig,
     audit: AuditConfig,
     logging: LoggingConfig,

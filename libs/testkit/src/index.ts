@@ -9,3 +9,15 @@ export { gate, waitUntil } from './wait-until.ts';
 export { queueConformance } from './queue-conformance.ts';
 export { recorder, useQueueHarness } from './queue-harness.ts';
 export type { QueueFactory, QueueHarness, QueueUnderTest } from './queue-harness.ts';
+export { startFakeOpenAiServer } from './fake-openai-server.ts';
+export type {
+  FakeDropReply,
+  FakeErrorReply,
+  FakeOpenAiServer,
+  FakeOpenAiServerOptions,
+  FakeReply,
+  FakeTextReply,
+  FakeToolCallReply,
+  FakeUsage,
+  RecordedRequest,
+} from './fake-openai-server.ts';

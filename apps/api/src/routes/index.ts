@@ -1,6 +1,8 @@
 import type { RoutePlugin } from '../api-app.ts';
 import { authRoutes } from './auth-routes.ts';
 import { daemonRoutes } from './daemon-routes.ts';
+import { modelRoutes } from './model-routes.ts';
+import { licenceRoutes } from './licence-routes.ts';
 import { securityRoutes } from './security-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
 
@@ -8,4 +10,4 @@ import { vaultRoutes } from './vault-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes];

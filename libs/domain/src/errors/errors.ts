@@ -40,6 +40,12 @@ export const Errors = {
   config: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('ConfigError', message, details === undefined ? {} : { details }),
   timeout: (message: string) => new PlatformError('Timeout', message, { retryable: true }),
+  /** A model provider failed or refused (502). Not retryable: the adapter already spent its retries. */
+  provider: (providerId: string, message: string, details?: Record<string, unknown>) =>
+    new PlatformError('ProviderError', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),
+  /** A model provider did not connect or answer in time. Not retryable: waiting again costs as much. */
+  providerTimeout: (providerId: string, message: string, details?: Record<string, unknown>) =>
+    new PlatformError('Timeout', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),
   unavailable: (what: string, cause?: unknown) =>
     new PlatformError('Internal', `${what} is unavailable`, { cause, retryable: true }),
   internal: (message: string, cause?: unknown) => new PlatformError('Internal', message, { cause }),

@@ -1,0 +1,16 @@
+import { runCli } from './run-cli.ts';
+
+// `npm run cli -- <command> ...` at the repository root. Only entry points read argv (STYLE §4).
+runCli(process.argv.slice(2), {
+  cwd: process.cwd(),
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+}).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`agent-platform: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

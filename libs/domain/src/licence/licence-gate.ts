@@ -1,0 +1,184 @@
+import type { LicenceStatus } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import { Errors } from '../errors/errors.ts';
+import type { PlatformError } from '../errors/platform-error.ts';
+import type { Clock } from '../time/clock.ts';
+import {
+  EMPTY_LICENCE_USAGE,
+  fromMicroUsd,
+  isLicenceExpired,
+  isProviderAllowed,
+  LOCAL_PROVIDER_ID,
+  toMicroUsd,
+  type Licence,
+  type LicenceState,
+  type LicenceUsage,
+} from './licence.ts';
+import { licenceCounterKeys, readLicenceUsage, type LicenceCounterKeys } from './licence-counters.ts';
+import { licenceStatus } from './licence-status.ts';
+
+/** One model invocation about to be made. */
+export interface LicenceRequest {
+  /** The provider the call goes to (`local`, `openai`, ...). */
+  provider_id: string;
+  /** The workflow type the call serves; absent for a call outside any workflow type (no transaction). */
+  workflow_type?: string;
+}
+
+/**
+ * A transaction held for one authorized invocation. Settle it exactly once: `commit` after the
+ * provider answered, `release` when the call failed (a failed call is not counted, DECISIONS D3).
+ * The first settle wins; later calls are no-ops, so a `release()` in a `finally` after a
+ * `commit()` is harmless.
+ */
+export interface Reservation {
+  /** Keeps the transaction and records what the call cost (USD, from the provider's usage). */
+  commit(outcome: { cost_usd: number }): Promise<void>;
+  /** Gives the transaction back. */
+  release(): Promise<void>;
+}
+
+/**
+ * The licence check every model invocation passes before it reaches a provider (DECISIONS D3,
+ * D6). Refusals are `PermissionDenied` naming the licence or the budget, with `details.reason`
+ * one of `no_licence`, `licence_expired`, `provider_not_licensed`,
+ * `transaction_budget_exhausted`, `provider_budget_exhausted`, `cloud_spend_exhausted`.
+ */
+export interface LicenceGate {
+  /** Refuses, or reserves the call's transaction and returns the reservation to settle. */
+  authorize(request: LicenceRequest): Promise<Reservation>;
+  /** Usage of the held licence in its current period; empty without a licence. */
+  usage(): Promise<LicenceUsage>;
+  /** GET /licence/status for the held licence, read from one snapshot of the state. */
+  status(): Promise<LicenceStatus>;
+}
+
+export interface LicenceGateDeps {
+  store: Store;
+  clock: Clock;
+  /** The licence held now; re-read on every call so that a reload applies to the next one. */
+  state: () => LicenceState;
+}
+
+/**
+ * Enforcement order: licence present, not expired, provider allowed, spend budgets not used up,
+ * then the transaction is reserved. The reservation comes last so that a call refused for any
+ * other reason holds no transaction. It is one atomic `counters.add(key, 1, {limit})`, so any
+ * number of parallel invocations, on any number of nodes sharing the store, never take more
+ * transactions than the budget.
+ *
+ * Spend is known only once the provider answered, so it cannot be reserved: `commit` records the
+ * actual cost without a limit, and a spend budget refuses the NEXT call once spent >= budget. The
+ * overshoot is bounded by the cost of the calls already in flight when the budget ran out.
+ */
+export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
+  const { counters } = deps.store;
+
+  const settleOnce = (keys: LicenceCounterKeys, request: LicenceRequest, reserved: string | null): Reservation => {
+    let settled: Promise<void> | null = null;
+    return {
+      commit: (outcome) => (settled ??= recordSpend(keys, request.provider_id, outcome.cost_usd)),
+      release: () => (settled ??= reserved === null ? Promise.resolve() : counters.add(reserved, -1).then(() => undefined)),
+    };
+  };
+
+  const recordSpend = async (keys: LicenceCounterKeys, providerId: string, costUsd: number): Promise<void> => {
+    if (!Number.isFinite(costUsd) || costUsd < 0) throw new RangeError(`licence: cost_usd must be a finite number >= 0, got ${String(costUsd)}`);
+    const micro = toMicroUsd(costUsd);
+    if (micro === 0) return;
+    await counters.add(keys.providerSpend(providerId), micro);
+    if (providerId !== LOCAL_PROVIDER_ID) await counters.add(keys.cloudSpend, micro);
+  };
+
+  const usageOf = (state: LicenceState): Promise<LicenceUsage> =>
+    state.kind === 'loaded' ? readLicenceUsage(counters, state.licence) : Promise.resolve(EMPTY_LICENCE_USAGE);
+
+  return {
+    async authorize(request) {
+      const state = deps.state();
+      if (state.kind === 'none') {
+        throw Errors.permissionDenied(`model invocation refused: no valid licence is loaded (${state.reason})`, { reason: 'no_licence' });
+      }
+      const { licence } = state;
+      const keys = licenceCounterKeys(licence);
+      const refusal = checkLicence(licence, request, deps.clock.now()) ?? (await checkSpend(licence, keys, request, counters));
+      if (refusal !== null) throw refusal;
+      const reserved = await reserveTransaction(licence, keys, request, counters);
+      return settleOnce(keys, request, reserved);
+    },
+    usage: () => usageOf(deps.state()),
+    async status() {
+      const state = deps.state();
+      return licenceStatus(state, await usageOf(state), deps.clock.now());
+    },
+  };
+}
+
+function checkLicence(licence: Licence, request: LicenceRequest, now: Date): PlatformError | null {
+  if (isLicenceExpired(licence, now)) {
+    const expiresAt = new Date(licence.exp * 1000).toISOString();
+    return Errors.permissionDenied(`model invocation refused: the licence of ${licence.carrier_name} (${licence.carrier_id}) expired at ${expiresAt}`, {
+      reason: 'licence_expired',
+      expires_at: expiresAt,
+    });
+  }
+  if (!isProviderAllowed(licence, request.provider_id)) {
+    return Errors.permissionDenied(`model invocation refused: the licence does not allow provider '${request.provider_id}'`, {
+      reason: 'provider_not_licensed',
+      provider_id: request.provider_id,
+    });
+  }
+  return null;
+}
+
+async function checkSpend(
+  licence: Licence,
+  keys: LicenceCounterKeys,
+  request: LicenceRequest,
+  counters: Store['counters'],
+): Promise<PlatformError | null> {
+  const { provider_id } = request;
+  const entitlement = licence.provider_entitlements?.find((e) => e.provider_id === provider_id);
+  if (entitlement !== undefined && entitlement.budget_usd !== null) {
+    const spent = await counters.get(keys.providerSpend(provider_id));
+    if (spent >= toMicroUsd(entitlement.budget_usd)) {
+      return Errors.permissionDenied(
+        `model invocation refused: the licence's spend budget for provider '${provider_id}' (${entitlement.budget_usd} USD) is used up until ${licence.period_end}`,
+        { reason: 'provider_budget_exhausted', provider_id, budget_usd: entitlement.budget_usd, spent_usd: fromMicroUsd(spent) },
+      );
+    }
+  }
+  const cloudBudget = licence.cloud_spend_usd;
+  if (provider_id !== LOCAL_PROVIDER_ID && cloudBudget !== undefined && cloudBudget !== null) {
+    const spent = await counters.get(keys.cloudSpend);
+    if (spent >= toMicroUsd(cloudBudget)) {
+      return Errors.permissionDenied(
+        `model invocation refused: the licence's cloud spend budget (${cloudBudget} USD) is used up until ${licence.period_end}`,
+        { reason: 'cloud_spend_exhausted', budget_usd: cloudBudget, spent_usd: fromMicroUsd(spent) },
+      );
+    }
+  }
+  return null;
+}
+
+/** Returns the counter key reserved, or null for a call outside any workflow type. */
+async function reserveTransaction(
+  licence: Licence,
+  keys: LicenceCounterKeys,
+  request: LicenceRequest,
+  counters: Store['counters'],
+): Promise<string | null> {
+  const type = request.workflow_type;
+  if (type === undefined) return null;
+  const key = keys.transactions(type);
+  // Uncapped types are counted too, so that their usage shows in the status.
+  const budget = licence.transaction_budgets?.[type] ?? null;
+  const { applied } = await counters.add(key, 1, budget === null ? {} : { limit: budget });
+  if (!applied) {
+    throw Errors.permissionDenied(
+      `model invocation refused: the licence's transaction budget for workflow type '${type}' (${budget}) is used up until ${licence.period_end}`,
+      { reason: 'transaction_budget_exhausted', workflow_type: type, budget },
+    );
+  }
+  return key;
+}

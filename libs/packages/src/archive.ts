@@ -1,0 +1,88 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { MANIFEST_FILE } from './manifest.ts';
+import { PackageError } from './package-error.ts';
+import { WHOLE_FILE } from './problems.ts';
+import { readTar, writeTar } from './tar.ts';
+import {
+  loadedOrThrow,
+  PAYLOAD_DIR,
+  validatePackageFiles,
+  type LoadedPackage,
+  type PackageFiles,
+  type ValidateOptions,
+  type ValidationReport,
+} from './validate-package-files.ts';
+
+/** Unpacked content allowed in one archive: far above any real package, far below a gzip bomb. */
+export const MAX_ARCHIVE_CONTENT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The archive of a package (D4): a gzipped tar of `package.toml`, `payload/` and the payload
+ * file, at the archive root, in that order. Same files, same bytes.
+ */
+export function createArchive(files: PackageFiles): Buffer {
+  const paths = [...files.keys()]
+    .filter((path) => path !== MANIFEST_FILE && path.startsWith(PAYLOAD_DIR) && path !== PAYLOAD_DIR)
+    .sort();
+  const entries = [
+    { path: MANIFEST_FILE, bytes: files.get(MANIFEST_FILE) ?? new Uint8Array() },
+    { path: PAYLOAD_DIR, bytes: new Uint8Array() },
+    ...paths.map((path) => ({ path, bytes: files.get(path) ?? new Uint8Array() })),
+  ];
+  return gzipSync(writeTar(entries), { level: 9 });
+}
+
+/**
+ * The files of a package archive by path, ready for `validatePackageFiles`. An archive made with
+ * `tar czf x.tar.gz my-package/` (everything under one directory holding package.toml) is read
+ * as if that directory were the root. Throws a `PackageError` (rule `archive`) when the bytes
+ * are not a gzipped tar of files and directories.
+ */
+export function readArchive(
+  archive: Uint8Array,
+  maxBytes = MAX_ARCHIVE_CONTENT_BYTES,
+): Map<string, Uint8Array> {
+  let entries;
+  try {
+    entries = readTar(gunzipSync(archive, { maxOutputLength: maxBytes + 64 * 1024 }), maxBytes);
+  } catch (error) {
+    const tooLarge = (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+    const message = tooLarge
+      ? `archive content exceeds ${maxBytes} bytes`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    throw new PackageError('not a valid package archive', [
+      { file: '(archive)', field: WHOLE_FILE, rule: 'archive', message },
+    ]);
+  }
+  const files = new Map(entries.map((entry) => [entry.path, entry.bytes]));
+  return files.has(MANIFEST_FILE) ? files : stripSingleRoot(files);
+}
+
+/** Every problem of the package in `archive`; an unreadable archive is one `archive` problem. */
+export function validateArchive(archive: Uint8Array, options: ValidateOptions = {}): ValidationReport {
+  try {
+    return validatePackageFiles(readArchive(archive), options);
+  } catch (error) {
+    if (error instanceof PackageError) return { ok: false, problems: error.problems, warnings: [] };
+    throw error;
+  }
+}
+
+/** The package in `archive`, or a `PackageError` listing every problem. */
+export function loadArchive(archive: Uint8Array, options: ValidateOptions = {}): LoadedPackage {
+  return loadedOrThrow(validateArchive(archive, options), 'package archive is not valid');
+}
+
+function stripSingleRoot(files: Map<string, Uint8Array>): Map<string, Uint8Array> {
+  const roots = new Set([...files.keys()].map((path) => path.split('/')[0]));
+  const [root] = roots;
+  if (roots.size !== 1 || root === undefined || !files.has(`${root}/${MANIFEST_FILE}`)) return files;
+  const stripped = new Map<string, Uint8Array>();
+  for (const [path, bytes] of files) {
+    const rest = path.slice(root.length + 1);
+    if (rest !== '') stripped.set(rest, bytes);
+  }
+  return stripped;
+}
