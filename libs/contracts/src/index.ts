@@ -10,3 +10,4 @@ export * from './http/daemon.ts';
 export * from './workflow-step.ts';
 export * from './packages.ts';
 export * from './http/models.ts';
+export * from './bus-subjects.ts';

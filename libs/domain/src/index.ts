@@ -23,3 +23,6 @@ export * from './models/model-provider.ts';
 export * from './models/model-registry.ts';
 export * from './models/token-estimate.ts';
 export * from './models/tool-loop.ts';
+export * from './agents/agent-record.ts';
+export * from './agents/session-store.ts';
+export * from './agents/agent-stats.ts';

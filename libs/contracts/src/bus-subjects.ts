@@ -1,0 +1,14 @@
+/**
+ * The bus catalogue: every subject and stream the platform uses, in one place, so that the
+ * embedded and NATS adapters, the api and the workers agree (docs/architecture.md, issue 4).
+ */
+export const Subjects = {
+  /** Request/reply, queue group `agent-workers`: run one agent invocation (send, invoke, cron). */
+  agentInvoke: 'agents.invoke',
+  /** Notification: abort in-flight work of one agent on whichever worker holds it (suspend). */
+  agentAbort: 'agents.abort',
+} as const;
+
+export const QueueGroups = {
+  agentWorkers: 'agent-workers',
+} as const;
