@@ -1,21 +1,48 @@
+import { QueueGroups, Subjects, type AgentAbortMessage } from '@agent-platform/contracts';
+import type { Bus, Subscription } from '@agent-platform/bus';
+import type { InvocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
+import { invokeHandler } from './handlers/invoke-handler.ts';
 
 export interface AgentWorkerDeps {
+  bus: Bus;
+  /** Runs the invocations; built by the composition root over the shared store and providers. */
+  invocation: InvocationService;
   logger: Logger;
 }
 
+export interface AgentWorkerService {
+  name: string;
+  start(): Promise<void>;
+  /** Stops taking invocations and waits for the running ones to finish. */
+  stop(): Promise<void>;
+}
+
 /**
- * The agent-worker service. It owns no work yet (see this app's README for the issue that brings it);
- * it is already composed by the all-in-one root so that its start/stop order is fixed now.
+ * The agent worker (STYLE §1): serves `agents.invoke` in the `agent-workers` queue group, so any
+ * number of workers split the invocations, and listens to `agents.abort` (a fan-out to every
+ * worker), aborting the named agent's invocations that run here (suspend, DECISIONS D9).
  */
-export function createAgentWorkerService(deps: AgentWorkerDeps): { name: string; start(): Promise<void>; stop(): Promise<void> } {
+export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerService {
   const log = deps.logger.child({ service: 'agent-worker' });
+  let subscriptions: Subscription[] = [];
   return {
     name: 'agent-worker',
-    start: async () => {
+    async start() {
+      const handler = invokeHandler({ bus: deps.bus, invocation: deps.invocation, logger: log });
+      subscriptions.push(await deps.bus.serve(Subjects.agentInvoke, handler, { queue: QueueGroups.agentWorkers }));
+      subscriptions.push(
+        await deps.bus.listen<AgentAbortMessage>(Subjects.agentAbort, (message) => {
+          const aborted = deps.invocation.abortAgent(message.agent_id, message.reason ?? 'suspended');
+          if (aborted > 0) log.info({ agent_id: message.agent_id, aborted }, 'aborted in-flight invocations');
+        }),
+      );
       log.debug('agent-worker started');
     },
-    stop: async () => {
+    async stop() {
+      const draining = subscriptions;
+      subscriptions = [];
+      await Promise.all(draining.map((s) => s.drain()));
       log.debug('agent-worker stopped');
     },
   };

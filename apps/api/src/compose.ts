@@ -2,7 +2,21 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
 import type { PlatformConfig } from '@agent-platform/contracts';
-import { createAuditTrail, createAuthBackoff, createKeyService, createVault, systemClock, type Clock } from '@agent-platform/domain';
+import {
+  createAgentLifecycle,
+  createAgentStats,
+  createAgentStore,
+  createAuditTrail,
+  createAuthBackoff,
+  createCatalogService,
+  createKeyService,
+  createMemoryStore,
+  createSessionStore,
+  createVault,
+  directoryPackageSource,
+  systemClock,
+  type Clock,
+} from '@agent-platform/domain';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
@@ -72,10 +86,14 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     closers.push(() => queue.close());
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
     const licence = await openLicence({ config, store, clock, log: logger });
+    const agents = createAgentStore(store);
+    const sessions = createSessionStore(store, clock);
+    const memory = createMemoryStore(store, agents, clock);
+    const version = platformVersion();
 
     const deps: ApiDeps = {
       config,
-      version: platformVersion(),
+      version,
       clock,
       logger,
       logBuffer: buffer,
@@ -92,6 +110,12 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
       }),
       licence,
+      agents,
+      sessions,
+      agentStats: createAgentStats(store),
+      lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
+      catalog: createCatalogService({ store, agents, sessions, memory, clock, source: directoryPackageSource(version) }),
+      memory,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

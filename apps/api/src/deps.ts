@@ -1,5 +1,20 @@
 import type { ConfigHolder } from '@agent-platform/config';
-import type { AuditTrail, AuthBackoff, Clock, KeyService, LicenceGate, LicenceState, ModelRegistry, Vault } from '@agent-platform/domain';
+import type {
+  AgentLifecycle,
+  AgentStats,
+  AgentStore,
+  AuditTrail,
+  AuthBackoff,
+  CatalogService,
+  Clock,
+  KeyService,
+  LicenceGate,
+  LicenceState,
+  MemoryStore,
+  ModelRegistry,
+  SessionStore,
+  Vault,
+} from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -33,6 +48,18 @@ export interface ApiDeps {
    * every model invocation passes before it reaches a provider.
    */
   licence: { state(): LicenceState; gate: LicenceGate };
+  /** Installed agents (created and removed only by the catalog). */
+  agents: AgentStore;
+  /** Canonical agent sessions, shared by every api node and worker. */
+  sessions: SessionStore;
+  /** Per-agent invocation counters behind GET /agents/{id}. */
+  agentStats: AgentStats;
+  /** Suspend and activate (spec §States "Agent"). */
+  lifecycle: AgentLifecycle;
+  /** Package install and uninstall (docs/catalog.md). */
+  catalog: CatalogService;
+  /** Per-agent key-value memory. */
+  memory: MemoryStore;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -1,16 +1,17 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { createAgentWorkerService } from '@agent-platform/agent-worker';
+import { composeInvocationService, createAgentWorkerService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService } from '@agent-platform/scheduler';
 
 /**
  * The all-in-one composition (DECISIONS D1): the agent worker, scheduler and channel bridge run
  * in the api's process over the same engines (one embedded store, bus and queue), started in
- * this order before the api listener and stopped after it.
+ * this order before the api listener and stopped after it. The worker runs the invocations the
+ * api requests over the bus, with the api's store, providers and licence gate.
  */
 export function composePlatformServices(deps: ApiDeps): ProcessService[] {
   return [
-    createAgentWorkerService({ logger: deps.logger }),
+    createAgentWorkerService({ bus: deps.bus, invocation: composeInvocationService(deps), logger: deps.logger }),
     createSchedulerService({ logger: deps.logger }),
     createChannelBridgeService({ logger: deps.logger }),
   ];

@@ -27,6 +27,8 @@ describe('docs/config.md', () => {
       '| `server.tls.cert_file` | string | required |',
       '| `providers[].api_key_env` | string | unset |',
       '| `network.allow_private_targets` | boolean | `false` |',
+      '| `agents.rate_limit_per_minute` | integer >= 1 | `120` |',
+      '| `agents.idempotency_ttl_hours` | integer >= 24 | `24` |',
     ]) {
       expect(reference).toContain(row);
     }

@@ -7,6 +7,11 @@ export const Subjects = {
   agentInvoke: 'agents.invoke',
   /** Notification: abort in-flight work of one agent on whichever worker holds it (suspend). */
   agentAbort: 'agents.abort',
+  /**
+   * Notifications: the streamed reply text of one invocation, on a subject unique to the request
+   * (`agents.stream.<uuid>`, named in the request's `stream_subject`).
+   */
+  agentStream: (requestId: string) => `agents.stream.${requestId}`,
 } as const;
 
 export const QueueGroups = {

@@ -147,6 +147,23 @@ export const ModelCallsConfig = Type.Object(
   section('Timeouts and retries of calls to model providers (spec §Limits); sized to ride out multi-minute outages.'),
 );
 
+export const AgentsConfig = Type.Object(
+  {
+    rate_limit_per_minute: Positive(
+      'Invocations one agent accepts per clock minute, across every node (429 RateLimited above).',
+      120,
+    ),
+    session_max_turns: Positive('Turns (user and assistant messages) kept in an agent\'s canonical session as model context.', 40),
+    invocation_timeout_secs: Positive('Longest one invocation may run, tool loop included (then Timeout).', 300),
+    idempotency_ttl_hours: Type.Integer({
+      minimum: 24,
+      default: 24,
+      description: 'How long an invoke idempotency_key is remembered with its result (at least 24).',
+    }),
+  },
+  section('Agent invocations: rate limit, session context, timeout, idempotency (docs/invocation.md).'),
+);
+
 export const VaultConfig = Type.Object(
   {
     key_env: EnvName(
@@ -214,6 +231,7 @@ export const PlatformConfig = Type.Object(
     }),
     models: ModelsConfig,
     model_calls: ModelCallsConfig,
+    agents: AgentsConfig,
     vault: VaultConfig,
     audit: AuditConfig,
     logging: LoggingConfig,

@@ -1,13 +1,19 @@
 import type { RoutePlugin } from '../api-app.ts';
+import { agentRoutes } from './agent-routes.ts';
 import { authRoutes } from './auth-routes.ts';
+import { catalogRoutes } from './catalog-routes.ts';
+import { chatRoutes } from './chat-routes.ts';
 import { daemonRoutes } from './daemon-routes.ts';
+import { invocationRoutes } from './invocation-routes.ts';
 import { modelRoutes } from './model-routes.ts';
 import { licenceRoutes } from './licence-routes.ts';
+import { memoryRoutes } from './memory-routes.ts';
 import { securityRoutes } from './security-routes.ts';
+import { usageRoutes } from './usage-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
 
 /**
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes];

@@ -8,6 +8,7 @@ import type { ApiApp, RoutePlugin } from '../api-app.ts';
 import { buildApi } from '../build-api.ts';
 import { composeApi, type ComposedApi } from '../compose.ts';
 import type { ApiDeps } from '../deps.ts';
+import type { ProcessService } from '../run-process.ts';
 import { createApiService, type ApiService } from '../service.ts';
 import { sendRequest, type TestRequestOptions, type TestResponse } from './test-request.ts';
 import { toTomlText } from './toml-text.ts';
@@ -26,6 +27,11 @@ export interface StartTestApiOptions {
   routes?: readonly RoutePlugin[];
   /** Environment seen by composition (vault key variable, provider keys). Default: empty. */
   env?: Record<string, string | undefined>;
+  /**
+   * Services run beside the api over its deps, as a root composes them (e.g. the all-in-one's
+   * agent worker): started before the listener, stopped after it, restarted by `restart()`.
+   */
+  services?: (deps: ApiDeps) => ProcessService[];
 }
 
 export interface TestApi {
@@ -87,6 +93,7 @@ export async function startTestApi(options: StartTestApiOptions = {}): Promise<T
   let app: ApiApp | null = null;
   let url = '';
   let shutdown: Promise<void> | null = null;
+  let services: ProcessService[] = [];
 
   const up = async (): Promise<void> => {
     const loaded = await loadConfig({ argv: ['--config', configPath], env, cwd: dataDir });
@@ -99,6 +106,8 @@ export async function startTestApi(options: StartTestApiOptions = {}): Promise<T
         shutdown ??= (service?.stop() ?? Promise.resolve()).then(() => undefined);
       },
     });
+    services = options.services?.(composed.deps) ?? [];
+    for (const extra of services) await extra.start();
     if (options.listen === false) {
       app = await buildApi(composed.deps, { routes: options.routes ?? [] });
       await app.ready();
@@ -113,6 +122,8 @@ export async function startTestApi(options: StartTestApiOptions = {}): Promise<T
   const down = async (): Promise<void> => {
     if (service !== null) await service.stop();
     else if (app !== null) await app.close();
+    for (const extra of services.reverse()) await extra.stop();
+    services = [];
     await composed?.close();
     service = null;
     app = null;

@@ -33,13 +33,22 @@ export const Errors = {
   conflict: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('Conflict', message, details === undefined ? {} : { details }),
   unauthenticated: (message: string) => new PlatformError('AuthError', message),
-  rateLimited: (message: string, retryAfterSecs: number) =>
-    new PlatformError('RateLimited', message, { retryAfterSecs, retryable: true }),
+  /** `details.retry_after_secs` carries the wait across a bus hop, where only category, message and details travel. */
+  rateLimited: (message: string, retryAfterSecs: number, details?: Record<string, unknown>) =>
+    new PlatformError('RateLimited', message, { retryAfterSecs, retryable: true, details: { ...details, retry_after_secs: retryAfterSecs } }),
   permissionDenied: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('PermissionDenied', message, details === undefined ? {} : { details }),
   config: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('ConfigError', message, details === undefined ? {} : { details }),
   timeout: (message: string) => new PlatformError('Timeout', message, { retryable: true }),
+  /**
+   * An invoke idempotency key already processed (spec: "returns the cached result as an error
+   * body with category DuplicateInvocation and HTTP 200"): the recorded result is `details.result`.
+   */
+  duplicateInvocation: (key: string, result: Record<string, unknown>) =>
+    new PlatformError('DuplicateInvocation', `idempotency key '${truncate(key)}' was already processed; details.result holds its result`, {
+      details: { idempotency_key: key, result },
+    }),
   /** A model provider failed or refused (502). Not retryable: the adapter already spent its retries. */
   provider: (providerId: string, message: string, details?: Record<string, unknown>) =>
     new PlatformError('ProviderError', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),
@@ -49,6 +58,15 @@ export const Errors = {
   unavailable: (what: string, cause?: unknown) =>
     new PlatformError('Internal', `${what} is unavailable`, { cause, retryable: true }),
   internal: (message: string, cause?: unknown) => new PlatformError('Internal', message, { cause }),
+  /** A package install or uninstall the catalog refuses (400, route-local category). */
+  catalog: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('CatalogError', message, details === undefined ? {} : { details }),
+  /** A mandatory package dependency is neither installed nor found (500 per the spec's table). */
+  missingDependency: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('MissingDependency', message, details === undefined ? {} : { details }),
+  /** An agent cannot become Running (route-local category, 500). */
+  activation: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('ActivationError', message, details === undefined ? {} : { details }),
 };
 
 function truncate(value: string, max = 80): string {

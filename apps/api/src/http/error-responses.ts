@@ -1,0 +1,16 @@
+import { ErrorEnvelope, FlatError } from '@agent-platform/contracts';
+import { Type } from 'typebox';
+
+/**
+ * Error responses of the invocation routes, for their OpenAPI description. A 403 is either the
+ * flat role refusal (spec §Authentication rule 6) or a licence refusal in the envelope (D7), so
+ * it declares both: a response schema that refused the flat body would turn it into a 500.
+ */
+export const INVOCATION_ERRORS = {
+  400: ErrorEnvelope,
+  403: Type.Union([ErrorEnvelope, FlatError]),
+  404: ErrorEnvelope,
+  429: ErrorEnvelope,
+  500: ErrorEnvelope,
+  502: ErrorEnvelope,
+} as const;

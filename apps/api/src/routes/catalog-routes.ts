@@ -1,0 +1,113 @@
+import {
+  CatalogInstallBody,
+  CatalogInstallResult,
+  CatalogSearchQuery,
+  ErrorEnvelope,
+  InstalledPackageList,
+  PackageNameParams,
+  TemplateList,
+  TemplateSummary,
+} from '@agent-platform/contracts';
+import { Errors } from '@agent-platform/domain';
+import { Type } from 'typebox';
+import type { RoutePlugin } from '../api-app.ts';
+
+/**
+ * The catalog (DECISIONS D5, docs/catalog.md) and the installed agent templates (spec: GET
+ * /templates and /templates/{name}, action TemplateRead). Install and uninstall take SkillInstall
+ * roles and are audited under `agents`; reads take TemplateRead.
+ */
+const TAGS = ['catalog'];
+const Failures = { 400: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 500: ErrorEnvelope };
+
+export const catalogRoutes: RoutePlugin = (app, deps) => {
+  app.post(
+    '/catalog/install',
+    {
+      config: { action: 'SkillInstall', audit: 'agents' },
+      schema: {
+        tags: TAGS,
+        summary: 'Install a package and its dependencies from a local directory',
+        body: CatalogInstallBody,
+        response: { 201: CatalogInstallResult, ...Failures },
+      },
+    },
+    async (request, reply) => {
+      const installed = await deps.catalog.install(request.body);
+      return reply.code(201).send({ installed });
+    },
+  );
+
+  app.get(
+    '/catalog/installed',
+    {
+      config: { action: 'TemplateRead' },
+      schema: {
+        tags: TAGS,
+        summary: 'Installed packages, sorted by name',
+        response: { 200: InstalledPackageList },
+      },
+    },
+    async () => ({ packages: await deps.catalog.installed() }),
+  );
+
+  app.delete(
+    '/catalog/installed/:name',
+    {
+      config: { action: 'SkillInstall', audit: 'agents' },
+      schema: {
+        tags: TAGS,
+        summary: 'Uninstall a package (409 while its agent is Running or another package needs it)',
+        params: PackageNameParams,
+        response: { 204: Type.Null({ description: 'Uninstalled.' }), ...Failures },
+      },
+    },
+    async (request, reply) => {
+      await deps.catalog.uninstall(request.params.name);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/catalog/search',
+    {
+      config: { action: 'TemplateRead' },
+      schema: {
+        tags: TAGS,
+        summary: 'Search the registry (not available in this version)',
+        querystring: CatalogSearchQuery,
+        response: { 400: ErrorEnvelope },
+      },
+    },
+    async () => {
+      throw Errors.catalog('searching needs the registry, which is not available in this version');
+    },
+  );
+
+  app.get(
+    '/templates',
+    {
+      config: { action: 'TemplateRead' },
+      schema: { tags: TAGS, summary: 'Installed agent templates', response: { 200: TemplateList } },
+    },
+    async () => ({ templates: await deps.catalog.templates() }),
+  );
+
+  app.get(
+    '/templates/:name',
+    {
+      config: { action: 'TemplateRead' },
+      schema: {
+        tags: TAGS,
+        summary: 'One installed agent template',
+        params: PackageNameParams,
+        response: { 200: TemplateSummary, 404: ErrorEnvelope },
+      },
+    },
+    async (request) => {
+      const template = (await deps.catalog.templates()).find((t) => t.name === request.params.name);
+      if (template === undefined) throw Errors.notFound('template', request.params.name);
+      return template;
+    },
+  );
+};

@@ -1,0 +1,113 @@
+import { ChatCompletion, ChatCompletionRequest, type ChatMessageIn, type InvocationOutcome } from '@agent-platform/contracts';
+import { assertAgentRunning, Errors, type AgentRecord } from '@agent-platform/domain';
+import type { RoutePlugin } from '../api-app.ts';
+import type { ApiDeps } from '../deps.ts';
+import { toErrorReply } from '../http/error-handler.ts';
+import { INVOCATION_ERRORS } from '../http/error-responses.ts';
+import { clientGoneSignal, lazyEventStream, sseData } from '../http/event-stream.ts';
+import { createAgentInvoker } from '../invocation/agent-invoker.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * POST /chat/completions (spec §Endpoints: "an OpenAI-style compatible route", not shown; ours is
+ * in docs/invocation.md): the OpenAI chat-completions protocol with an agent as the model, so
+ * OpenAI SDKs and tools can talk to agents. `model` names the agent (its name or id); the input is
+ * the last `user` message, and earlier messages are ignored in favour of the agent's canonical
+ * session, which is the conversation the agent remembers. Errors keep the platform's envelope.
+ */
+export const chatRoutes: RoutePlugin = (app, deps) => {
+  const invoker = createAgentInvoker(deps);
+
+  app.post(
+    '/chat/completions',
+    {
+      config: { action: 'AgentInvoke' },
+      schema: {
+        tags: ['agents'],
+        summary: 'OpenAI-compatible chat completion answered by an agent (model = agent name or id)',
+        body: ChatCompletionRequest,
+        response: { 200: ChatCompletion, ...INVOCATION_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const agent = await agentOf(deps, body.model);
+      assertAgentRunning(agent);
+      const invocation = { agent_id: agent.id, source: 'Chat', message: lastUserText(body.messages), correlation_id: request.id };
+      const signal = clientGoneSignal(reply);
+      const id = `chatcmpl-${request.id}`;
+      const created = Math.floor(deps.clock.now().getTime() / 1000);
+      if (body.stream !== true) {
+        const { result } = await invoker.invoke(invocation, { signal });
+        return completion(id, created, body.model, result);
+      }
+      const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        choices: [{ index: 0, delta, finish_reason: null, ...extra }],
+      });
+      return lazyEventStream(
+        reply,
+        async (write) => {
+          let first = true;
+          const { result } = await invoker.invoke(invocation, {
+            signal,
+            onToken: (text) => {
+              write(sseData(chunk(first ? { role: 'assistant', content: text } : { content: text })));
+              first = false;
+            },
+          });
+          const done = chunk({}, { finish_reason: 'stop' });
+          write(sseData({ ...done, usage: usageOf(result) }));
+          write(sseData('[DONE]'));
+        },
+        (error, write) => {
+          write(sseData(toErrorReply(error).body));
+          write(sseData('[DONE]'));
+        },
+      );
+    },
+  );
+};
+
+async function agentOf(deps: ApiDeps, model: string): Promise<AgentRecord> {
+  // A package name may itself look like a UUID: an id that names no agent is tried as a name.
+  const agent = (UUID.test(model) ? await deps.agents.get(model) : null) ?? (await deps.agents.getByName(model));
+  if (agent === null) throw Errors.notFound('agent', model);
+  return agent;
+}
+
+/** The text of the last `user` message: a string, or the `text` parts of a content array. */
+function lastUserText(messages: ChatMessageIn[]): string {
+  const last = messages.findLast((m) => m.role === 'user');
+  if (last === undefined) throw Errors.validation("messages must contain a 'user' message: its text is the agent's input");
+  if (typeof last.content === 'string') return last.content;
+  if (last.content === null) return '';
+  return last.content
+    .map((part) => (isTextPart(part) ? part.text : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+function isTextPart(part: unknown): part is { type: 'text'; text: string } {
+  return typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string';
+}
+
+function usageOf(result: InvocationOutcome) {
+  const { input_tokens: prompt, output_tokens: completionTokens } = result.usage;
+  return { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
+}
+
+function completion(id: string, created: number, model: string, result: InvocationOutcome): ChatCompletion {
+  return {
+    id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: result.content }, finish_reason: 'stop' }],
+    usage: usageOf(result),
+  };
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
+import type { LicenceClaims, PlatformConfig } from '@agent-platform/contracts';
+import type { AgentRecord } from '@agent-platform/domain';
+import { startTestApi, type DeepPartial, type StartTestApiOptions, type TestApi } from '@agent-platform/api/testing';
+import { composePlatformServices } from '../compose.ts';
+
+const DAY_SECS = 86_400;
+
+/** A licence valid now for 30 days, allowing `local` and managed-cloud providers; override any claim. */
+export function licenceClaims(overrides: Partial<LicenceClaims> = {}): LicenceClaims {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    carrier_name: 'Acme Mutual',
+    carrier_id: `acme-${randomUUID().slice(0, 8)}`,
+    iat: now - DAY_SECS,
+    exp: now + 30 * DAY_SECS,
+    period_start: new Date((now - DAY_SECS) * 1000).toISOString(),
+    period_end: new Date((now + 29 * DAY_SECS) * 1000).toISOString(),
+    providers: { local: true, managed_cloud: true },
+    ...overrides,
+  };
+}
+
+export interface PlatformTestApi extends TestApi {
+  /** Removes the licence files' temp dir too. */
+  close(): Promise<void>;
+}
+
+export interface StartPlatformTestApiOptions extends Omit<StartTestApiOptions, 'services'> {
+  /** The licence to sign and configure; `null` = start without any licence. Default: licenceClaims(). */
+  licence?: LicenceClaims | null;
+}
+
+/**
+ * The api with the all-in-one's services (the agent worker among them) over the same deps, as
+ * `npm start` composes them, and a licence signed by a key made for the test.
+ */
+export async function startPlatformTestApi(options: StartPlatformTestApiOptions = {}): Promise<PlatformTestApi> {
+  const dir = await mkdtemp(join(tmpdir(), 'ap-platform-licence-'));
+  const claims = options.licence === undefined ? licenceClaims() : options.licence;
+  let licenceConfig: DeepPartial<PlatformConfig> = {};
+  if (claims !== null) {
+    const keys = await generateLicenceKeyPair();
+    await writeFile(join(dir, 'public.pem'), keys.publicKeyPem);
+    await writeFile(join(dir, 'licence.jwt'), `${await issueLicence(keys.privateKeyPem, claims)}\n`);
+    licenceConfig = { licence: { file: join(dir, 'licence.jwt'), public_key_file: join(dir, 'public.pem') } };
+  }
+  const api = await startTestApi({ ...options, config: { ...options.config, ...licenceConfig }, services: composePlatformServices }).catch(
+    async (error: unknown) => {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    },
+  );
+  const close = api.close.bind(api);
+  return Object.assign(api, {
+    close: async () => {
+      await close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  });
+}
+
+/** Inserts an agent record directly, as an install would leave it (Running unless said otherwise). */
+export async function insertAgent(api: TestApi, overrides: Partial<AgentRecord> = {}): Promise<AgentRecord> {
+  const now = new Date().toISOString();
+  const state = overrides.state ?? 'Running';
+  return api.deps.agents.insert({
+    id: randomUUID(),
+    name: `agent-${randomUUID().slice(0, 8)}`,
+    version: '1.0.0',
+    state,
+    description: 'A test agent.',
+    prompt: 'You are a test agent.',
+    equipped_competencies: [],
+    allow_skill_tools: [],
+    allow_integration_tools: [],
+    model_preference: null,
+    created_at: now,
+    updated_at: now,
+    running_since: state === 'Running' ? now : null,
+    ...overrides,
+  });
+}
+
+/** The events of a text/event-stream body: `event` (default `message`) and the raw `data`. */
+export function parseEventStream(text: string): Array<{ event: string; data: string }> {
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const lines = block.split('\n');
+      const event = lines.find((l) => l.startsWith('event: '))?.slice('event: '.length) ?? 'message';
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice('data: '.length))
+        .join('\n');
+      return { event, data };
+    });
+}

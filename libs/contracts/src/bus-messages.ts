@@ -1,0 +1,65 @@
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { InvocationResult, ToolCallView } from './http/invocation.ts';
+
+/**
+ * Payloads of the bus subjects in bus-subjects.ts. One spelling per field across HTTP, bus and
+ * store (STYLE §2): these reuse the HTTP shapes where they carry the same thing.
+ */
+
+/**
+ * Where an invocation came from: `Api`, `Chat` (POST /chat/completions), `Workflow`, or an object
+ * keyed by `Channel` or `Cron`. Its name (the string, or the object's key) is the `by_source` row.
+ */
+export const InvocationSourceWire = Type.Union([Type.String({ minLength: 1 }), Type.Record(Type.String(), Type.Unknown())]);
+export type InvocationSourceWire = Static<typeof InvocationSourceWire>;
+
+/** `agents.invoke` request: run one invocation of one agent. */
+export const AgentInvokeRequest = Type.Object({
+  agent_id: Type.String(),
+  source: InvocationSourceWire,
+  message: Type.String(),
+  idempotency_key: Type.Optional(Type.String()),
+  correlation_id: Type.String(),
+  workflow_type: Type.Optional(Type.String()),
+  /** Given: the worker forwards each streamed piece of text as an AgentStreamToken notification here. */
+  stream_subject: Type.Optional(Type.String()),
+});
+export type AgentInvokeRequest = Static<typeof AgentInvokeRequest>;
+
+/** Consumers check what they take off the bus: another process (or version) may have sent it. */
+export function isAgentInvokeRequest(value: unknown): value is AgentInvokeRequest {
+  return Value.Check(AgentInvokeRequest, value);
+}
+
+/**
+ * The result of one invocation: InvocationResult plus the tools that ran (AgentResponse) and the
+ * token split (the chat-completions `usage`).
+ */
+export const InvocationOutcome = Type.Intersect([
+  InvocationResult,
+  Type.Object({
+    tool_calls: Type.Array(ToolCallView),
+    usage: Type.Object({ input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) }),
+  }),
+]);
+export type InvocationOutcome = Static<typeof InvocationOutcome>;
+
+/**
+ * `agents.invoke` reply. `duplicate`: the idempotency key was already processed and `result` is
+ * the one recorded then (the api answers it as a DuplicateInvocation error body).
+ */
+export const AgentInvokeReply = Type.Object({ result: InvocationOutcome, duplicate: Type.Boolean() });
+export type AgentInvokeReply = Static<typeof AgentInvokeReply>;
+
+/** Notification on a request's `stream_subject`: one piece of reply text, in order. */
+export const AgentStreamToken = Type.Object({ token: Type.String() });
+export type AgentStreamToken = Static<typeof AgentStreamToken>;
+
+/** `agents.abort` notification: stop the agent's in-flight invocations on whichever worker runs them. */
+export const AgentAbortMessage = Type.Object({
+  agent_id: Type.String(),
+  /** Why, e.g. `suspended` (the default when absent); shown in the aborted invocation's error. */
+  reason: Type.Optional(Type.String()),
+});
+export type AgentAbortMessage = Static<typeof AgentAbortMessage>;

@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import type { InstalledItem, InstalledPackage, TemplateSummary } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import type { AgentStore } from '../agents/agent-store.ts';
+import type { SessionStore } from '../agents/session-store.ts';
+import { clearAgentStats } from '../agents/create-agent-stats.ts';
+import { Errors } from '../errors/errors.ts';
+import type { MemoryStore } from '../memory/memory-store.ts';
+import type { Clock } from '../time/clock.ts';
+import { applyPlan } from './apply-install.ts';
+import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
+import { planInstall } from './install-plan.ts';
+import { checkPlannedActivation } from './planned-activation.ts';
+import type { PackageSource } from './package-source.ts';
+
+/** `POST /catalog/install` (DECISIONS D5): a local directory, or a registry name (not available yet). */
+export interface InstallRequest {
+  path?: string;
+  name?: string;
+  version?: string;
+  /** Agents installed (or upgraded) by this request end up Running, after the contract check. */
+  activate?: boolean;
+}
+
+/** Installs and removes packages (docs/catalog.md). */
+export interface CatalogService {
+  /**
+   * Installs the package and, first, its dependencies. All or nothing: every package is read and
+   * checked before anything is written, and a failed write undoes the earlier ones.
+   */
+  install(request: InstallRequest): Promise<InstalledItem[]>;
+  /** Sorted by name. */
+  installed(): Promise<InstalledPackage[]>;
+  /** The full record, or null. */
+  get(name: string): Promise<InstalledPackageRecord | null>;
+  /**
+   * `NotFound` when not installed; `Conflict` while its agent is Running or while another
+   * installed package depends on it. Removes the entity; an agent's memory, sessions and
+   * counters go with it.
+   */
+  uninstall(name: string): Promise<void>;
+  templates(): Promise<TemplateSummary[]>;
+}
+
+export interface CatalogServiceDeps {
+  store: Store;
+  agents: AgentStore;
+  sessions: SessionStore;
+  memory: MemoryStore;
+  clock: Clock;
+  source: PackageSource;
+}
+
+export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
+  const records = catalogCollections(deps.store);
+  const get = async (name: string) => (await records.packages.get(name))?.doc ?? null;
+
+  async function removeEntity(record: InstalledPackageRecord): Promise<void> {
+    switch (record.type) {
+      case 'agent-template': {
+        const agent = await deps.agents.getByName(record.name);
+        if (agent === null) return;
+        await deps.agents.delete(agent.id, (current) => {
+          if (current.state === 'Running')
+            throw Errors.conflict(
+              `agent ${current.name} is Running; suspend it before uninstalling its package`,
+              {
+                agent_id: current.id,
+                state: current.state,
+              },
+            );
+        });
+        await deps.memory.deleteAll(agent.id);
+        await deps.sessions.deleteAll(agent.id);
+        await clearAgentStats(deps.store.counters, agent.id);
+        return;
+      }
+      case 'workflow-template':
+        await records.workflows.delete(record.entity_id);
+        return;
+      case 'competency':
+        await records.competencies.delete(record.name);
+        return;
+      case 'skill':
+        await records.skills.delete(record.name);
+        return;
+      case 'integration':
+        await records.integrations.delete(record.name);
+        return;
+      case 'contract':
+        await records.contracts.delete(record.name);
+        return;
+    }
+  }
+
+  return {
+    async install(request) {
+      const path = installPath(request);
+      const plan = await planInstall(path, { source: deps.source, installed: get });
+      const activate = request.activate === true;
+      if (activate) await checkPlannedActivation(plan, records, deps.agents);
+      return applyPlan(
+        plan,
+        { records, agents: deps.agents, clock: deps.clock, newId: randomUUID },
+        activate,
+      );
+    },
+    async installed() {
+      const rows = await records.packages.find({ orderBy: { field: 'name' } });
+      return rows.map(({ doc }) => ({
+        name: doc.name,
+        type: doc.type,
+        version: doc.version,
+        title: doc.title,
+        installed_at: doc.installed_at,
+      }));
+    },
+    get,
+    async uninstall(name) {
+      const record = await get(name);
+      if (record === null) throw Errors.notFound('package', name);
+      const dependents = (await records.packages.find())
+        .map(({ doc }) => doc)
+        .filter((doc) => doc.dependencies.includes(name))
+        .map((doc) => doc.name)
+        .sort();
+      if (dependents.length > 0)
+        throw Errors.conflict(
+          `package ${name} is needed by ${dependents.join(', ')}; uninstall those first`,
+          { name, dependents },
+        );
+      // The entity goes first: if that fails (a Running agent), the package stays installed and
+      // the uninstall can simply be retried.
+      await removeEntity(record);
+      await records.packages.delete(name);
+    },
+    async templates() {
+      const rows = await records.packages.find({
+        where: { type: 'agent-template' },
+        orderBy: { field: 'name' },
+      });
+      return rows.map(({ doc }) => templateSummary(doc));
+    },
+  };
+}
+
+function installPath(request: InstallRequest): string {
+  if (request.path !== undefined && request.name !== undefined)
+    throw Errors.validation('give either path or name, not both');
+  if (request.name !== undefined)
+    throw Errors.catalog(
+      'installing by name needs the registry, which is not available in this version; install from a local path',
+      {
+        name: request.name,
+      },
+    );
+  if (request.path === undefined)
+    throw Errors.validation('path is required: the package directory to install');
+  if (!isAbsolute(request.path))
+    throw Errors.validation(
+      `path must be absolute (the platform does not share your working directory): ${request.path}`,
+      {
+        path: request.path,
+      },
+    );
+  return request.path;
+}
+
+function templateSummary(doc: InstalledPackageRecord): TemplateSummary {
+  const payload = doc.payload as { file: string; data: { competencies?: string[] } };
+  return {
+    name: doc.name,
+    title: doc.title,
+    version: doc.version,
+    description: doc.description,
+    competencies: payload.data.competencies ?? [],
+  };
+}

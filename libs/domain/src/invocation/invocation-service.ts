@@ -1,0 +1,250 @@
+import type { InvocationOutcome, InvocationSourceWire, PlatformConfig } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import { assertAgentRunning } from '../agents/agent-lifecycle.ts';
+import type { AgentRecord } from '../agents/agent-record.ts';
+import type { AgentStats } from '../agents/agent-stats.ts';
+import type { AgentStore } from '../agents/agent-store.ts';
+import type { SessionStore } from '../agents/session-store.ts';
+import { composeSystemPrompt, loadAgentCompetencies } from '../agents/system-prompt.ts';
+import { Errors } from '../errors/errors.ts';
+import type { LicenceGate } from '../licence/licence-gate.ts';
+import type { ChatMessage } from '../models/model-provider.ts';
+import type { ModelRegistry, ResolvedModel } from '../models/model-registry.ts';
+import { runToolLoop, type ToolLoopResult } from '../models/tool-loop.ts';
+import type { Clock } from '../time/clock.ts';
+import { createAbortRegistry } from './abort-registry.ts';
+import { createIdempotencyKeys, type OwnedClaim } from './idempotency.ts';
+import { sourceName } from './invocation-source.ts';
+import { createRateLimiter } from './rate-limiter.ts';
+import { recordUsageEvent } from './usage-events.ts';
+import { valueClassOf } from './value-class.ts';
+
+/** One invocation to run: spec InvocationContext plus the agent it is aimed at. */
+export interface InvocationRequest {
+  agent_id: string;
+  source: InvocationSourceWire;
+  message: string;
+  idempotency_key?: string;
+  correlation_id: string;
+  workflow_type?: string;
+}
+
+export interface InvocationOptions {
+  /** Aborting cancels the invocation (the caller went away); it fails with the signal's reason. */
+  signal?: AbortSignal;
+  /** Receives the reply text as the provider produces it. */
+  onToken?: (text: string) => void;
+}
+
+export interface InvocationExecution {
+  result: InvocationOutcome;
+  /** True when the idempotency key was already processed: `result` is the one recorded then. */
+  duplicate: boolean;
+}
+
+/** Runs agent invocations (send, invoke, chat, and later cron fires and workflow steps). */
+export interface InvocationService {
+  execute(request: InvocationRequest, options?: InvocationOptions): Promise<InvocationExecution>;
+  /** Aborts the agent's invocations running in this process (suspend); returns how many. */
+  abortAgent(agentId: string, reason?: string): number;
+}
+
+/** USD per million tokens of a provider; absent prices count as 0 (the `local` provider). */
+export interface ProviderPrices {
+  input_usd_per_mtok?: number | undefined;
+  output_usd_per_mtok?: number | undefined;
+}
+
+export interface InvocationServiceDeps {
+  store: Store;
+  clock: Clock;
+  agents: Pick<AgentStore, 'get'>;
+  sessions: SessionStore;
+  stats: AgentStats;
+  models: ModelRegistry;
+  licence: LicenceGate;
+  /** `[agents]` of the running config, read per invocation so a reload applies to the next one. */
+  settings: () => PlatformConfig['agents'];
+  prices: (providerId: string) => ProviderPrices | undefined;
+  /** Bookkeeping after a successful answer that failed (session, usage): logged, never raised. */
+  warn?: (context: Record<string, unknown>, message: string) => void;
+}
+
+/** A pending idempotency claim outlives the invocation timeout by this much before it is presumed dead. */
+const LEASE_MARGIN_MS = 60_000;
+
+/**
+ * The order of checks is the contract (docs/invocation.md): agent exists (404), agent Running
+ * (D9, InvalidState), rate limit (429), idempotency key (a repeat answers the recorded result
+ * and runs nothing), then the licence gate before any provider call (D3, D6: a refusal is 403
+ * and holds no transaction), then the model. Only a success is remembered under its key, spends
+ * the transaction and is recorded as usage; any failure releases the key and the transaction.
+ */
+export function createInvocationService(deps: InvocationServiceDeps): InvocationService {
+  const aborts = createAbortRegistry();
+  const limiter = createRateLimiter({
+    counters: deps.store.counters,
+    clock: deps.clock,
+    limitPerMinute: () => deps.settings().rate_limit_per_minute,
+  });
+  const keys = createIdempotencyKeys({
+    store: deps.store,
+    clock: deps.clock,
+    ttlHours: () => deps.settings().idempotency_ttl_hours,
+    pendingLeaseMs: () => deps.settings().invocation_timeout_secs * 1000 + LEASE_MARGIN_MS,
+  });
+  const warn = deps.warn ?? (() => undefined);
+  const nowMs = (): number => deps.clock.now().getTime();
+
+  async function execute(request: InvocationRequest, options: InvocationOptions = {}): Promise<InvocationExecution> {
+    const timeoutSecs = deps.settings().invocation_timeout_secs;
+    const controller = new AbortController();
+    // Tracked before the agent is read: a suspend landing after that read still finds us.
+    const untrack = aborts.track(request.agent_id, controller);
+    const timer = setTimeout(
+      () => controller.abort(Errors.timeout(`invocation of agent '${request.agent_id}' exceeded ${timeoutSecs} s ([agents] invocation_timeout_secs)`)),
+      timeoutSecs * 1000,
+    );
+    const outer = options.signal;
+    const onOuterAbort = (): void => controller.abort(outer?.reason ?? Errors.internal('invocation cancelled: its caller went away'));
+    if (outer?.aborted) onOuterAbort();
+    else outer?.addEventListener('abort', onOuterAbort, { once: true });
+    try {
+      return await run(request, controller.signal, options.onToken, timeoutSecs);
+    } catch (error) {
+      throw controller.signal.aborted ? controller.signal.reason : error;
+    } finally {
+      clearTimeout(timer);
+      untrack();
+      outer?.removeEventListener('abort', onOuterAbort);
+    }
+  }
+
+  async function run(
+    request: InvocationRequest,
+    signal: AbortSignal,
+    onToken: ((text: string) => void) | undefined,
+    timeoutSecs: number,
+  ): Promise<InvocationExecution> {
+    const agent = await deps.agents.get(request.agent_id);
+    if (agent === null) throw Errors.notFound('agent', request.agent_id);
+    assertAgentRunning(agent);
+    await limiter.take(agent.id);
+    let claim: OwnedClaim | null = null;
+    if (request.idempotency_key !== undefined) {
+      const claimed = await keys.claim(agent.id, request.idempotency_key, { waitMs: timeoutSecs * 1000, signal });
+      if (claimed.kind === 'duplicate') return { result: claimed.result, duplicate: true };
+      claim = claimed;
+    }
+    const source = sourceName(request.source);
+    await deps.stats.received(agent.id, source);
+    const started = nowMs();
+    try {
+      const result = await answer(agent, request, signal, onToken, started);
+      await claim?.complete(result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result'));
+      await deps.stats.finished(agent.id, source, { ok: true, duration_ms: result.duration_ms });
+      return { result, duplicate: false };
+    } catch (raw) {
+      const error: unknown = signal.aborted ? signal.reason : raw;
+      await claim?.release().catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not release an idempotency key'));
+      await deps.stats.finished(agent.id, source, { ok: false, duration_ms: nowMs() - started });
+      throw error;
+    }
+  }
+
+  async function answer(
+    agent: AgentRecord,
+    request: InvocationRequest,
+    signal: AbortSignal,
+    onToken: ((text: string) => void) | undefined,
+    started: number,
+  ): Promise<InvocationOutcome> {
+    const model = deps.models.resolve();
+    const reservation = await deps.licence.authorize({
+      provider_id: model.provider.id,
+      ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
+    });
+    try {
+      const messages = await conversation(agent, request.message);
+      const loop = await runToolLoop({
+        provider: model.provider,
+        request: { model: model.model, messages },
+        tools: [],
+        signal,
+        clock: deps.clock,
+        ...(onToken === undefined ? {} : { onToken }),
+      });
+      const cost = costOf(deps.prices(model.provider.id), loop);
+      await reservation.commit({ cost_usd: cost });
+      const result: InvocationOutcome = {
+        content: loop.content,
+        tokens_used: loop.tokens_used,
+        duration_ms: Math.max(0, nowMs() - started),
+        correlation_id: request.correlation_id,
+        source: request.source,
+        tool_calls: loop.tool_calls,
+        usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
+      };
+      await bookkeep(agent, request, model, loop, cost);
+      return result;
+    } catch (error) {
+      await reservation.release();
+      throw error;
+    }
+  }
+
+  async function conversation(agent: AgentRecord, message: string): Promise<ChatMessage[]> {
+    const system = composeSystemPrompt(agent, await loadAgentCompetencies(deps.store, agent));
+    const history = await deps.sessions.history(agent.id);
+    return [
+      ...(system === '' ? [] : [{ role: 'system' as const, content: system }]),
+      ...history.map((turn) => ({ role: turn.role, content: turn.content })),
+      { role: 'user', content: message },
+    ];
+  }
+
+  /** The answer is already paid for and correct: failing to record it must not fail the call. */
+  async function bookkeep(agent: AgentRecord, request: InvocationRequest, model: ResolvedModel, loop: ToolLoopResult, cost: number): Promise<void> {
+    const at = deps.clock.now().toISOString();
+    await deps.sessions
+      .append(
+        agent.id,
+        [
+          { role: 'user', content: request.message, at },
+          { role: 'assistant', content: loop.content, at },
+        ],
+        deps.settings().session_max_turns,
+      )
+      .catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not append to the agent session'));
+    const workflowType = request.workflow_type ?? null;
+    await recordUsageEvent(deps.store, {
+      at,
+      agent_id: agent.id,
+      provider_id: model.provider.id,
+      model: model.model,
+      input_tokens: loop.usage.input_tokens,
+      output_tokens: loop.usage.output_tokens,
+      model_calls: loop.rounds,
+      cost_usd: cost,
+      workflow_type: workflowType,
+      value_class: workflowType === null ? null : valueClassOf(workflowType),
+      source: sourceName(request.source),
+    }).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record a usage event'));
+  }
+
+  return {
+    execute,
+    abortAgent: (agentId, reason = 'suspended') =>
+      aborts.abortAgent(
+        agentId,
+        Errors.invalidState(`invocation aborted: agent '${agentId}' was ${reason}`, { agent_id: agentId, state: 'Suspended', reason }),
+      ),
+  };
+}
+
+/** USD of a call from the provider's prices per million tokens (0 when unpriced). */
+function costOf(prices: ProviderPrices | undefined, loop: ToolLoopResult): number {
+  const input = prices?.input_usd_per_mtok ?? 0;
+  const output = prices?.output_usd_per_mtok ?? 0;
+  return (loop.usage.input_tokens * input + loop.usage.output_tokens * output) / 1_000_000;
+}
