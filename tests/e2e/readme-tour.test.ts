@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
 
@@ -9,6 +10,7 @@ import { call, startPlatform, type PlatformProcess } from '../support/platform-p
 // (first-run setup, DECISIONS D1), the first admin key through the bootstrap rule, a key in the
 // audit log, a verified chain, a secret in the vault, then a graceful stop and a restart on the
 // same data dir with everything still there.
+const EXAMPLE = fileURLToPath(new URL('../../examples/claims-intake', import.meta.url));
 let dir: string | undefined;
 let platform: PlatformProcess | undefined;
 
@@ -52,6 +54,23 @@ describe('README tour against the all-in-one platform', () => {
     expect(verify.body.valid).toBe(true);
     const countBefore: number = verify.body.entry_count;
 
+    // Install an agent and talk to it (README "Install an agent and talk to it").
+    const install = await call(base, 'POST', '/catalog/install', { token, body: { path: EXAMPLE, activate: true } });
+    expect(install.status).toBe(201);
+    expect(install.body.installed.map((p: { name: string }) => p.name)).toEqual(['loss-summary', 'fnol-triage', 'claims-intake']);
+    const agent: string = install.body.installed[2].id;
+    const message = 'Water damage in the kitchen, policy HO-1234';
+    const sent = await call(base, 'POST', `/agents/${agent}/send`, { token, body: { message } });
+    expect(sent.body).toEqual({ content: message, tool_calls: [], tokens_used: 22 });
+    const invocation = { source: 'Api', message: 'FNOL for claim 7', correlation_id: 'c-1', idempotency_key: 'fnol-7', workflow_type: 'claims_intake' };
+    expect((await call(base, 'POST', `/agents/${agent}/invoke`, { token, body: invocation })).body.content).toBe('FNOL for claim 7');
+    const repeat = await call(base, 'POST', `/agents/${agent}/invoke`, { token, body: invocation });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body.error.category).toBe('DuplicateInvocation');
+    expect((await call(base, 'GET', '/usage', { token })).body.total_requests).toBe(2);
+    const licence = await call(base, 'GET', '/licence/status', { token });
+    expect(licence.body.transaction_utilization.claims_intake).toEqual({ budget: null, used: 1, remaining: null });
+
     expect((await call(base, 'POST', '/shutdown', { token })).status).toBe(202);
     expect(await platform.exited).toBe(0);
     expect(platform.output()).not.toContain(secretValue);
@@ -65,6 +84,7 @@ describe('README tour against the all-in-one platform', () => {
     expect(after.body.valid).toBe(true);
     expect(after.body.entry_count).toBeGreaterThan(countBefore);
     expect((await call(again, 'GET', '/vault', { token })).body).toHaveLength(1);
+    expect((await call(again, 'GET', `/agents/${agent}`, { token })).body).toMatchObject({ state: 'Running', tasks_completed: 2 });
     const config = await readFile(join(dir, 'agent-platform.toml'), 'utf8');
     expect(config).toContain('mode = "local"');
 
