@@ -1,3 +1,4 @@
+import { didYouMean } from '@agent-platform/contracts';
 import type { TSchema } from 'typebox';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { Settings } from 'typebox/system';
@@ -41,7 +42,7 @@ function describeError(root: TSchema, value: unknown, error: TLocalizedValidatio
   switch (error.keyword) {
     case 'additionalProperties': {
       const known = Object.keys((schema?.properties as Record<string, unknown> | undefined) ?? {});
-      return error.params.additionalProperties.map((name) => `${keyPath([...segments, name])}: unknown key${suggest(name, known)}`);
+      return error.params.additionalProperties.map((name) => `${keyPath([...segments, name])}: unknown key${didYouMean(name, known)}`);
     }
     case 'boolean':
       // The `additionalProperties: false` twin of the error above.
@@ -86,24 +87,6 @@ function describeValue(value: unknown): string {
   if (typeof value === 'object') return 'a table';
   if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a float';
   return `a ${typeof value}`;
-}
-
-function suggest(name: string, known: string[]): string {
-  const close = known.find((k) => editDistance(k, name) <= 2);
-  return close === undefined ? '' : ` (did you mean "${close}"?)`;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 function pointerSegments(pointer: string): string[] {

@@ -18,3 +18,4 @@ export * from './http/invocation.ts';
 export * from './http/usage.ts';
 export * from './http/chat.ts';
 export * from './bus-messages.ts';
+export * from './did-you-mean.ts';

@@ -1,3 +1,4 @@
+import { didYouMean } from '@agent-platform/contracts';
 import type { FileProblems } from './problems.ts';
 
 /**
@@ -47,7 +48,7 @@ export function checkKeys(
     if (allowed.includes(key)) continue;
     const reason = forbidden[key];
     if (reason !== undefined) p.add(pathOf(at, key), 'forbidden-key', reason);
-    else p.add(pathOf(at, key), 'unknown-key', `unknown key${suggest(key, allowed)}`);
+    else p.add(pathOf(at, key), 'unknown-key', `unknown key${didYouMean(key, allowed)}`);
   }
 }
 
@@ -178,22 +179,4 @@ export function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-function suggest(name: string, known: readonly string[]): string {
-  const close = known.find((k) => editDistance(k, name) <= 2);
-  return close === undefined ? '' : ` (did you mean "${close}"?)`;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }

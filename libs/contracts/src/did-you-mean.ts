@@ -1,0 +1,22 @@
+/**
+ * ` (did you mean "x"?)` when a known name is within two edits of an unknown one, else ''. Used
+ * wherever a config file or a package names an unknown key, so that typos name their fix.
+ */
+export function didYouMean(name: string, known: readonly string[]): string {
+  const close = known.find((k) => editDistance(k, name) <= 2);
+  return close === undefined ? '' : ` (did you mean "${close}"?)`;
+}
+
+/** Levenshtein distance with two rows of memory. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
