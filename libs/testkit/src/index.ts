@@ -21,3 +21,8 @@ export type {
   FakeUsage,
   RecordedRequest,
 } from './fake-openai-server.ts';
+export { findBinary, requireBinary } from './require-binary.ts';
+export { startNatsServer } from './nats-server.ts';
+export type { NatsServerHandle, NatsServerOptions } from './nats-server.ts';
+export { startRedisServer } from './redis-server.ts';
+export type { RedisServerHandle, RedisServerOptions } from './redis-server.ts';

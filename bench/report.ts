@@ -1,0 +1,139 @@
+import { cpus, loadavg, totalmem } from 'node:os';
+import type { BenchGoal, LoadResult, LoadSettings } from './target.ts';
+
+export interface TargetOutcome {
+  name: string;
+  description: string;
+  goal?: BenchGoal;
+  /** Null when the target failed before or during its run (see `error`). */
+  result: LoadResult | null;
+  /** False when the run had errors, timeouts or non-2xx answers: its numbers mean nothing. */
+  valid: boolean;
+  /** RSS of the target's processes, summed, read right after the measured run. */
+  rssBytes: number | null;
+  error?: string;
+}
+
+export type GoalStatus = 'met' | 'missed' | 'not measured' | 'invalid';
+
+export interface GoalOutcome {
+  target: string;
+  label: string;
+  kind: BenchGoal['kind'];
+  against: string;
+  /** The measured ratio (throughput-ratio) or added milliseconds (added-p50-ms). */
+  value: number | null;
+  status: GoalStatus;
+}
+
+export interface BenchReport {
+  date: string;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    node: string;
+    platform: string;
+    arch: string;
+    totalMemoryBytes: number;
+    /**
+     * 1-minute load average when the run started and ended: above the core count, other
+     * processes were competing with the bench and its numbers are noisy.
+     */
+    loadAverage1m: { start: number; end: number };
+  };
+  settings: LoadSettings & { warmupSecs: number; profiled: boolean };
+  baseline: string;
+  targets: TargetOutcome[];
+  goals: GoalOutcome[];
+}
+
+export function createReport(
+  date: Date,
+  settings: BenchReport['settings'],
+  baseline: string,
+  targets: TargetOutcome[],
+  loadAtStart: number,
+): BenchReport {
+  const cpu = cpus();
+  return {
+    date: date.toISOString(),
+    machine: {
+      cpus: cpu.length,
+      cpuModel: cpu[0]?.model ?? 'unknown',
+      node: process.version,
+      platform: process.platform,
+      arch: process.arch,
+      totalMemoryBytes: totalmem(),
+      loadAverage1m: { start: loadAtStart, end: loadavg()[0] ?? 0 },
+    },
+    settings,
+    baseline,
+    targets,
+    goals: targets.flatMap((t) => (t.goal === undefined ? [] : [evaluateGoal(t, t.goal, targets)])),
+  };
+}
+
+/** A goal is judged only on two valid runs of the same bench invocation. */
+export function evaluateGoal(target: TargetOutcome, goal: BenchGoal, all: TargetOutcome[]): GoalOutcome {
+  const other = all.find((t) => t.name === goal.against);
+  const base = { target: target.name, label: goal.label, kind: goal.kind, against: goal.against };
+  if (target.result === null || other?.result == null)
+    return { ...base, value: null, status: 'not measured' };
+  if (!target.valid || !other.valid) return { ...base, value: null, status: 'invalid' };
+  if (goal.kind === 'throughput-ratio') {
+    const value = target.result.throughputRps / other.result.throughputRps;
+    return { ...base, value, status: value >= goal.atLeast ? 'met' : 'missed' };
+  }
+  const value = target.result.latencyP50Ms - other.result.latencyP50Ms;
+  return { ...base, value, status: value <= goal.atMost ? 'met' : 'missed' };
+}
+
+const fixed = (n: number, digits: number) => n.toFixed(digits);
+const mb = (bytes: number | null) => (bytes === null ? 'n/a' : fixed(bytes / 2 ** 20, 0));
+/** An error as one table cell: its first line (process output follows it), pipes escaped. */
+const cell = (text: string) => (text.split('\n')[0] ?? '').replaceAll('|', '\\|');
+
+/** The run as markdown: one row per target with its ratio to the baseline, then the goals. */
+export function renderMarkdown(report: BenchReport): string {
+  const { machine, settings } = report;
+  const baseline = report.targets.find((t) => t.name === report.baseline);
+  const lines = [
+    `Run ${report.date}: Node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}; ` +
+      `${settings.connections} connections, pipelining ${settings.pipelining}, ` +
+      `${settings.warmupSecs} s warm-up + ${settings.durationSecs} s per target${settings.profiled ? ', CPU-PROFILED (slower)' : ''}; ` +
+      `load average ${fixed(machine.loadAverage1m.start, 1)} -> ${fixed(machine.loadAverage1m.end, 1)}.`,
+    '',
+    `| Target | req/s | p50 ms | p99 ms | errors / timeouts / non-2xx | RSS MB | vs ${report.baseline} | Valid |`,
+    '|---|---:|---:|---:|---|---:|---:|---|',
+  ];
+  for (const t of report.targets) {
+    const r = t.result;
+    if (r === null) {
+      lines.push(
+        `| ${t.name} | – | – | – | failed: ${cell(t.error ?? 'unknown')} | ${mb(t.rssBytes)} | – | no |`,
+      );
+      continue;
+    }
+    const ratio =
+      baseline?.result != null && baseline.valid && t.valid
+        ? `${fixed(r.throughputRps / baseline.result.throughputRps, 2)}x`
+        : '–';
+    lines.push(
+      `| ${t.name} | ${fixed(r.throughputRps, 0)} | ${fixed(r.latencyP50Ms, 2)} | ${fixed(r.latencyP99Ms, 2)} | ` +
+        `${r.errors} / ${r.timeouts} / ${r.non2xx} | ${mb(t.rssBytes)} | ${ratio} | ${t.valid ? 'yes' : 'NO'} |`,
+    );
+  }
+  if (report.goals.length > 0) {
+    lines.push('', '| Goal (issue 4) | Measured | Status |', '|---|---:|---|');
+    for (const g of report.goals) {
+      const value =
+        g.value === null
+          ? '–'
+          : g.kind === 'throughput-ratio'
+            ? `${fixed(g.value, 2)}x`
+            : `${fixed(g.value, 2)} ms`;
+      lines.push(`| ${g.label} | ${value} | ${g.status} |`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

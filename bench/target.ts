@@ -1,0 +1,68 @@
+/**
+ * What the bench runner needs from one target. A target owns its processes: `start()` brings
+ * them up on free loopback ports and resolves once they take traffic, and the `stop()` it
+ * returns takes them down again. Adding a target (the fleet, a direct NATS request, one vs two
+ * workers) is one file under `targets/` plus a line in `targets/index.ts`.
+ */
+export interface BenchTarget {
+  /** Short, stable id used in results and in `--targets`. */
+  name: string;
+  /** One line: what this target measures. */
+  description: string;
+  /** How this target is judged against another target of the same run (issue 4's goals). */
+  goal?: BenchGoal;
+  start(options: StartOptions): Promise<StartedTarget>;
+}
+
+export interface StartOptions {
+  /** Extra Node flags for the processes under test (e.g. `--cpu-prof`); empty for a plain run. */
+  nodeFlags: string[];
+}
+
+/** The HTTP request autocannon repeats; headers and body are known only once the target is up. */
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface StartedTarget {
+  /**
+   * Base URLs (`http://127.0.0.1:<port>`). More than one (a fleet of api nodes) and autocannon
+   * spreads the connections over them round-robin.
+   */
+  urls: string[];
+  /** Processes whose memory is reported after the run (RSS, summed). */
+  pids: number[];
+  request: BenchRequest;
+  /**
+   * A target that is not an HTTP endpoint (a direct NATS request) measures itself instead of
+   * being driven by autocannon; it reports the same shape.
+   */
+  measure?: (settings: LoadSettings) => Promise<LoadResult>;
+  stop(): Promise<void>;
+}
+
+/** A comparison with another target: a throughput ratio floor or a p50 latency ceiling. */
+export type BenchGoal =
+  | { kind: 'throughput-ratio'; against: string; atLeast: number; label: string }
+  | { kind: 'added-p50-ms'; against: string; atMost: number; label: string };
+
+export interface LoadSettings {
+  connections: number;
+  durationSecs: number;
+  pipelining: number;
+}
+
+/** One measured run: throughput, latency and everything that makes it invalid. */
+export interface LoadResult {
+  requests: number;
+  throughputRps: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMeanMs: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}

@@ -1,0 +1,2 @@
+export { NatsBus, connectNatsBus, type NatsBusOptions } from './nats-bus.ts';
+export type { ErrorSink } from './nats-codec.ts';

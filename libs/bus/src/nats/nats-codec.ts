@@ -1,0 +1,47 @@
+import { headers, type Msg, type MsgHdrs } from '@nats-io/transport-node';
+import { BusError, toRemoteErrorBody, type RemoteErrorBody } from '../bus.ts';
+
+/** Receives errors nobody else can: a listener that threw, an `onDeadLetter` that threw, a failed pull. */
+export type ErrorSink = (error: unknown, context: { subject: string }) => void;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** JSON on the wire; `undefined` (which JSON cannot encode) travels as an empty body. */
+export function encode(value: unknown): Uint8Array {
+  if (value === undefined) return new Uint8Array(0);
+  return encoder.encode(JSON.stringify(value));
+}
+
+export function decode<T>(data: Uint8Array): T {
+  if (data.length === 0) return undefined as T;
+  return JSON.parse(decoder.decode(data)) as T;
+}
+
+/**
+ * Handler errors travel as `{"error": RemoteErrorBody}` with the NATS services convention's
+ * headers, so the requester tells an error apart from a reply that happens to have an `error`
+ * field, and `nats req` shows the failure too.
+ */
+const ERROR_HEADER = 'Nats-Service-Error';
+const ERROR_CODE_HEADER = 'Nats-Service-Error-Code';
+
+export function errorReply(error: unknown): { data: Uint8Array; headers: MsgHdrs } {
+  const body = toRemoteErrorBody(error);
+  const h = headers();
+  h.set(ERROR_HEADER, body.message.replace(/[\r\n]+/g, ' '));
+  h.set(ERROR_CODE_HEADER, '500');
+  return { data: encode({ error: body }), headers: h };
+}
+
+/** The decoded reply, or the handler's error as `BusError('remote')`. */
+export function readReply<T>(msg: Msg): T {
+  if (msg.headers?.has(ERROR_CODE_HEADER)) {
+    const body = decode<{ error?: RemoteErrorBody } | undefined>(msg.data)?.error ?? {
+      category: 'Internal',
+      message: msg.headers.get(ERROR_HEADER),
+    };
+    throw new BusError('remote', body.message, body);
+  }
+  return decode<T>(msg.data);
+}

@@ -1,0 +1,2 @@
+export { MongoStore, openMongoStore } from './mongo-store.ts';
+export type { MongoStoreOptions } from './mongo-store.ts';

@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './free-port.ts';
+import { findBinary } from './require-binary.ts';
+
+export interface NatsServerOptions {
+  /** Enable JetStream with file storage in a fresh temp dir; default true. */
+  jetstream?: boolean;
+  /** The nats-server executable; default: found on PATH (or sbin). */
+  binary?: string;
+  /** How long a start may take before it fails; default 10 s. */
+  startTimeoutMs?: number;
+}
+
+/** A nats-server child process listening on a free loopback port. */
+export interface NatsServerHandle {
+  /** `nats://127.0.0.1:<port>`: loopback only, nothing else is ever contacted. */
+  readonly url: string;
+  readonly port: number;
+  /** The JetStream store dir (kept across restarts), or undefined without JetStream. */
+  readonly storeDir: string | undefined;
+  /** SIGTERM, then waits for the process to exit. A no-op when it is not running. */
+  stop(): Promise<void>;
+  /** SIGKILL (a crash: no clean shutdown of the store), then waits for the exit. */
+  kill(): Promise<void>;
+  /** Stops it if running, then starts it again on the same port with the same store dir. */
+  restart(): Promise<void>;
+  /** Stops it and removes the store dir: for afterAll. */
+  dispose(): Promise<void>;
+}
+
+const STOP_GRACE_MS = 10_000;
+
+/** Starts nats-server on 127.0.0.1 and resolves once it logs "Server is ready". */
+export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {
+  const binary = options.binary ?? findBinary('nats-server');
+  if (!binary) throw new Error('nats-server is not installed');
+  const jetstream = options.jetstream ?? true;
+  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
+  const port = await freePort();
+  const storeDir = jetstream ? await mkdtemp(path.join(os.tmpdir(), 'nats-js-')) : undefined;
+  const args = ['-a', '127.0.0.1', '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+
+  let running: Running | undefined = await launch(binary, args, startTimeoutMs);
+
+  const stopWith = async (signal: NodeJS.Signals): Promise<void> => {
+    const current = running;
+    running = undefined;
+    if (!current) return;
+    current.child.kill(signal);
+    const graceful = await Promise.race([current.exited.then(() => true), delay(STOP_GRACE_MS).then(() => false)]);
+    if (!graceful) {
+      current.child.kill('SIGKILL');
+      await current.exited;
+    }
+  };
+
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    stop: () => stopWith('SIGTERM'),
+    kill: () => stopWith('SIGKILL'),
+    restart: async () => {
+      await stopWith('SIGTERM');
+      running = await launch(binary, args, startTimeoutMs);
+    },
+    dispose: async () => {
+      await stopWith('SIGTERM');
+      if (storeDir) await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+}
+
+/** Spawns the server and waits for its ready line; fails with the log tail if it exits first. */
+async function launch(binary: string, args: string[], timeoutMs: number): Promise<Running> {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const log: string[] = [];
+  let ready = false;
+  const readyLine = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`nats-server was not ready after ${timeoutMs} ms:\n${log.join('')}`)), timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      log.push(chunk.toString('utf8'));
+      if (log.length > 50) log.shift();
+      if (!ready && log.join('').includes('Server is ready')) {
+        ready = true;
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`nats-server exited before it was ready:\n${log.join('')}`));
+    });
+  });
+  try {
+    await readyLine;
+  } catch (error) {
+    // A spawn failure (no such file) never started a process, so there is no exit to wait for.
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    throw error;
+  }
+  return { child, exited };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
