@@ -1,16 +1,25 @@
-import type { ConfigHolder } from '@agent-platform/config';
+import { createConfigHolder, loadLicence, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
 import {
+  createAgentStats,
+  createAgentStore,
   createInvocationService,
+  createLicenceGate,
+  createSessionStore,
+  systemClock,
   type AgentStats,
   type AgentStore,
   type Clock,
   type InvocationService,
   type LicenceGate,
+  type LicenceState,
   type ModelRegistry,
   type SessionStore,
 } from '@agent-platform/domain';
-import type { Logger } from '@agent-platform/observability';
+import { openEngines, type ComposeContext, type ComposedProcess } from '@agent-platform/engines';
+import { createLogger, type Logger } from '@agent-platform/observability';
+import { createProviders } from '@agent-platform/providers';
 import type { Store } from '@agent-platform/store';
+import { createAgentWorkerService } from './service.ts';
 
 /** The shared pieces an invocation runs over; the all-in-one root passes the api's. */
 export interface InvocationSources {
@@ -27,7 +36,7 @@ export interface InvocationSources {
 
 /**
  * The worker's invocation service over the running config: `[agents]` limits and provider prices
- * are read per invocation, so POST /config/reload applies to the next one.
+ * are read per invocation, so a reload applies to the next one.
  */
 export function composeInvocationService(sources: InvocationSources): InvocationService {
   const log = sources.logger.child({ service: 'agent-worker' });
@@ -43,4 +52,62 @@ export function composeInvocationService(sources: InvocationSources): Invocation
     prices: (providerId) => sources.config.current().providers.find((p) => p.id === providerId),
     warn: (context, message) => log.warn(context, message),
   });
+}
+
+export interface ComposeAgentWorkerOptions {
+  /** Where log lines go; default stdout. */
+  logDestination?: NodeJS.WritableStream | 'stdout' | 'silent';
+  clock?: Clock;
+}
+
+/**
+ * The agent worker running alone (a fleet member): its own engines from `[runtime]`, the
+ * licence and model providers from the same config file as the api nodes, and the invocation
+ * service over the shared store, so idempotency keys, rate limits, budgets, sessions and usage
+ * are the fleet's, not this process's. SIGHUP re-reads the config file and the licence.
+ */
+export async function composeAgentWorker(
+  loaded: LoadedConfig,
+  context: ComposeContext,
+  options: ComposeAgentWorkerOptions = {},
+): Promise<ComposedProcess> {
+  const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
+  const boot = config.current();
+  const clock = options.clock ?? systemClock;
+  const { logger } = createLogger({
+    level: boot.logging.level,
+    bufferLines: boot.logging.buffer_lines,
+    destination: options.logDestination ?? 'stdout',
+  });
+  const engines = await openEngines(boot, { clock, logger, dataDir: boot.storage.data_dir, processName: context.name });
+  try {
+    const { store, bus } = engines;
+    let licence: LicenceState = await loadLicence(boot, logger);
+    config.onChange(async ({ config: next }) => {
+      licence = await loadLicence(next, logger);
+    });
+    const invocation = composeInvocationService({
+      config,
+      clock,
+      logger,
+      store,
+      agents: createAgentStore(store),
+      sessions: createSessionStore(store, clock),
+      agentStats: createAgentStats(store),
+      models: createProviders(() => config.current(), {
+        env: context.env,
+        onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+      }),
+      licence: { gate: createLicenceGate({ store, clock, state: () => licence }) },
+    });
+    return {
+      logger,
+      services: [createAgentWorkerService({ bus, invocation, logger })],
+      close: () => engines.close(),
+      reload: async () => void (await config.reload()),
+    };
+  } catch (error) {
+    await engines.close();
+    throw error;
+  }
 }

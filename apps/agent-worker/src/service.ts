@@ -14,7 +14,7 @@ export interface AgentWorkerDeps {
 export interface AgentWorkerService {
   name: string;
   start(): Promise<void>;
-  /** Stops taking invocations and waits for the running ones to finish. */
+  /** Stops taking invocations and waits for the running ones to finish (the SIGTERM drain). */
   stop(): Promise<void>;
 }
 
@@ -40,9 +40,12 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
       log.debug('agent-worker started');
     },
     async stop() {
-      const draining = subscriptions;
+      const [invocations, aborts] = subscriptions;
       subscriptions = [];
-      await Promise.all(draining.map((s) => s.drain()));
+      // Invocations first: they stop arriving, the running ones finish. The abort listener stays
+      // until then, so a suspend during the drain still reaches the work in flight here.
+      await invocations?.drain();
+      await aborts?.drain();
       log.debug('agent-worker stopped');
     },
   };

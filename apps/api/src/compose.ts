@@ -1,7 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { ConfigError, createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
-import type { PlatformConfig } from '@agent-platform/contracts';
+import { createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
 import {
   createAgentLifecycle,
   createAgentStats,
@@ -19,13 +17,10 @@ import {
 } from '@agent-platform/domain';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
-import { createEmbeddedBus } from '@agent-platform/bus/embedded';
-import { openEmbeddedQueue } from '@agent-platform/queue/embedded';
-import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { openEngines, platformVersion } from '@agent-platform/engines';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
 import { openLicence } from './open-licence.ts';
-import { platformVersion } from './platform-version.ts';
 
 export interface ComposeApiOptions {
   env: Record<string, string | undefined>;
@@ -36,6 +31,8 @@ export interface ComposeApiOptions {
   cwd?: string;
   /** Bound late by main.ts: POST /shutdown calls it once the 202 is on the wire. */
   requestShutdown?: () => void;
+  /** Which process this is (`api`, `platform`): the NATS connection name. */
+  processName?: string;
 }
 
 export interface ComposedApi {
@@ -44,23 +41,15 @@ export interface ComposedApi {
   close(): Promise<void>;
 }
 
-/** Engines this build ships; the distributed adapters come later. */
-function refuseUnavailableEngines(config: PlatformConfig): void {
-  const problems = (['bus', 'store', 'queue'] as const)
-    .filter((port) => config.runtime[port] !== 'embedded')
-    .map((port) => `runtime.${port} = "${config.runtime[port]}" is not available in this build yet; use "embedded"`);
-  if (problems.length > 0) throw new ConfigError(problems, { heading: 'Unsupported runtime engines:' });
-}
-
 /**
- * The api's composition root: the only place that picks adapters from `config.runtime` (STYLE
- * §1). Opens the store at `<data_dir>/platform.db` and the queue at `<data_dir>/queue.db`, loads
- * the vault key and the licence, builds the domain services over them and wires metrics around them.
+ * The api's composition root. Opens the engines `[runtime]` names (`openEngines`: embedded files
+ * under `data_dir`, or NATS, MongoDB and Redis), loads the vault key and the licence, builds the
+ * domain services over them and wires metrics around them. Every piece of state that must be the
+ * same on every api node lives in the store (docs/architecture.md, "Fleet").
  */
 export async function composeApi(loaded: LoadedConfig, options: ComposeApiOptions): Promise<ComposedApi> {
   const config = createConfigHolder(loaded, { env: options.env, cwd: options.cwd ?? process.cwd() });
   const boot = config.current();
-  refuseUnavailableEngines(boot);
   const clock = options.clock ?? systemClock;
   const { logger, buffer } = createLogger({
     level: boot.logging.level,
@@ -71,19 +60,15 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   const dataDir = boot.storage.data_dir;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
 
-  const closers: Array<() => Promise<void>> = [];
-  const close = async (): Promise<void> => {
-    for (const closeOne of closers.reverse()) {
-      await closeOne().catch((err: unknown) => logger.error({ err }, 'closing an engine failed'));
-    }
-  };
+  const engines = await openEngines(boot, {
+    clock,
+    logger,
+    dataDir,
+    ...(options.processName === undefined ? {} : { processName: options.processName }),
+  });
+  const { store, bus, queue } = engines;
+  const close = (): Promise<void> => engines.close();
   try {
-    const store = await openEmbeddedStore({ path: join(dataDir, 'platform.db'), clock: () => clock.now() });
-    closers.push(() => store.close());
-    const bus = createEmbeddedBus({ onError: (err) => logger.error({ err }, 'bus error') });
-    closers.push(() => bus.close());
-    const queue = await openEmbeddedQueue({ path: join(dataDir, 'queue.db'), clock, onError: (err) => logger.error({ err }, 'queue error') });
-    closers.push(() => queue.close());
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
     const licence = await openLicence({ config, store, clock, log: logger });
     const agents = createAgentStore(store);

@@ -1,14 +1,11 @@
 import { checkBootGate, ConfigError, loadOrCreateConfig } from '@agent-platform/config';
-import { composeApi, type ComposedApi } from './compose.ts';
+import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from '@agent-platform/engines';
+import { composeApi } from './compose.ts';
 import type { ApiDeps } from './deps.ts';
 import { createApiService } from './service.ts';
 
-/** A service a process runs beside (or instead of) the api listener. */
-export interface ProcessService {
-  name: string;
-  start(): Promise<unknown>;
-  stop(): Promise<void>;
-}
+// Kept importable from here: the all-in-one root and the test api build on them.
+export { runMain, type ProcessService } from '@agent-platform/engines';
 
 export interface RunProcessOptions {
   /** Shown in logs and audit entries: `api` alone, `platform` for the all-in-one. */
@@ -21,10 +18,11 @@ export interface RunProcessOptions {
 }
 
 /**
- * One process's lifecycle, shared by the api alone and the all-in-one platform (DECISIONS D1):
- * load the config (first-run setup when there is no file), apply the boot gate, compose, start
- * the services then the api listener, and stop gracefully on SIGINT, SIGTERM or POST /shutdown:
- * the listener first (in-flight requests finish), then the other services in reverse order.
+ * The lifecycle of a process with the api listener, shared by the api alone and the all-in-one
+ * platform (DECISIONS D1): load the config (first-run setup when there is no file), apply the
+ * boot gate, compose, start the services then the api listener, and stop gracefully on SIGINT,
+ * SIGTERM or POST /shutdown: the listener first (in-flight requests finish), then the other
+ * services in reverse order (`createProcessLifecycle`, the same as every other app).
  */
 export async function runProcess(options: RunProcessOptions): Promise<void> {
   const { env } = options;
@@ -32,53 +30,43 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
   const gate = checkBootGate(loaded.config);
   if (!gate.ok) throw new ConfigError([gate.reason]);
 
-  let composed: ComposedApi | null = null;
-  let started: ProcessService[] = [];
-  let stopping: Promise<void> | null = null;
-  const audit = (action: string, metadata: Record<string, unknown>) =>
-    composed?.deps.audit
-      .record({ category: 'system', identity: 'system', role: 'admin', action, target: options.name, result: 'success', metadata })
-      .catch((err: unknown) => composed?.deps.logger.error({ err }, `audit of ${action} failed`));
-  const stop = (reason: string): Promise<void> =>
-    (stopping ??= (async () => {
-      const logger = composed?.deps.logger;
-      logger?.info({ reason }, 'shutting down: waiting for in-flight work');
-      await audit('platform.shutdown', { reason });
-      for (const service of started.reverse()) {
-        await service.stop().catch((err: unknown) => logger?.error({ err, service: service.name }, 'stop failed'));
-      }
-      started = [];
-      await composed?.close();
-      logger?.info('stopped');
-    })());
-
-  composed = await composeApi(loaded, {
+  let lifecycle: ProcessLifecycle | null = null;
+  const composed = await composeApi(loaded, {
     env,
     cwd: options.cwd,
-    requestShutdown: () => void stop('POST /shutdown').then(() => process.exit(0)),
+    processName: options.name,
+    requestShutdown: () => void lifecycle?.stop('POST /shutdown').then(() => process.exit(0)),
   });
   const { deps } = composed;
+  const audit = (action: string, metadata: Record<string, unknown>) =>
+    deps.audit
+      .record({ category: 'system', identity: 'system', role: 'admin', action, target: options.name, result: 'success', metadata })
+      .catch((err: unknown) => deps.logger.error({ err }, `audit of ${action} failed`));
+  lifecycle = createProcessLifecycle({
+    logger: deps.logger,
+    close: () => composed.close(),
+    beforeStop: async (reason) => void (await audit('platform.shutdown', { reason })),
+  });
   // Spec §Authentication rule 4: an accepted insecure bind is warned about on every boot.
   if (gate.warning !== undefined) deps.logger.warn(gate.warning);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void stop(signal).then(() => process.exit(0)));
+  if (options.name === 'api' && loaded.config.runtime.bus === 'embedded') {
+    deps.logger.warn('runtime.bus = "embedded": no agent worker outside this process can take invocations; a fleet needs bus = "nats"');
   }
+  lifecycle.exitOnSignals();
 
   const api = createApiService(deps);
-  for (const service of options.services?.(deps) ?? []) {
-    await service.start();
-    started.push(service);
+  let address = '';
+  const listener: ProcessService = {
+    name: 'api',
+    start: async () => ({ address } = await api.start()),
+    stop: () => api.stop(),
+  };
+  try {
+    await lifecycle.start([...(options.services?.(deps) ?? []), listener]);
+  } catch (error) {
+    await composed.close();
+    throw error;
   }
-  const { address } = await api.start();
-  started.push({ name: 'api', start: async () => undefined, stop: () => api.stop() });
   await audit('platform.boot', { version: deps.version, address, config: loaded.path, process: options.name });
   console.log(`agent platform (${options.name}) ${deps.version} listening on ${address}`);
-}
-
-/** Entry-point wrapper: a refused config is the operator's to fix, so print it without a stack. */
-export function runMain(run: () => Promise<void>): void {
-  run().catch((error: unknown) => {
-    console.error(error instanceof ConfigError ? error.message : error);
-    process.exit(1);
-  });
 }

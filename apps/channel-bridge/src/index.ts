@@ -1,1 +1,2 @@
 export * from './service.ts';
+export * from './compose.ts';

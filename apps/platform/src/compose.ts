@@ -1,18 +1,25 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
 import { composeInvocationService, createAgentWorkerService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
-import { createSchedulerService } from '@agent-platform/scheduler';
+import { createSchedulerService, fireTimeoutMs } from '@agent-platform/scheduler';
 
 /**
  * The all-in-one composition (DECISIONS D1): the agent worker, scheduler and channel bridge run
  * in the api's process over the same engines (one embedded store, bus and queue), started in
  * this order before the api listener and stopped after it. The worker runs the invocations the
- * api requests over the bus, with the api's store, providers and licence gate.
+ * api requests over the bus, with the api's store, providers and licence gate; the scheduler
+ * fires the schedules on the queue as invocations on the same bus.
  */
 export function composePlatformServices(deps: ApiDeps): ProcessService[] {
   return [
     createAgentWorkerService({ bus: deps.bus, invocation: composeInvocationService(deps), logger: deps.logger }),
-    createSchedulerService({ logger: deps.logger }),
+    createSchedulerService({
+      queue: deps.queue,
+      bus: deps.bus,
+      logger: deps.logger,
+      clock: deps.clock,
+      requestTimeoutMs: fireTimeoutMs(() => deps.config.current()),
+    }),
     createChannelBridgeService({ logger: deps.logger }),
   ];
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
+import { Compile } from 'typebox/compile';
 import { InvocationResult, ToolCallView } from './http/invocation.ts';
 
 /**
@@ -27,9 +27,17 @@ export const AgentInvokeRequest = Type.Object({
 });
 export type AgentInvokeRequest = Static<typeof AgentInvokeRequest>;
 
-/** Consumers check what they take off the bus: another process (or version) may have sent it. */
+let invokeRequestValidator: ReturnType<typeof compileInvokeRequest> | undefined;
+const compileInvokeRequest = () => Compile(AgentInvokeRequest);
+
+/**
+ * Consumers check what they take off the bus: another process (or version) may have sent it.
+ * Every invocation goes through here, so the check is compiled once, on first use, rather than
+ * interpreted from the schema per message.
+ */
 export function isAgentInvokeRequest(value: unknown): value is AgentInvokeRequest {
-  return Value.Check(AgentInvokeRequest, value);
+  invokeRequestValidator ??= compileInvokeRequest();
+  return invokeRequestValidator.Check(value);
 }
 
 /**

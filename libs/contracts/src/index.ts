@@ -19,3 +19,4 @@ export * from './http/usage.ts';
 export * from './http/chat.ts';
 export * from './bus-messages.ts';
 export * from './did-you-mean.ts';
+export * from './queue-jobs.ts';

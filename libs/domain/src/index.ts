@@ -47,3 +47,5 @@ export * from './invocation/value-class.ts';
 export * from './invocation/usage-events.ts';
 export * from './invocation/usage-service.ts';
 export * from './invocation/invocation-service.ts';
+export * from './schedules/schedule-registrar.ts';
+export * from './auth/bootstrap-claim.ts';

@@ -8,12 +8,14 @@
  * - Documents are JSON objects with a string `id`, unique within a collection.
  * - Every stored document has a `version` that starts at 1 and grows by one on each write;
  *   `replace`/`delete` with an `expectedVersion` fail with `StoreConflictError` when it differs
- *   (optimistic concurrency).
+ *   (optimistic concurrency); `update` is a read-modify-write that loses no concurrent change.
  * - A collection opened with `ttlField` hides documents whose ttl timestamp (ISO string) is in
  *   the past and eventually purges them.
  * - `AppendLog.append` is linearizable across every process sharing the store: each entry gets
  *   `seq` = previous `seq` + 1 with no gaps and no forks, and the builder sees the true tip.
  * - `Counters.add` is atomic across processes; with a `limit` it never lets the value exceed it.
+ *   `Counters.addMany` applies each of its deltas atomically (no increment is ever lost), in one
+ *   round trip; whether the batch as a whole is all-or-nothing depends on the adapter.
  * - Everything survives a process restart.
  */
 export interface Store {
@@ -61,6 +63,18 @@ export interface Collection<T extends Doc> {
   replace(doc: T, expectedVersion: number): Promise<Versioned<T>>;
   /** Inserts or replaces without a version check (last writer wins). */
   upsert(doc: T): Promise<Versioned<T>>;
+  /**
+   * Read-modify-write of one document as one step: `change` gets the current document (null when
+   * absent) and returns the document to store (same id), or null to write nothing. Concurrent
+   * updates of a document are each applied exactly once, none lost, whatever process makes them.
+   * `change` may be called more than once (an adapter without a lock re-reads and calls it again
+   * when another writer got there first), so it must be pure; an error it throws rejects the
+   * update with nothing written. Resolves to the document as stored afterwards (the current one
+   * when `change` returned null; null when it stays absent). Creating the document can still hit
+   * a unique index (`StoreDuplicateError`); an adapter that retries gives up after many attempts
+   * in a row with `StoreConflictError`.
+   */
+  update(id: string, change: (current: Versioned<T> | null) => T | null): Promise<Versioned<T> | null>;
   /** Deletes; returns false when absent. With `expectedVersion`, `StoreConflictError` on mismatch. */
   delete(id: string, expectedVersion?: number): Promise<boolean>;
   find(query?: FindQuery<T>): Promise<Versioned<T>[]>;
@@ -102,12 +116,35 @@ export interface AppendLog<T extends object> {
   scan(fromSeq: number, limit: number): Promise<LogEntry<T>[]>;
 }
 
+/** One increment of `Counters.addMany`. */
+export interface CounterDelta {
+  key: string;
+  /** An integer; may be negative. A zero delta is skipped. */
+  delta: number;
+}
+
 export interface Counters {
   /**
    * Adds `delta` (may be negative) to the counter and returns the new value. With `limit`, the
    * add is refused (applied: false, value unchanged) when the result would exceed it.
    */
   add(key: string, delta: number, options?: { limit?: number }): Promise<{ value: number; applied: boolean }>;
+  /**
+   * Adds every delta, in one round trip (one transaction in SQLite, one bulk write in MongoDB),
+   * for bookkeeping that moves several counters at once (agent stats, usage totals). Unlike
+   * `add` there is no limit and no value is returned: callers that need either use `add`.
+   *
+   * Guarantees: each delta is applied exactly once and atomically (concurrent adds to the same
+   * key, from any process, are never lost); zero deltas are skipped and an empty list makes no
+   * round trip; a delta that is not a safe integer rejects the whole call before anything is
+   * written; a key may appear more than once. What the port does NOT promise is that the batch
+   * is all-or-nothing: the embedded adapter applies it in one transaction (a reader sees all of
+   * it or none of it, and a failure leaves every counter unchanged), but MongoDB applies each
+   * key on its own, so an error part-way (a lost connection) can leave some deltas applied.
+   * Callers must therefore not rely on the counters of one batch being consistent with each
+   * other at every instant, only on each being exact once the call has resolved.
+   */
+  addMany(deltas: ReadonlyArray<CounterDelta>): Promise<void>;
   get(key: string): Promise<number>;
   /** All counters whose key starts with `prefix`. */
   list(prefix: string): Promise<Record<string, number>>;

@@ -26,3 +26,4 @@ export { startNatsServer } from './nats-server.ts';
 export type { NatsServerHandle, NatsServerOptions } from './nats-server.ts';
 export { startRedisServer } from './redis-server.ts';
 export type { RedisServerHandle, RedisServerOptions } from './redis-server.ts';
+export { freePort } from './free-port.ts';

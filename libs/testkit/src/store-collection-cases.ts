@@ -116,6 +116,7 @@ export function collectionCases(h: () => StoreHarness): void {
     });
 
     findCases(items);
+    updateCases(h, items);
     ttlCases(h);
   });
 }
@@ -167,6 +168,71 @@ function findCases(items: () => Collection<Item>): void {
     expect(await c.count({ owner: null, active: true })).toBe(1);
     await c.delete('d5');
     expect(await c.count({ kind: 'b' })).toBe(1);
+  });
+}
+
+function updateCases(h: () => StoreHarness, items: () => Collection<Item>): void {
+  it('update creates, changes or leaves a document as its change function says', async () => {
+    const created = await items().update('a', (current) =>
+      current === null ? { id: 'a', name: 'new', rank: 1 } : null,
+    );
+    expect(created).toEqual({ doc: { id: 'a', name: 'new', rank: 1 }, version: 1 });
+    const changed = await items().update(
+      'a',
+      (current) => current && { ...current.doc, rank: (current.doc.rank ?? 0) + 1 },
+    );
+    expect(changed).toEqual({ doc: { id: 'a', name: 'new', rank: 2 }, version: 2 });
+    expect(await items().update('a', () => null)).toEqual(changed);
+    expect(await items().update('ghost', () => null)).toBeNull();
+    expect(await items().get('ghost')).toBeNull();
+    expect(await items().get('a')).toEqual(changed);
+  });
+
+  it('update loses no change when 40 run at once from separate handles', async () => {
+    await items().insert({ id: 'n', name: 'counter', rank: 0 });
+    const bump = (c: Collection<Item>) =>
+      c.update('n', (current) => current && { ...current.doc, rank: (current.doc.rank ?? 0) + 1 });
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => bump(i % 2 === 0 ? items() : h().store.collection<Item>('items'))),
+    );
+    expect(await items().get('n')).toEqual({ doc: { id: 'n', name: 'counter', rank: 40 }, version: 41 });
+  });
+
+  it('update writes nothing when its change throws or would change the id', async () => {
+    await items().insert({ id: 'a', name: 'kept' });
+    const refused = new Error('refused');
+    await expect(
+      items().update('a', () => {
+        throw refused;
+      }),
+    ).rejects.toBe(refused);
+    await expect(
+      items().update('a', (current) => current && { ...current.doc, id: 'b' }),
+    ).rejects.toBeInstanceOf(TypeError);
+    expect(await items().get('a')).toEqual({ doc: { id: 'a', name: 'kept' }, version: 1 });
+    expect(await items().get('b')).toBeNull();
+  });
+
+  it('update sees an expired document as absent and reports a unique clash on create', async () => {
+    const coll = h().store.collection<Item>('leases', {
+      ttlField: 'expires_at',
+      indexes: [{ field: 'email', unique: true }],
+    });
+    const at = (ms: number) => new Date(h().now().getTime() + ms).toISOString();
+    await coll.insert({ id: 'old', name: 'expiring', expires_at: at(1_000) });
+    await coll.insert({ id: 'other', name: 'holder', email: 'taken@example.com' });
+    h().advance(5_000);
+    const seen: (string | null)[] = [];
+    const fresh = await coll.update('old', (current) => {
+      seen.push(current?.doc.name ?? null);
+      return { id: 'old', name: 'fresh' };
+    });
+    expect(seen.every((name) => name === null)).toBe(true);
+    expect(fresh).toEqual({ doc: { id: 'old', name: 'fresh' }, version: 1 });
+    await expect(
+      coll.update('third', () => ({ id: 'third', name: 'x', email: 'taken@example.com' })),
+    ).rejects.toBeInstanceOf(StoreDuplicateError);
+    expect(await coll.get('third')).toBeNull();
   });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoreHarness } from './store-harness.ts';
 
-/** Counters guarantees: exact under concurrency, and a limit that is never exceeded. */
+/** Counters guarantees: exact under concurrency, a limit that is never exceeded, batched adds. */
 export function counterCases(h: () => StoreHarness): void {
   describe('counters', () => {
     it('starts at 0 and adds positive and negative deltas', async () => {
@@ -34,6 +34,50 @@ export function counterCases(h: () => StoreHarness): void {
       );
       expect(big.filter((r) => r.applied)).toHaveLength(8);
       expect(await counters.get('chunks')).toBe(24);
+    });
+
+    it('addMany applies every delta, a repeated key twice, and skips zero deltas', async () => {
+      const { counters } = h().store;
+      await counters.add('stats:b', 10);
+      await counters.addMany([
+        { key: 'stats:a', delta: 2 },
+        { key: 'stats:b', delta: -4 },
+        { key: 'stats:zero', delta: 0 },
+        { key: 'stats:a', delta: 3 },
+      ]);
+      // A zero delta creates no counter: it is absent from the list, not listed at 0.
+      expect(await counters.list('stats:')).toEqual({ 'stats:a': 5, 'stats:b': 6 });
+      await counters.addMany([]);
+      expect(await counters.list('stats:')).toEqual({ 'stats:a': 5, 'stats:b': 6 });
+    });
+
+    it('addMany is exact under 50 concurrent batches mixed with single adds', async () => {
+      const { counters } = h().store;
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          i % 5 === 0
+            ? counters.add('mix:a', 1)
+            : counters.addMany([
+                { key: 'mix:a', delta: 1 },
+                { key: 'mix:b', delta: 2 },
+              ]),
+        ),
+      );
+      expect(await counters.get('mix:a')).toBe(50);
+      expect(await counters.get('mix:b')).toBe(80);
+    });
+
+    it('addMany refuses a delta that is not a safe integer and writes nothing', async () => {
+      const { counters } = h().store;
+      for (const bad of [0.5, Number.NaN, 2 ** 60]) {
+        await expect(
+          counters.addMany([
+            { key: 'bad:a', delta: 1 },
+            { key: 'bad:b', delta: bad },
+          ]),
+        ).rejects.toThrow(RangeError);
+      }
+      expect(await counters.list('bad:')).toEqual({});
     });
 
     it('lists the counters under a prefix', async () => {

@@ -47,7 +47,8 @@ export function authenticateHook(deps: ApiDeps) {
       return;
     }
     const client = clientOf(request);
-    const lockedFor = await deps.authBackoff.lockedFor(client);
+    const backoff = await deps.authBackoff.check(client);
+    const lockedFor = backoff.lockedForSecs;
     if (lockedFor > 0) {
       deps.metrics.authFailuresTotal.inc({ reason: 'locked_out' });
       throw Errors.rateLimited(`too many failed authentication attempts: retry in ${lockedFor} s`, lockedFor);
@@ -69,7 +70,8 @@ export function authenticateHook(deps: ApiDeps) {
     const caller = isKey && keysAccepted ? await deps.keys.authenticate(bearer.token) : null;
     if (caller !== null) {
       request.caller = caller;
-      await deps.authBackoff.recordSuccess(client);
+      // No write unless the check found failures to clear: the common case costs one read.
+      await deps.authBackoff.recordSuccess(client, backoff);
       return;
     }
     await recordFailure(deps, request, client, 'invalid');

@@ -50,6 +50,22 @@ describe('failed attempts', () => {
   });
 });
 
+describe('a successful authentication', () => {
+  it('clears the failures of its address, so the free attempts start over', async () => {
+    api = await startTestApi({
+      config: { auth: { mode: 'local', rate_limit: { max_failed_attempts: 2, base_backoff_secs: 30, max_backoff_secs: 300 } } },
+      routes: [probeRoutes()],
+    });
+    const admin = await api.issueKey('admin');
+    const guess = async () => (await api!.request('GET', '/auth/whoami', { token: 'svc_sk_wrong-guess' })).status;
+    expect([await guess(), await guess()]).toEqual([401, 401]);
+    expect((await api.request('GET', '/auth/whoami', { token: admin })).status).toBe(200);
+    // Two free failures again, then the third locks the address out.
+    expect([await guess(), await guess(), await guess()]).toEqual([401, 401, 401]);
+    expect((await api.request('GET', '/auth/whoami', { token: admin })).status).toBe(429);
+  });
+});
+
 describe('audit of requests', () => {
   it('records a mutating request before the client gets its response, and role denials as access', async () => {
     api = await startTestApi({ config: { auth: { mode: 'local' } }, routes: [probeRoutes()] });

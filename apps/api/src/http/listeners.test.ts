@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { lstatSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,38 @@ describe('CORS', () => {
     expect(denied.status).toBe(401);
     expect(denied.headers['access-control-allow-origin']).toBe('https://app.example');
     expect(denied.headers['access-control-expose-headers']).toContain('WWW-Authenticate');
+  });
+
+  it('answers any origin with "*", credentials for listed ones, varies by Origin, refuses a bare OPTIONS', async () => {
+    api = await startTestApi({ config: { server: { cors: { allowed_origins: ['*'] } } } });
+    const any = await api.request('GET', '/health', { headers: { origin: 'https://any.example' } });
+    expect(any.headers['access-control-allow-origin']).toBe('*');
+    expect(any.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(any.headers.vary).toContain('Origin');
+    await api.close();
+    api = await startTestApi({ config: { server: { cors: { allowed_origins: ['https://app.example'], allow_credentials: true } } } });
+    const listed = await api.request('GET', '/health', { headers: { origin: 'https://app.example' } });
+    expect(listed.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(listed.headers['access-control-allow-credentials']).toBe('true');
+    const res = await api.request('OPTIONS', '/agents', { headers: preflight });
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-headers']).toBe('authorization,content-type');
+    expect(res.headers['access-control-max-age']).toBe('600');
+    const bare = await api.request('OPTIONS', '/agents', { headers: { origin: 'https://app.example' } });
+    expect(bare.status).toBe(400);
+  });
+
+  it('follows [server.cors] across a config reload, with no CORS headers while it is absent', async () => {
+    api = await startTestApi({ config: { auth: { mode: 'local' } } });
+    const admin = await api.issueKey('admin');
+    const before = await api.request('GET', '/health', { headers: { origin: 'https://app.example' } });
+    expect(before.headers['access-control-allow-origin']).toBeUndefined();
+    expect(before.headers.vary).toBeUndefined();
+    await writeFile(api.configPath, `${await readFile(api.configPath, 'utf8')}\n[server.cors]\nallowed_origins = ["https://app.example"]\n`);
+    expect((await api.request('POST', '/config/reload', { token: admin })).status).toBe(200);
+    const after = await api.request('OPTIONS', '/auth/keys', { headers: preflight });
+    expect(after.status).toBe(204);
+    expect(after.headers['access-control-allow-origin']).toBe('https://app.example');
   });
 
   it('sends no CORS headers to an origin not listed, or without [server.cors]', async () => {

@@ -41,6 +41,13 @@ describe('bootstrap (spec §Authentication rule 3)', () => {
     expect(withKey.status).toBe(200);
   });
 
+  it('frees the bootstrap again when the first key is refused', async () => {
+    const api = await start(LOCAL);
+    const refused = await api.request('POST', '/auth/keys', { body: { name: '   ', role: 'admin' } });
+    expect(refused.status).toBe(400);
+    expect((await api.request('POST', '/auth/keys', { body: { name: 'first', role: 'admin' } })).status).toBe(200);
+  });
+
   it('keeps requiring a credential after the only key is revoked', async () => {
     const api = await start(LOCAL);
     const first = await api.request('POST', '/auth/keys', { body: { name: 'first', role: 'admin' } });

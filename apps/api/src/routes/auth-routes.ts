@@ -11,6 +11,7 @@ import {
   WhoAmI,
   type PlatformConfig,
 } from '@agent-platform/contracts';
+import { claimBootstrap, Errors } from '@agent-platform/domain';
 import type { RoutePlugin } from '../api-app.ts';
 
 const TAGS = ['auth'];
@@ -80,7 +81,15 @@ export const authRoutes: RoutePlugin = (app, deps) => {
     },
     async (request, reply) => {
       if (!enabled()) return reply.code(503).send(NOT_ENABLED);
-      return deps.keys.create(request.body);
+      // The bootstrap caller passed because the store looked empty; of concurrent bootstraps
+      // (this node or any other) only the one holding the claim creates the first key.
+      if (request.caller.identity !== 'bootstrap' || request.caller.authenticated) return deps.keys.create(request.body);
+      const claim = await claimBootstrap(deps);
+      if (claim === null) throw Errors.unauthenticated('the first key is being created by another request: authenticate with an API key');
+      return deps.keys.create(request.body).catch(async (error: unknown) => {
+        await claim.release();
+        throw error;
+      });
     },
   );
 

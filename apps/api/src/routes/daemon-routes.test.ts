@@ -122,11 +122,22 @@ describe('POST /shutdown', () => {
 describe('GET /logs and GET /status', () => {
   it('returns the requested number of recent log lines', async () => {
     api = await startTestApi();
-    for (let i = 0; i < 3; i++) await api.request('GET', '/health');
+    let health = await api.request('GET', '/health');
+    for (let i = 0; i < 2; i++) health = await api.request('GET', '/health?token=svc_sk_in-a-query');
     const res = await api.request('GET', '/logs?lines=2');
     expect(res.status).toBe(200);
     expect(res.body.lines).toHaveLength(2);
-    expect(JSON.parse(res.body.lines[1])).toMatchObject({ msg: 'request', route: '/health' });
+    // The request line: its request id, the route and the path, never the query string.
+    expect(JSON.parse(res.body.lines[1])).toMatchObject({
+      msg: 'request',
+      level: 30,
+      reqId: health.headers['x-request-id'],
+      method: 'GET',
+      route: '/health',
+      path: '/health',
+      status: 200,
+    });
+    expect(res.body.lines.join('\n')).not.toContain('svc_sk_in-a-query');
     for (const bad of ['0', '10001', 'many']) expect((await api.request('GET', `/logs?lines=${bad}`)).status, bad).toBe(400);
   });
 

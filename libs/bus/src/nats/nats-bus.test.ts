@@ -230,5 +230,29 @@ describe.skipIf(natsServer === null)('NatsBus', () => {
       expect(Date.now() - back).toBeLessThan(5_000);
       expect((await client.health()).status).toBe('ok');
     });
+
+    it('answers a request sent while the server is down once it is back, instead of losing it', async () => {
+      // nats.js discards what was published while disconnected at each reconnection attempt: the
+      // request must wait for the connection, or its caller waits for nothing until the timeout.
+      own = await startNatsServer({ jetstream: false });
+      const client = await open(own);
+      const server = await open(own);
+      await server.serve<{ n: number }, number>('double', async ({ n }) => n * 2);
+      await own.kill();
+      await waitUntil(async () => (await client.health()).status === 'down', { message: 'health down' });
+      const sent = Date.now();
+      const during = client.request('double', { n: 5 }, { timeoutMs: 8_000 });
+      await own.restart();
+      expect(await during).toBe(10);
+      expect(Date.now() - sent).toBeLessThan(5_000);
+    });
+
+    it('fails a request with timeout when the server stays down for all of its time budget', async () => {
+      own = await startNatsServer({ jetstream: false });
+      const client = await open(own);
+      await own.kill();
+      await waitUntil(async () => (await client.health()).status === 'down', { message: 'health down' });
+      await expectBusError(client.request('double', { n: 1 }, { timeoutMs: 300 }), 'timeout');
+    });
   });
 });

@@ -13,6 +13,7 @@ import type {
   Subscription,
 } from '../bus.ts';
 import type { ErrorSink } from './nats-codec.ts';
+import { ConnectionGate } from './nats-connection-gate.ts';
 import { watchExhausted } from './nats-exhausted-watch.ts';
 import { assertStreamPrefix } from './nats-names.ts';
 import { NatsNotifier } from './nats-notifier.ts';
@@ -58,7 +59,7 @@ export class NatsBus implements Bus {
   private readonly consumers = new Set<Subscription>();
   private readonly onError: ErrorSink;
   private readonly js: JetStreamClient;
-  private connected = true;
+  private readonly connection = new ConnectionGate();
   private closed = false;
   private closing: Promise<void> | undefined;
 
@@ -70,7 +71,7 @@ export class NatsBus implements Bus {
     const prefix = options.streamPrefix ?? 'AP';
     assertStreamPrefix(prefix);
     this.onError = options.onError ?? (() => undefined);
-    this.requests = new NatsRequests(nc, this.onError);
+    this.requests = new NatsRequests(nc, this.onError, this.connection);
     this.notifier = new NatsNotifier(nc, this.onError);
     this.js = jetstream(nc);
     this.streams = new NatsStreams(nc, this.js, jsm, {
@@ -145,7 +146,7 @@ export class NatsBus implements Bus {
 
   async health(): Promise<{ kind: string; status: 'ok' | 'down'; detail?: string }> {
     if (this.closed || this.nc.isClosed()) return { kind: 'nats', status: 'down', detail: 'closed' };
-    if (!this.connected) return { kind: 'nats', status: 'down', detail: 'disconnected, reconnecting' };
+    if (!this.connection.isUp) return { kind: 'nats', status: 'down', detail: 'disconnected, reconnecting' };
     return { kind: 'nats', status: 'ok', detail: `connected to ${this.nc.getServer()}` };
   }
 
@@ -159,22 +160,24 @@ export class NatsBus implements Bus {
         () => false,
       );
       if (!(await Promise.race([drained, delay(CLOSE_DRAIN_TIMEOUT_MS).then(() => false)]))) await this.nc.close();
+      // Requests still waiting for a reconnect fail now rather than at their timeout.
+      this.connection.close();
     })();
     return this.closing;
   }
 
   private async watchStatus(): Promise<void> {
     for await (const status of this.nc.status()) {
-      if (status.type === 'disconnect') this.connected = false;
+      if (status.type === 'disconnect') this.connection.markDown();
       if (status.type === 'reconnect') {
-        this.connected = true;
+        this.connection.markUp();
         this.streams.reconnected();
       }
     }
   }
 
   private async flushQuietly(): Promise<void> {
-    if (this.nc.isClosed() || !this.connected) return;
+    if (this.nc.isClosed() || !this.connection.isUp) return;
     await Promise.race([this.nc.flush().catch(() => undefined), delay(CLOSE_DRAIN_TIMEOUT_MS)]);
   }
 

@@ -3,12 +3,26 @@ import { BusError } from '../bus.ts';
 import type { RequestHandler, RequestOptions, ServeOptions, Subscription } from '../bus.ts';
 import { InFlight } from '../embedded/in-flight.ts';
 import { decode, encode, errorReply, readReply, type ErrorSink } from './nats-codec.ts';
+import type { ConnectionGate } from './nats-connection-gate.ts';
 import { assertSubject } from './nats-names.ts';
+
+/** After a reconnection, how long "no responders" means servers are still re-subscribing. */
+const RECONNECT_GRACE_MS = 5_000;
+/** Pause between tries of a request that met no responders within the grace window. */
+const NO_RESPONDERS_RETRY_MS = 50;
+
+/**
+ * How long a served request's reply waits for a lost connection to come back before it is sent
+ * anyway (and lost): past this the requester has almost certainly given up.
+ */
+const REPLY_WAIT_MS = 10_000;
 
 /**
  * Request/reply over core NATS: servers subscribe in a queue group, so the server picks one member
  * per request; the requester's wait is always bounded by `timeoutMs`. A subject nobody serves
  * answers with NATS's "no responders" status at once, which becomes `BusError('no_responders')`.
+ * While the connection is down, a request (and a served request's reply) waits for it to come
+ * back instead of being published into a buffer the client would discard (`ConnectionGate`).
  */
 export class NatsRequests {
   private readonly servers = new Set<Subscription>();
@@ -16,18 +30,14 @@ export class NatsRequests {
   constructor(
     private readonly nc: NatsConnection,
     private readonly onError: ErrorSink,
+    private readonly gate: ConnectionGate,
   ) {}
 
   async request<Req, Res>(subject: string, payload: Req, options: RequestOptions): Promise<Res> {
     assertSubject(subject);
     const { signal } = options;
     if (signal?.aborted) throw abortedError(subject);
-    const pending = this.nc.request(subject, encode(payload), { timeout: options.timeoutMs }).then(
-      (msg) => readReply<Res>(msg),
-      (error: unknown) => {
-        throw toBusError(error, subject, options.timeoutMs);
-      },
-    );
+    const pending = this.send<Res>(subject, encode(payload), options.timeoutMs);
     if (!signal) return pending;
     // NATS requests cannot be cancelled: the caller stops waiting, the reply (or timeout) that
     // comes later is dropped.
@@ -44,6 +54,30 @@ export class NatsRequests {
     }
   }
 
+  /** Waits for the connection within the request's own time budget, then sends with what is left of it. */
+  private async send<Res>(subject: string, data: Uint8Array, timeoutMs: number): Promise<Res> {
+    const started = Date.now();
+    if (!(await this.gate.whenUp(timeoutMs))) {
+      if (this.gate.isClosed) throw new BusError('closed', 'the bus is closed');
+      throw new BusError('timeout', `request on ${subject} timed out after ${timeoutMs} ms: the bus stayed disconnected`);
+    }
+    for (;;) {
+      const remaining = Math.max(1, timeoutMs - (Date.now() - started));
+      try {
+        return readReply<Res>(await this.nc.request(subject, data, { timeout: remaining }));
+      } catch (error) {
+        const mapped = toBusError(error, subject, timeoutMs);
+        // Right after a server restart every client reconnects on its own schedule: a request
+        // can reach the server before the serving connections have re-subscribed. Within the
+        // grace window that is "not yet", not "nobody": try again within the caller's budget.
+        const inGrace = this.gate.sinceReconnectMs() < RECONNECT_GRACE_MS;
+        const timeLeft = timeoutMs - (Date.now() - started) > NO_RESPONDERS_RETRY_MS;
+        if (!(mapped instanceof BusError && mapped.code === 'no_responders' && inGrace && timeLeft)) throw mapped;
+        await new Promise((resolve) => setTimeout(resolve, NO_RESPONDERS_RETRY_MS));
+      }
+    }
+  }
+
   async serve<Req, Res>(subject: string, handler: RequestHandler<Req, Res>, options?: ServeOptions): Promise<Subscription> {
     assertSubject(subject);
     const inFlight = new InFlight();
@@ -51,7 +85,7 @@ export class NatsRequests {
       queue: options?.queue ?? subject,
       callback: (error, msg) => {
         if (error) return this.onError(error, { subject });
-        inFlight.track(answer(msg, handler, subject)).catch((e: unknown) => this.onError(e, { subject }));
+        inFlight.track(answer(msg, handler, subject, this.gate)).catch((e: unknown) => this.onError(e, { subject }));
       },
     });
     // The server must know the subscription before we say we serve: a request sent from another
@@ -74,7 +108,7 @@ export class NatsRequests {
   }
 }
 
-async function answer<Req, Res>(msg: Msg, handler: RequestHandler<Req, Res>, subject: string): Promise<void> {
+async function answer<Req, Res>(msg: Msg, handler: RequestHandler<Req, Res>, subject: string, gate: ConnectionGate): Promise<void> {
   let reply: { data: Uint8Array; headers?: ReturnType<typeof errorReply>['headers'] };
   try {
     const result = await handler(decode<Req>(msg.data), { subject });
@@ -82,6 +116,7 @@ async function answer<Req, Res>(msg: Msg, handler: RequestHandler<Req, Res>, sub
   } catch (error) {
     reply = errorReply(error);
   }
+  await gate.whenUp(REPLY_WAIT_MS);
   msg.respond(reply.data, reply.headers ? { headers: reply.headers } : undefined);
 }
 

@@ -37,10 +37,15 @@ export function createAgentStats(store: Store): AgentStats {
       await counters.add(agentStatKeys.received(agentId), 1);
     },
     async finished(agentId, source, outcome) {
-      const duration = Math.max(0, Math.round(outcome.duration_ms));
-      await counters.add(agentStatKeys.source(agentId, source, 'count'), 1);
-      if (!outcome.ok) await counters.add(agentStatKeys.source(agentId, source, 'errors'), 1);
-      await counters.add(agentStatKeys.source(agentId, source, 'duration_ms'), duration);
+      // One batch: one commit for the three numbers of a finished invocation.
+      await counters.addMany([
+        { key: agentStatKeys.source(agentId, source, 'count'), delta: 1 },
+        { key: agentStatKeys.source(agentId, source, 'errors'), delta: outcome.ok ? 0 : 1 },
+        {
+          key: agentStatKeys.source(agentId, source, 'duration_ms'),
+          delta: Math.max(0, Math.round(outcome.duration_ms)),
+        },
+      ]);
     },
     async read(agentId) {
       const [received, rows] = await Promise.all([
@@ -57,9 +62,8 @@ export function createAgentStats(store: Store): AgentStats {
  * the port; zeroed rows read exactly like absent ones.
  */
 export async function clearAgentStats(counters: Counters, agentId: string): Promise<void> {
-  for (const [key, value] of Object.entries(await counters.list(agentStatKeys.prefix(agentId)))) {
-    if (value !== 0) await counters.add(key, -value);
-  }
+  const rows = Object.entries(await counters.list(agentStatKeys.prefix(agentId)));
+  await counters.addMany(rows.map(([key, value]) => ({ key, delta: -value })));
 }
 
 function bySource(rows: Record<string, number>, prefix: string): Map<string, SourceTotals> {

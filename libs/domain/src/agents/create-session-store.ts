@@ -1,4 +1,4 @@
-import { StoreConflictError, StoreDuplicateError, type Store } from '@agent-platform/store';
+import { StoreConflictError, type Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
 import type { SessionStore, SessionTurn } from './session-store.ts';
@@ -23,13 +23,10 @@ export interface TranscriptRecord {
 export const SESSIONS_COLLECTION = 'sessions';
 export const TRANSCRIPTS_COLLECTION = 'session_transcripts';
 
-/** Appends racing on one session (two workers answering the same agent) retry this often. */
-const MAX_WRITE_ATTEMPTS = 20;
-
 /**
  * Sessions in the shared store, so that every api node and worker sees the same context. An
- * append is a read-modify-write with a version check, retried on a concurrent write, so two
- * invocations finishing together both keep their turns.
+ * append is one `update` (an atomic read-modify-write of the store), so two invocations
+ * finishing together both keep their turns.
  */
 export function createSessionStore(store: Store, clock: Clock): SessionStore {
   const sessions = store.collection<SessionRecord>(SESSIONS_COLLECTION);
@@ -39,26 +36,20 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
 
   async function append(agentId: string, turns: SessionTurn[], maxTurns: number): Promise<void> {
     const keep = Math.max(0, Math.floor(maxTurns));
-    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const current = await sessions.get(agentId);
-      const all = [...(current?.doc.turns ?? []), ...turns];
-      const next: SessionRecord = {
+    const updatedAt = clock.now().toISOString();
+    try {
+      await sessions.update(agentId, (current) => ({
         id: agentId,
         agent_id: agentId,
-        turns: keep === 0 ? [] : all.slice(-keep),
-        updated_at: clock.now().toISOString(),
-      };
-      try {
-        if (current === null) await sessions.insert(next);
-        else await sessions.replace(next, current.version);
-        return;
-      } catch (error) {
-        if (!(error instanceof StoreConflictError || error instanceof StoreDuplicateError)) throw error;
-      }
+        turns: keep === 0 ? [] : [...(current?.doc.turns ?? []), ...turns].slice(-keep),
+        updated_at: updatedAt,
+      }));
+    } catch (error) {
+      if (!(error instanceof StoreConflictError)) throw error;
+      throw Errors.conflict(`the session of agent '${agentId}' is being written concurrently; try again`, {
+        agent_id: agentId,
+      });
     }
-    throw Errors.conflict(`the session of agent '${agentId}' is being written concurrently; try again`, {
-      agent_id: agentId,
-    });
   }
 
   return {

@@ -7,11 +7,28 @@ import type { Clock } from '../time/clock.ts';
  * lives in the shared store so that every api node sees the same lockouts.
  */
 export interface AuthBackoff {
+  /** The client's state before an attempt, in one read; pass it on to `recordSuccess`. */
+  check(client: string): Promise<AuthBackoffCheck>;
   /** Seconds the client must still wait, or 0 when it may try now. */
   lockedFor(client: string): Promise<number>;
   /** Records a failure; returns the lockout (seconds) it caused, 0 when none. */
   recordFailure(client: string): Promise<number>;
-  recordSuccess(client: string): Promise<void>;
+  /**
+   * Resets the client's failure count. With the `check` made for this attempt, a client that had
+   * no failure on record then is left alone: no write, which is every successful request of a
+   * well-behaved client. A failure recorded between that check and this success (another request
+   * from the same address) is then kept, as if it had come after the success; without `checked`
+   * the count is always cleared.
+   */
+  recordSuccess(client: string, checked?: AuthBackoffCheck): Promise<void>;
+}
+
+/** What `check` found for a client. */
+export interface AuthBackoffCheck {
+  /** Seconds the client must still wait, or 0 when it may try now. */
+  lockedForSecs: number;
+  /** A failure record exists (possibly within the free attempts): a success must clear it. */
+  hasFailures: boolean;
 }
 
 /** Failure state of one client address in the `auth_failures` collection. */
@@ -60,12 +77,19 @@ const MAX_WRITE_ATTEMPTS = 100;
 export function createAuthBackoff(deps: AuthBackoffDeps): AuthBackoff {
   const failures = deps.store.collection<AuthFailureRecord>(AUTH_FAILURES_COLLECTION, { ttlField: 'purge_at' });
 
+  async function check(client: string): Promise<AuthBackoffCheck> {
+    const found = await failures.get(client);
+    if (found === null) return { lockedForSecs: 0, hasFailures: false };
+    if (found.doc.locked_until === null) return { lockedForSecs: 0, hasFailures: true };
+    const remainingMs = Date.parse(found.doc.locked_until) - deps.clock.now().getTime();
+    return { lockedForSecs: remainingMs > 0 ? Math.ceil(remainingMs / 1000) : 0, hasFailures: true };
+  }
+
   return {
+    check,
+
     async lockedFor(client: string): Promise<number> {
-      const found = await failures.get(client);
-      if (found?.doc.locked_until == null) return 0;
-      const remainingMs = Date.parse(found.doc.locked_until) - deps.clock.now().getTime();
-      return remainingMs > 0 ? Math.ceil(remainingMs / 1000) : 0;
+      return (await check(client)).lockedForSecs;
     },
 
     async recordFailure(client: string): Promise<number> {
@@ -84,7 +108,8 @@ export function createAuthBackoff(deps: AuthBackoffDeps): AuthBackoff {
       throw Errors.unavailable('authentication backoff state');
     },
 
-    async recordSuccess(client: string): Promise<void> {
+    async recordSuccess(client: string, checked?: AuthBackoffCheck): Promise<void> {
+      if (checked?.hasFailures === false) return;
       await failures.delete(client);
     },
   };

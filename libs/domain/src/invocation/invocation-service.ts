@@ -70,8 +70,13 @@ export interface InvocationServiceDeps {
   warn?: (context: Record<string, unknown>, message: string) => void;
 }
 
-/** A pending idempotency claim outlives the invocation timeout by this much before it is presumed dead. */
-const LEASE_MARGIN_MS = 60_000;
+/**
+ * A pending idempotency claim outlives the invocation timeout by this much before it is presumed
+ * dead (its worker was killed). The owner aborts itself at the timeout, counted from before its
+ * claim, so the margin only has to cover a settling owner's last store writes and clock skew
+ * between hosts; kept short because a caller retrying a killed worker's key waits for it.
+ */
+const LEASE_MARGIN_MS = 5_000;
 
 /**
  * The order of checks is the contract (docs/invocation.md): agent exists (404), agent Running
@@ -140,8 +145,13 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     await deps.stats.received(agent.id, source);
     const started = nowMs();
     try {
-      const result = await answer(agent, request, signal, onToken, started);
+      const answered = await answer(agent, request, signal, onToken, started);
+      const { result } = answered;
+      // The key is settled before the bookkeeping: a worker killed between the two writes then
+      // loses one usage event, instead of leaving a pending key that a retry would run again
+      // (no idempotency key may ever execute twice).
       await claim?.complete(result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result'));
+      await bookkeep(agent, request, answered);
       await deps.stats.finished(agent.id, source, { ok: true, duration_ms: result.duration_ms });
       return { result, duplicate: false };
     } catch (raw) {
@@ -158,7 +168,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     signal: AbortSignal,
     onToken: ((text: string) => void) | undefined,
     started: number,
-  ): Promise<InvocationOutcome> {
+  ): Promise<Answered> {
     const model = deps.models.resolve();
     const reservation = await deps.licence.authorize({
       provider_id: model.provider.id,
@@ -185,8 +195,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
         tool_calls: loop.tool_calls,
         usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
       };
-      await bookkeep(agent, request, model, loop, cost);
-      return result;
+      return { result, model, loop, cost };
     } catch (error) {
       await reservation.release();
       throw error;
@@ -204,7 +213,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
   }
 
   /** The answer is already paid for and correct: failing to record it must not fail the call. */
-  async function bookkeep(agent: AgentRecord, request: InvocationRequest, model: ResolvedModel, loop: ToolLoopResult, cost: number): Promise<void> {
+  async function bookkeep(agent: AgentRecord, request: InvocationRequest, { model, loop, cost }: Answered): Promise<void> {
     const at = deps.clock.now().toISOString();
     await deps.sessions
       .append(
@@ -240,6 +249,14 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
         Errors.invalidState(`invocation aborted: agent '${agentId}' was ${reason}`, { agent_id: agentId, state: 'Suspended', reason }),
       ),
   };
+}
+
+/** A paid-for answer and what its bookkeeping (session, usage event) needs. */
+interface Answered {
+  result: InvocationOutcome;
+  model: ResolvedModel;
+  loop: ToolLoopResult;
+  cost: number;
 }
 
 /** USD of a call from the provider's prices per million tokens (0 when unpriced). */

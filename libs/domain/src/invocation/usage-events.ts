@@ -41,15 +41,17 @@ export function usageEventsLog(store: Store) {
 }
 
 /**
- * Appends the event and adds it to the all-time totals. The log is an append-only sequence
- * (rather than a collection) because every reader asks for "events since t", which the log
- * answers with an ordered range read.
+ * Appends the event and adds it to the all-time totals (one batch; a zero, such as the cost of
+ * the `local` provider, is not written). The log is an append-only sequence (rather than a
+ * collection) because every reader asks for "events since t", which the log answers with an
+ * ordered range read.
  */
 export async function recordUsageEvent(store: Store, event: UsageEvent): Promise<void> {
   await usageEventsLog(store).append(() => event);
-  const { counters } = store;
-  await counters.add(USAGE_TOTAL_KEYS.input_tokens, event.input_tokens);
-  await counters.add(USAGE_TOTAL_KEYS.output_tokens, event.output_tokens);
-  await counters.add(USAGE_TOTAL_KEYS.requests, event.model_calls);
-  await counters.add(USAGE_TOTAL_KEYS.cost_micro_usd, toMicroUsd(event.cost_usd));
+  await store.counters.addMany([
+    { key: USAGE_TOTAL_KEYS.input_tokens, delta: event.input_tokens },
+    { key: USAGE_TOTAL_KEYS.output_tokens, delta: event.output_tokens },
+    { key: USAGE_TOTAL_KEYS.requests, delta: event.model_calls },
+    { key: USAGE_TOTAL_KEYS.cost_micro_usd, delta: toMicroUsd(event.cost_usd) },
+  ]);
 }

@@ -74,10 +74,56 @@ describe('embedded store', () => {
       b.log<ChainEntry>('chain').append(chainLink('b', i)),
     ]).flat();
     await Promise.all(appends);
-    const entries = await a.log<ChainEntry>('chain').scan(1, 1000);
-    expectGaplessChain(entries, 200);
-    // Each store saw the other's commits: writers strictly alternate.
-    expect(entries.every((e, i) => e.writer === (i % 2 === 0 ? 'a' : 'b'))).toBe(true);
+    expectGaplessChain(await a.log<ChainEntry>('chain').scan(1, 1000), 200);
+    // Taking turns, each store links to the other's last entry: it saw the other's commit.
+    for (let i = 100; i < 110; i++) {
+      await a.log<ChainEntry>('chain').append(chainLink('a', i));
+      await b.log<ChainEntry>('chain').append(chainLink('b', i));
+    }
+    const entries = await b.log<ChainEntry>('chain').scan(201, 100);
+    expectGaplessChain(await b.log<ChainEntry>('chain').scan(1, 1000), 220);
+    expect(entries.map((e) => e.writer)).toEqual(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? 'a' : 'b')),
+    );
+    expect(entries.slice(1).every((e, i) => e.prev?.startsWith(`${entries[i]!.writer}#`))).toBe(true);
+  });
+
+  it('commits the writes of one event-loop turn together, each atomic on its own', async () => {
+    const [a, b] = [await open(), await open()];
+    const items = a.collection<Doc & { v: string }>('items');
+    await items.insert({ id: 'taken', v: 'first' });
+    // One batch: a duplicate insert and a stale replace fail alone; the writes around them commit.
+    const results = await Promise.allSettled([
+      a.counters.add('n', 1),
+      items.insert({ id: 'taken', v: 'again' }),
+      items.insert({ id: 'fresh', v: 'new' }),
+      items.replace({ id: 'taken', v: 'stale' }, 9),
+      a.log<ChainEntry>('chain').append(chainLink('a', 1)),
+      a.counters.add('n', 1),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(await b.counters.get('n')).toBe(2);
+    expect((await b.collection<Doc & { v: string }>('items').get('taken'))?.doc.v).toBe('first');
+    expect((await b.collection<Doc & { v: string }>('items').get('fresh'))?.doc.v).toBe('new');
+    expect(await b.log<ChainEntry>('chain').count()).toBe(1);
+  });
+
+  it('commits the writes still waiting for their batch when the store closes', async () => {
+    const store = await openEmbeddedStore({ path });
+    const pending = [store.counters.add('late', 1), store.collection<Doc>('items').insert({ id: 'late' })];
+    await store.close();
+    await Promise.all(pending);
+    const reopened = await open();
+    expect(await reopened.counters.get('late')).toBe(1);
+    expect(await reopened.collection<Doc>('items').get('late')).not.toBeNull();
+    await expect(store.counters.add('late', 1)).rejects.toThrow('embedded store is closed');
   });
 
   it('shares versions and counter limits between two stores on the same file', async () => {
@@ -92,6 +138,29 @@ describe('embedded store', () => {
     );
     expect((await Promise.all(adds)).filter((r) => r.applied)).toHaveLength(15);
     expect(await b.counters.get('quota')).toBe(15);
+  });
+
+  it('applies an addMany batch all or nothing: an overflowing key rolls back the whole batch', async () => {
+    const [a, b] = [await open(), await open()];
+    await a.counters.add('near-max', Number.MAX_SAFE_INTEGER - 1);
+    await expect(
+      a.counters.addMany([
+        { key: 'first', delta: 1 },
+        { key: 'near-max', delta: 5 },
+      ]),
+    ).rejects.toThrow(/would overflow/);
+    expect(await b.counters.get('first')).toBe(0);
+    expect(await b.counters.get('near-max')).toBe(Number.MAX_SAFE_INTEGER - 1);
+    // Batches from two stores on one file interleave without losing an increment.
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 === 0 ? a : b).counters.addMany([
+          { key: 'first', delta: 1 },
+          { key: 'second', delta: 2 },
+        ]),
+      ),
+    );
+    expect(await a.counters.list('')).toMatchObject({ first: 40, second: 80 });
   });
 
   it('keeps one gapless chain when a second process appends to the same file', async () => {

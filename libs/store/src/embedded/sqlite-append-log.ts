@@ -14,8 +14,9 @@ interface Row {
  * log that gains an index later needs no column migration or backfill.
  *
  * Linearizability across processes comes from `append` reading the tip and inserting tip + 1
- * inside one `BEGIN IMMEDIATE` transaction: the database-wide write lock is held from the read
- * on, so no other writer (in this or another process) can slip in between. `seq` is the
+ * inside one write (`SqliteHandle.write`, a `BEGIN IMMEDIATE` transaction): the database-wide
+ * write lock is held from the read on, so no other writer (in this or another process) can slip
+ * in between. `seq` is the
  * primary key, so even a bug there would surface as a constraint error, never as a fork.
  */
 export class SqliteAppendLog<T extends object> implements AppendLog<T> {
@@ -40,7 +41,7 @@ export class SqliteAppendLog<T extends object> implements AppendLog<T> {
   async append(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T>> {
     // `build` runs exactly once here because the lock is held; the port allows more calls, so
     // adapters with optimistic appends (MongoDB) can retry it.
-    return this.db.immediate(() => {
+    return this.db.write(() => {
       const tip = this.readTip();
       const built = build(tip);
       if (typeof built !== 'object' || built === null || Array.isArray(built)) {

@@ -56,58 +56,100 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
 
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
-    this.purgeExpired();
-    this.writeOrDuplicate(id, () =>
-      this.db
-        .statement(`INSERT INTO ${this.table} (id, version, body, expires_at) VALUES (?, 1, ?, ?)`)
-        .run(id, body, expiresAt),
-    );
+    await this.db.write(() => {
+      this.purgeExpired();
+      this.writeOrDuplicate(id, () =>
+        this.db
+          .statement(`INSERT INTO ${this.table} (id, version, body, expires_at) VALUES (?, 1, ?, ?)`)
+          .run(id, body, expiresAt),
+      );
+    });
     return { doc: JSON.parse(body) as T, version: 1 };
   }
 
   async replace(doc: T, expectedVersion: number): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
-    this.purgeExpired();
-    const { changes } = this.writeOrDuplicate(id, () =>
-      this.db
-        .statement(
-          `UPDATE ${this.table} SET version = version + 1, body = ?, expires_at = ? WHERE id = ? AND version = ?`,
-        )
-        .run(body, expiresAt, id, expectedVersion),
-    );
+    const { changes } = await this.db.write(() => {
+      this.purgeExpired();
+      return this.writeOrDuplicate(id, () =>
+        this.db
+          .statement(
+            `UPDATE ${this.table} SET version = version + 1, body = ?, expires_at = ? WHERE id = ? AND version = ?`,
+          )
+          .run(body, expiresAt, id, expectedVersion),
+      );
+    });
     if (changes === 0) throw new StoreConflictError(this.name, id);
     return { doc: JSON.parse(body) as T, version: expectedVersion + 1 };
   }
 
   async upsert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
-    this.purgeExpired();
-    const row = this.writeOrDuplicate(id, () =>
-      this.db
-        .statement(
-          `INSERT INTO ${this.table} (id, version, body, expires_at) VALUES (?, 1, ?, ?) ` +
-            'ON CONFLICT(id) DO UPDATE SET version = version + 1, body = excluded.body, ' +
-            'expires_at = excluded.expires_at RETURNING version',
-        )
-        .get(id, body, expiresAt),
-    ) as { version: number };
+    const row = (await this.db.write(() => {
+      this.purgeExpired();
+      return this.writeOrDuplicate(id, () =>
+        this.db
+          .statement(
+            `INSERT INTO ${this.table} (id, version, body, expires_at) VALUES (?, 1, ?, ?) ` +
+              'ON CONFLICT(id) DO UPDATE SET version = version + 1, body = excluded.body, ' +
+              'expires_at = excluded.expires_at RETURNING version',
+          )
+          .get(id, body, expiresAt),
+      );
+    })) as { version: number };
     return { doc: JSON.parse(body) as T, version: row.version };
   }
 
+  /** One write: the read, `change` and the write all happen under the write lock, so it never conflicts. */
+  async update(id: string, change: (current: Versioned<T> | null) => T | null): Promise<Versioned<T> | null> {
+    const written = await this.db.write((): { current: Versioned<T> | null; body: string | null } => {
+      this.purgeExpired();
+      const row = this.db.statement(`SELECT version, body FROM ${this.table} WHERE id = ?`).get(id) as
+        Row | undefined;
+      const current = row === undefined ? null : toVersioned<T>(row);
+      const next = change(current);
+      if (next === null) return { current, body: null };
+      if (next?.id !== id) throw new TypeError(`${this.name}: update of '${id}' must keep the document's id`);
+      const { body, expiresAt } = this.serialize(next);
+      if (current === null) {
+        this.writeOrDuplicate(id, () =>
+          this.db
+            .statement(`INSERT INTO ${this.table} (id, version, body, expires_at) VALUES (?, 1, ?, ?)`)
+            .run(id, body, expiresAt),
+        );
+      } else {
+        this.writeOrDuplicate(id, () =>
+          this.db
+            .statement(
+              `UPDATE ${this.table} SET version = version + 1, body = ?, expires_at = ? WHERE id = ?`,
+            )
+            .run(body, expiresAt, id),
+        );
+      }
+      return { current, body };
+    });
+    if (written.body === null) return written.current;
+    return { doc: JSON.parse(written.body) as T, version: (written.current?.version ?? 0) + 1 };
+  }
+
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
-    this.purgeExpired();
-    if (expectedVersion === undefined) {
-      return this.db.statement(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes > 0;
-    }
-    if (
-      this.db.statement(`DELETE FROM ${this.table} WHERE id = ? AND version = ?`).run(id, expectedVersion)
-        .changes > 0
-    ) {
-      return true;
-    }
-    const exists = this.db.statement(`SELECT 1 FROM ${this.table} WHERE id = ?`).get(id) !== undefined;
-    if (exists) throw new StoreConflictError(this.name, id);
-    return false;
+    const outcome = await this.db.write((): 'deleted' | 'absent' | 'conflict' => {
+      this.purgeExpired();
+      if (expectedVersion === undefined) {
+        return this.db.statement(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes > 0
+          ? 'deleted'
+          : 'absent';
+      }
+      const { changes } = this.db
+        .statement(`DELETE FROM ${this.table} WHERE id = ? AND version = ?`)
+        .run(id, expectedVersion);
+      if (changes > 0) return 'deleted';
+      return this.db.statement(`SELECT 1 FROM ${this.table} WHERE id = ?`).get(id) === undefined
+        ? 'absent'
+        : 'conflict';
+    });
+    if (outcome === 'conflict') throw new StoreConflictError(this.name, id);
+    return outcome === 'deleted';
   }
 
   async find(query: FindQuery<T> = {}): Promise<Versioned<T>[]> {

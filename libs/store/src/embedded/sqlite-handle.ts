@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { GroupCommit } from './group-commit.ts';
 
 export type SqlValue = string | number | bigint | null;
 
@@ -13,7 +14,7 @@ interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): void;
   pragma(source: string, options?: { simple?: boolean }): unknown;
-  transaction<R>(fn: () => R): { immediate(): R };
+  readonly inTransaction: boolean;
   close(): void;
 }
 
@@ -36,6 +37,15 @@ const requireCjs = createRequire(import.meta.url);
 export class SqliteHandle {
   private db: SqliteDatabase | null;
   private readonly statements = new Map<string, SqliteStatement>();
+  private readonly writes = new GroupCommit(() => {
+    const db = this.database;
+    return {
+      run: (sql) => void this.statement(sql).run(),
+      get inTransaction() {
+        return db.inTransaction;
+      },
+    };
+  });
 
   private constructor(db: SqliteDatabase) {
     this.db = db;
@@ -85,15 +95,21 @@ export class SqliteHandle {
   }
 
   /**
-   * Runs `fn` inside `BEGIN IMMEDIATE`: the write lock is taken before the first read, so a
-   * read-then-write (log tip, counter value) cannot be overtaken by another process between the
-   * two. A deferred transaction would instead fail with SQLITE_BUSY on its upgrade to writer.
+   * Every write of the store goes through here: `fn` runs inside `BEGIN IMMEDIATE`, so the write
+   * lock is taken before its first read and a read-then-write (log tip, counter value, document
+   * version) cannot be overtaken by another process between the two (a deferred transaction would
+   * instead fail with SQLITE_BUSY on its upgrade to writer). The transaction is shared with the
+   * other writes of the same event-loop turn (group-commit.ts); the promise settles after the
+   * commit. `fn` must be synchronous and must not submit another write.
    */
-  immediate<R>(fn: () => R): R {
-    return this.database.transaction(fn).immediate();
+  write<R>(fn: () => R): Promise<R> {
+    if (this.db === null) return Promise.reject(new Error('embedded store is closed'));
+    return this.writes.submit(fn);
   }
 
+  /** Commits the writes still waiting for their batch, then closes the connection. */
   close(): void {
+    if (this.db !== null) this.writes.flush();
     const db = this.db;
     this.db = null;
     this.statements.clear();

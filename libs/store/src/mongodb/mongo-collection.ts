@@ -2,6 +2,7 @@ import { StoreConflictError, StoreDuplicateError } from '../store.ts';
 import type { Collection, CollectionOptions, Doc, FindQuery, Versioned, Where } from '../store.ts';
 import type { MongoHandle } from './mongo-handle.ts';
 import { isDuplicateKey } from './mongo-handle.ts';
+import { optimisticUpdate } from './optimistic-update.ts';
 import {
   assertMongoName,
   collectionSort,
@@ -143,6 +144,11 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
         if (!isDuplicateKey(err) || attempt >= UPSERT_ATTEMPTS) throw this.duplicateOr(err, id);
       }
     }
+  }
+
+  /** The optimistic read-then-write loop of `optimisticUpdate` (no lock spans two operations). */
+  async update(id: string, change: (current: Versioned<T> | null) => T | null): Promise<Versioned<T> | null> {
+    return optimisticUpdate(this, this.name, id, change);
   }
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {

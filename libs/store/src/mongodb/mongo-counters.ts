@@ -1,4 +1,6 @@
-import type { Counters } from '../store.ts';
+import { MongoBulkWriteError } from 'mongodb';
+import type { CounterDelta, Counters } from '../store.ts';
+import { bulkIncrement } from './bulk-increment.ts';
 import type { MongoHandle } from './mongo-handle.ts';
 import { isDuplicateKey } from './mongo-handle.ts';
 import { prefixPattern } from './mongo-query.ts';
@@ -17,7 +19,8 @@ const UPSERT_ATTEMPTS = 3;
  * Counters are documents `{ _id: key, value }` in one `counters` collection. An add without a
  * limit is one `$inc` upsert; with a limit it is the conditional-update loop of `addWithinLimit`.
  * Both are single-document atomic writes, so the limit holds across processes with no
- * transaction.
+ * transaction. `addMany` is one unordered `bulkWrite` of upserting `$inc`s: each key is atomic,
+ * the batch is not (no multi-document transaction, which would need a replica set).
  */
 export class MongoCounters implements Counters {
   constructor(private readonly handle: MongoHandle) {}
@@ -73,6 +76,27 @@ export class MongoCounters implements Counters {
         if (!isDuplicateKey(err) || attempt >= UPSERT_ATTEMPTS) throw err;
       }
     }
+  }
+
+  async addMany(deltas: ReadonlyArray<CounterDelta>): Promise<void> {
+    const coll = this.handle.collection<StoredCounter>(COLLECTION);
+    await bulkIncrement(deltas, async (batch) => {
+      try {
+        await coll.bulkWrite(
+          batch.map(({ key, delta }) => ({
+            updateOne: { filter: { _id: key }, update: { $inc: { value: delta } }, upsert: true },
+          })),
+          { ordered: false },
+        );
+        return [];
+      } catch (err) {
+        // Unordered: every other operation was still attempted; only lost insert races are retried.
+        if (!(err instanceof MongoBulkWriteError)) throw err;
+        const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+        if (err.err !== undefined || errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+        return errors.map((e) => e.index);
+      }
+    });
   }
 
   async get(key: string): Promise<number> {

@@ -1,0 +1,102 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PlatformConfig } from '@agent-platform/contracts';
+import type { Clock } from '@agent-platform/domain';
+import type { Logger } from '@agent-platform/observability';
+import type { Bus } from '@agent-platform/bus';
+import { createEmbeddedBus } from '@agent-platform/bus/embedded';
+import { connectNatsBus } from '@agent-platform/bus/nats';
+import type { Queue } from '@agent-platform/queue';
+import { connectBullmqQueue } from '@agent-platform/queue/bullmq';
+import { openEmbeddedQueue } from '@agent-platform/queue/embedded';
+import type { Store } from '@agent-platform/store';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { openMongoStore } from '@agent-platform/store/mongodb';
+
+/** The three ports a process runs on, opened from `[runtime]`. */
+export interface Engines {
+  store: Store;
+  bus: Bus;
+  queue: Queue;
+  /** Closes the queue, the bus, then the store (reverse order of opening); never throws. */
+  close(): Promise<void>;
+}
+
+export interface OpenEnginesOptions {
+  clock: Clock;
+  logger: Logger;
+  /** `[storage] data_dir`, resolved: the embedded store and queue files live here. */
+  dataDir: string;
+  /** Shown to the servers (the NATS connection name): which app this process is. */
+  processName?: string;
+}
+
+/** The embedded store's file: one SQLite database in WAL mode, shareable by the processes of one host. */
+export const EMBEDDED_STORE_FILE = 'platform.db';
+/** The embedded queue's file (its own SQLite database, also shareable on one host). */
+export const EMBEDDED_QUEUE_FILE = 'queue.db';
+
+/**
+ * The one place that turns `[runtime]` into adapters (STYLE §1): every app's `compose.ts` calls
+ * this and never names an adapter itself.
+ *
+ * - store: `embedded` = `<data_dir>/platform.db` (SQLite WAL; processes of ONE host may share it,
+ *   never processes on several hosts or over a network filesystem), `mongodb` = `runtime.mongodb_url`.
+ * - bus: `embedded` = in this process only (so a fleet of processes needs `nats`), `nats` =
+ *   `runtime.nats_url`.
+ * - queue: `embedded` = `<data_dir>/queue.db` (shareable on one host), `bullmq` = `runtime.redis_url`.
+ *
+ * A failure to open one engine closes those already open and rethrows, naming the engine.
+ */
+export async function openEngines(config: PlatformConfig, options: OpenEnginesOptions): Promise<Engines> {
+  const { runtime } = config;
+  const { logger, clock, dataDir } = options;
+  const log = logger.child({ component: 'engines' });
+  const closers: Array<{ name: string; close: () => Promise<void> }> = [];
+  const close = async (): Promise<void> => {
+    for (const engine of closers.splice(0).reverse()) {
+      await engine.close().catch((err: unknown) => log.error({ err, engine: engine.name }, 'closing an engine failed'));
+    }
+  };
+  const opening = async <T extends { close(): Promise<void> }>(name: string, open: () => Promise<T>): Promise<T> => {
+    try {
+      const engine = await open();
+      closers.push({ name, close: () => engine.close() });
+      return engine;
+    } catch (cause) {
+      throw new Error(`cannot open the ${name}: ${(cause as Error).message}`, { cause });
+    }
+  };
+
+  try {
+    if (runtime.store === 'embedded' || runtime.queue === 'embedded') await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    const store = await opening(`store (${runtime.store})`, (): Promise<Store> =>
+      runtime.store === 'mongodb'
+        ? openMongoStore({ url: runtime.mongodb_url, clock: () => clock.now() })
+        : openEmbeddedStore({ path: join(dataDir, EMBEDDED_STORE_FILE), clock: () => clock.now() }),
+    );
+    const bus = await opening(`bus (${runtime.bus})`, (): Promise<Bus> =>
+      runtime.bus === 'nats'
+        ? connectNatsBus({
+            servers: runtime.nats_url,
+            ...(options.processName === undefined ? {} : { name: options.processName }),
+            onError: (err, context) => log.error({ err, ...context }, 'bus error'),
+          })
+        : Promise.resolve(createEmbeddedBus({ onError: (err) => log.error({ err }, 'bus error') })),
+    );
+    const queue = await opening(`queue (${runtime.queue})`, (): Promise<Queue> =>
+      runtime.queue === 'bullmq'
+        ? connectBullmqQueue({
+            redisUrl: runtime.redis_url,
+            clock,
+            // Connection errors repeat on every reconnect attempt while Redis is down: a warning each.
+            onError: (err) => log.warn({ err }, 'queue connection error'),
+          })
+        : openEmbeddedQueue({ path: join(dataDir, EMBEDDED_QUEUE_FILE), clock, onError: (err) => log.error({ err }, 'queue error') }),
+    );
+    return { store, bus, queue, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,85 @@
+import { ConfigError, loadConfig, type LoadedConfig } from '@agent-platform/config';
+import type { Logger } from '@agent-platform/observability';
+import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from './process-lifecycle.ts';
+import { platformVersion } from './platform-version.ts';
+
+/** What an app's `compose.ts` hands the process runner. */
+export interface ComposedProcess {
+  logger: Logger;
+  /** Started in this order, stopped in the reverse order. */
+  services: ProcessService[];
+  /** Closes the engines; called once every service stopped. */
+  close(): Promise<void>;
+  /** Re-reads the config file (and what it points at, the licence); run on SIGHUP. */
+  reload?(): Promise<void>;
+}
+
+export interface ComposeContext {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** The process's name (`agent-worker`, ...), for log lines and connection names. */
+  name: string;
+}
+
+export interface RunServiceOptions {
+  /** The app: `agent-worker`, `scheduler`, `channel-bridge`. */
+  name: string;
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  compose(loaded: LoadedConfig, context: ComposeContext): Promise<ComposedProcess>;
+}
+
+/**
+ * Refuses `[runtime] bus = "embedded"` for an app running alone: the embedded bus lives inside one
+ * process, so a worker or scheduler on it could never hear the api (or anyone else).
+ */
+export function assertSharedBus(loaded: LoadedConfig, name: string): void {
+  if (loaded.config.runtime.bus !== 'embedded') return;
+  throw new ConfigError([
+    `runtime.bus = "embedded" connects only the services of one process, so the ${name} running alone would never ` +
+      'receive any work: set [runtime] bus = "nats" (and nats_url) for a fleet, or run everything in one process with `npm start`',
+  ]);
+}
+
+/**
+ * One app running alone in a fleet (DECISIONS D1): loads the config file (required: only the
+ * all-in-one and the api do a first-run setup), refuses an in-process bus, composes the app,
+ * starts its services, prints one boot line and drains on SIGINT/SIGTERM (stop taking work,
+ * finish what is in flight, close the engines, exit 0). SIGHUP reloads the config when the app
+ * supports it (`ComposedProcess.reload`).
+ */
+export async function runService(options: RunServiceOptions): Promise<ProcessLifecycle> {
+  const { name, env, cwd } = options;
+  const loaded = await loadConfig({ argv: options.argv, env, cwd });
+  assertSharedBus(loaded, name);
+  const composed = await options.compose(loaded, { env, cwd, name });
+  const lifecycle = createProcessLifecycle({ logger: composed.logger, close: () => composed.close() });
+  lifecycle.exitOnSignals();
+  if (composed.reload !== undefined) {
+    process.on('SIGHUP', () => {
+      composed.reload?.().then(
+        () => composed.logger.info('config reloaded (SIGHUP)'),
+        (err: unknown) => composed.logger.error({ err }, 'config reload (SIGHUP) refused; the running config is unchanged'),
+      );
+    });
+  }
+  try {
+    await lifecycle.start(composed.services);
+  } catch (error) {
+    await composed.close();
+    throw error;
+  }
+  const { bus, store, queue } = loaded.config.runtime;
+  composed.logger.info({ process: name, config: loaded.path, bus, store, queue }, `${name} started`);
+  console.log(`agent platform (${name}) ${platformVersion()} started: bus ${bus}, store ${store}, queue ${queue}`);
+  return lifecycle;
+}
+
+/** Entry-point wrapper: a refused config is the operator's to fix, so print it without a stack. */
+export function runMain(run: () => Promise<unknown>): void {
+  run().catch((error: unknown) => {
+    console.error(error instanceof ConfigError ? error.message : error);
+    process.exit(1);
+  });
+}
