@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.ts';
+import { superviseProcess, type RunningProcess } from './supervised-process.ts';
 import { findBinary } from './require-binary.ts';
 
 export interface NatsServerOptions {
@@ -31,7 +32,6 @@ export interface NatsServerHandle {
   dispose(): Promise<void>;
 }
 
-const STOP_GRACE_MS = 10_000;
 
 /** Starts nats-server on 127.0.0.1 and resolves once it logs "Server is ready". */
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {
@@ -43,44 +43,24 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const storeDir = jetstream ? await mkdtemp(path.join(os.tmpdir(), 'nats-js-')) : undefined;
   const args = ['-a', '127.0.0.1', '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
 
-  let running: Running | undefined = await launch(binary, args, startTimeoutMs);
-
-  const stopWith = async (signal: NodeJS.Signals): Promise<void> => {
-    const current = running;
-    running = undefined;
-    if (!current) return;
-    current.child.kill(signal);
-    const graceful = await Promise.race([current.exited.then(() => true), delay(STOP_GRACE_MS).then(() => false)]);
-    if (!graceful) {
-      current.child.kill('SIGKILL');
-      await current.exited;
-    }
-  };
+  const server = await superviseProcess(() => launch(binary, args, startTimeoutMs));
 
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
-    stop: () => stopWith('SIGTERM'),
-    kill: () => stopWith('SIGKILL'),
-    restart: async () => {
-      await stopWith('SIGTERM');
-      running = await launch(binary, args, startTimeoutMs);
-    },
+    stop: server.stop,
+    kill: server.kill,
+    restart: server.restart,
     dispose: async () => {
-      await stopWith('SIGTERM');
+      await server.stop();
       if (storeDir) await rm(storeDir, { recursive: true, force: true });
     },
   };
 }
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly exited: Promise<void>;
-}
-
 /** Spawns the server and waits for its ready line; fails with the log tail if it exits first. */
-async function launch(binary: string, args: string[], timeoutMs: number): Promise<Running> {
+async function launch(binary: string, args: string[], timeoutMs: number): Promise<RunningProcess> {
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const log: string[] = [];
@@ -120,6 +100,3 @@ async function launch(binary: string, args: string[], timeoutMs: number): Promis
   return { child, exited };
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}

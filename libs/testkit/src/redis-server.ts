@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.ts';
+import { delay, superviseProcess, type RunningProcess } from './supervised-process.ts';
 import { findBinary } from './require-binary.ts';
 
 export interface RedisServerOptions {
@@ -36,7 +37,6 @@ export interface RedisServerHandle {
   dispose(): Promise<void>;
 }
 
-const STOP_GRACE_MS = 10_000;
 const PING_INTERVAL_MS = 20;
 
 /** Starts redis-server on 127.0.0.1 and resolves once it answers PING with PONG. */
@@ -50,47 +50,27 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const args = ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', aof ? 'yes' : 'no', '--dir', dir];
   if (aof) args.push('--appendfsync', 'always');
 
-  let running: Running | undefined = await launch(binary, args, port, startTimeoutMs);
-
-  const stopWith = async (signal: NodeJS.Signals): Promise<void> => {
-    const current = running;
-    running = undefined;
-    if (!current) return;
-    current.child.kill(signal);
-    const graceful = await Promise.race([current.exited.then(() => true), delay(STOP_GRACE_MS).then(() => false)]);
-    if (!graceful) {
-      current.child.kill('SIGKILL');
-      await current.exited;
-    }
-  };
+  const server = await superviseProcess(() => launch(binary, args, port, startTimeoutMs));
 
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
     dir,
-    stop: () => stopWith('SIGTERM'),
-    kill: () => stopWith('SIGKILL'),
-    restart: async () => {
-      await stopWith('SIGTERM');
-      running = await launch(binary, args, port, startTimeoutMs);
-    },
+    stop: server.stop,
+    kill: server.kill,
+    restart: server.restart,
     dispose: async () => {
-      await stopWith('SIGTERM');
+      await server.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-interface Running {
-  readonly child: ChildProcess;
-  readonly exited: Promise<void>;
 }
 
 /**
  * Spawns the server and polls PING until PONG (a server still loading its AOF answers
  * `-LOADING`, which is not ready); fails with the log tail if it exits first or times out.
  */
-async function launch(binary: string, args: string[], port: number, timeoutMs: number): Promise<Running> {
+async function launch(binary: string, args: string[], port: number, timeoutMs: number): Promise<RunningProcess> {
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   const keep = (chunk: Buffer): void => {
@@ -140,6 +120,3 @@ function answersPing(port: number): Promise<boolean> {
   });
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}

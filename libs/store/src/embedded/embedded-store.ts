@@ -13,6 +13,7 @@ import { SqliteAppendLog } from './sqlite-append-log.ts';
 import { SqliteCollection } from './sqlite-collection.ts';
 import { SqliteCounters } from './sqlite-counters.ts';
 import { SqliteHandle } from './sqlite-handle.ts';
+import { HandleCache } from '../handle-cache.ts';
 
 export interface EmbeddedStoreOptions {
   /** SQLite file, typically `<data_dir>/platform.db`; its directory is created if missing. */
@@ -29,8 +30,8 @@ export interface EmbeddedStoreOptions {
 export class EmbeddedStore implements Store {
   readonly counters: SqliteCounters;
   /** Keyed by name and options, so repeated opens skip the (idempotent) DDL. */
-  private readonly collections = new Map<string, unknown>();
-  private readonly logs = new Map<string, unknown>();
+  private readonly collections = new HandleCache();
+  private readonly logs = new HandleCache();
 
   constructor(
     private readonly db: SqliteHandle,
@@ -40,23 +41,11 @@ export class EmbeddedStore implements Store {
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
-    const key = `${name}\u0000${JSON.stringify(options)}`;
-    let collection = this.collections.get(key) as Collection<T> | undefined;
-    if (collection === undefined) {
-      collection = new SqliteCollection<T>(this.db, name, options, this.clock);
-      this.collections.set(key, collection);
-    }
-    return collection;
+    return this.collections.get(name, options, () => new SqliteCollection<T>(this.db, name, options, this.clock));
   }
 
   log<T extends object>(name: string, options: LogOptions<T> = {}): AppendLog<T> {
-    const key = `${name}\u0000${JSON.stringify(options)}`;
-    let log = this.logs.get(key) as AppendLog<T> | undefined;
-    if (log === undefined) {
-      log = new SqliteAppendLog<T>(this.db, name, options);
-      this.logs.set(key, log);
-    }
-    return log;
+    return this.logs.get(name, options, () => new SqliteAppendLog<T>(this.db, name, options));
   }
 
   async health(): Promise<EngineHealth> {

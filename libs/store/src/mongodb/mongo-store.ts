@@ -13,6 +13,7 @@ import { MongoCounters } from './mongo-counters.ts';
 import { MongoHandle } from './mongo-handle.ts';
 import { databaseNameFromUrl } from './mongo-url.ts';
 import { SerialQueue } from './optimistic-append.ts';
+import { HandleCache } from '../handle-cache.ts';
 
 export interface MongoStoreOptions {
   /** Connection string, e.g. `mongodb://user:pass@host:27017/agent_platform`. Never logged. */
@@ -31,8 +32,8 @@ export interface MongoStoreOptions {
 export class MongoStore implements Store {
   readonly counters: MongoCounters;
   /** Keyed by name and options, so repeated opens skip the (idempotent) index creation. */
-  private readonly collections = new Map<string, unknown>();
-  private readonly logs = new Map<string, unknown>();
+  private readonly collections = new HandleCache();
+  private readonly logs = new HandleCache();
   /** One per log name (whatever its options), shared by every handle on that log. */
   private readonly appendQueues = new Map<string, SerialQueue>();
 
@@ -44,28 +45,18 @@ export class MongoStore implements Store {
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
-    const key = `${name}\u0000${JSON.stringify(options)}`;
-    let collection = this.collections.get(key) as Collection<T> | undefined;
-    if (collection === undefined) {
-      collection = new MongoCollection<T>(this.handle, name, options, this.clock);
-      this.collections.set(key, collection);
-    }
-    return collection;
+    return this.collections.get(name, options, () => new MongoCollection<T>(this.handle, name, options, this.clock));
   }
 
   log<T extends object>(name: string, options: LogOptions<T> = {}): AppendLog<T> {
-    const key = `${name}\u0000${JSON.stringify(options)}`;
-    let log = this.logs.get(key) as AppendLog<T> | undefined;
-    if (log === undefined) {
+    return this.logs.get(name, options, () => {
       let queue = this.appendQueues.get(name);
       if (queue === undefined) {
         queue = new SerialQueue();
         this.appendQueues.set(name, queue);
       }
-      log = new MongoAppendLog<T>(this.handle, name, options, queue);
-      this.logs.set(key, log);
-    }
-    return log;
+      return new MongoAppendLog<T>(this.handle, name, options, queue);
+    });
   }
 
   async health(): Promise<EngineHealth> {
