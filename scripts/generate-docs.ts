@@ -1,16 +1,22 @@
 // Regenerates the generated parts of docs/ from their source of truth in code. Run with
 // `npm run docs:generate`; tests fail when a generated part is out of date.
 import { readFile, writeFile } from 'node:fs/promises';
+import { renderConfigReference } from '@agent-platform/config';
 import { renderPermissionTable } from '@agent-platform/domain';
 
-const START = '<!-- permissions:start -->';
-const END = '<!-- permissions:end -->';
+/** Replaces what sits between `<!-- <marker>:start -->` and `<!-- <marker>:end -->` in a doc. */
+async function regenerate(doc: string, marker: string, content: string): Promise<void> {
+  const start = `<!-- ${marker}:start -->\n`;
+  const end = `<!-- ${marker}:end -->`;
+  const file = new URL(`../docs/${doc}`, import.meta.url);
+  const text = await readFile(file, 'utf8');
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`docs/${doc}: markers ${start.trim()} ... ${end} not found`);
+  const next = `${text.slice(0, from + start.length)}${content}${text.slice(to)}`;
+  if (next !== text) await writeFile(file, next);
+  console.log(next === text ? `docs/${doc} is up to date` : `docs/${doc} updated`);
+}
 
-const file = new URL('../docs/permissions.md', import.meta.url);
-const text = await readFile(file, 'utf8');
-const from = text.indexOf(START);
-const to = text.indexOf(END);
-if (from < 0 || to < from) throw new Error(`docs/permissions.md: markers ${START} ... ${END} not found`);
-const next = `${text.slice(0, from + START.length)}\n${renderPermissionTable()}\n${text.slice(to)}`;
-if (next !== text) await writeFile(file, next);
-console.log(next === text ? 'docs/permissions.md is up to date' : 'docs/permissions.md updated');
+await regenerate('permissions.md', 'permissions', `${renderPermissionTable()}\n`);
+await regenerate('config.md', 'config-reference', renderConfigReference());

@@ -102,7 +102,7 @@ export async function composeAgentWorker(
     });
     return {
       logger,
-      services: [createAgentWorkerService({ bus, invocation, logger })],
+      services: [createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents })],
       close: () => engines.close(),
       reload: async () => void (await config.reload()),
     };

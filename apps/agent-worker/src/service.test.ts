@@ -27,10 +27,14 @@ const outcome = (content: string): InvocationExecution => ({
   duplicate: false,
 });
 
-async function startWorker(invocation: Partial<InvocationService>): Promise<AgentWorkerService> {
+async function startWorker(
+  invocation: Partial<InvocationService>,
+  settings = { worker_concurrency: 64, invocation_timeout_secs: 30 },
+): Promise<AgentWorkerService> {
   const worker = createAgentWorkerService({
     bus,
     logger,
+    settings: () => settings,
     invocation: { execute: async () => outcome(''), abortAgent: () => 0, ...invocation },
   });
   await worker.start();
@@ -104,5 +108,95 @@ describe('agent worker', () => {
     expect((await running).result.content).toBe('late');
     await stopping;
     workers = [];
+  });
+
+  it('runs at most worker_concurrency invocations at once; the others wait their turn in arrival order', async () => {
+    const holds = new Map<string, ReturnType<typeof gate>>();
+    const started: string[] = [];
+    let running = 0;
+    let peak = 0;
+    await startWorker(
+      {
+        execute: async (req) => {
+          started.push(req.message);
+          peak = Math.max(peak, ++running);
+          const hold = gate();
+          holds.set(req.message, hold);
+          await hold.promise;
+          running--;
+          return outcome(req.message);
+        },
+      },
+      { worker_concurrency: 2, invocation_timeout_secs: 30 },
+    );
+    const replies = ['m1', 'm2', 'm3', 'm4', 'm5'].map((message) =>
+      bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message }), { timeoutMs: 5_000 }),
+    );
+    await waitUntil(() => started.length === 2, { message: 'two invocations to start' });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started).toEqual(['m1', 'm2']);
+    holds.get('m2')!.open();
+    await waitUntil(() => started.length === 3, { message: 'the third to take the freed slot' });
+    expect(started[2]).toBe('m3');
+    for (const m of ['m1', 'm3']) holds.get(m)!.open();
+    await waitUntil(() => started.length === 5, { message: 'the rest to start' });
+    for (const m of ['m4', 'm5']) holds.get(m)!.open();
+    expect((await Promise.all(replies)).map((r) => r.result.content)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    expect(peak).toBe(2);
+  });
+
+  it('answers Timeout to an invocation that waited out invocation_timeout_secs in line, and never runs it', async () => {
+    const hold = gate();
+    const started: string[] = [];
+    await startWorker(
+      {
+        execute: async (req) => {
+          started.push(req.message);
+          await hold.promise;
+          return outcome(req.message);
+        },
+      },
+      { worker_concurrency: 1, invocation_timeout_secs: 1 },
+    );
+    const first = bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message: 'long' }), { timeoutMs: 5_000 });
+    await waitUntil(() => started.length === 1, { message: 'the first invocation to start' });
+    const waited = await bus.request(Subjects.agentInvoke, request({ message: 'queued' }), { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(waited).toMatchObject({ code: 'remote', remote: { category: 'Timeout' } });
+    expect((waited as BusError).remote?.message).toMatch(/waiting for a free slot.*worker_concurrency/);
+    hold.open();
+    expect((await first).result.content).toBe('long');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started).toEqual(['long']);
+  });
+
+  it('passes the time left to an invocation that waited: it is aborted when the deadline from its arrival passes', async () => {
+    const firstHold = gate();
+    const signals: Array<AbortSignal | undefined> = [];
+    await startWorker(
+      {
+        execute: async (req, options) => {
+          signals.push(options?.signal);
+          if (req.message === 'first') {
+            await firstHold.promise;
+            return outcome('first');
+          }
+          // The second one runs until its signal says stop, as a model call would.
+          await new Promise((_, reject) => options?.signal?.addEventListener('abort', () => reject(options.signal?.reason as Error)));
+          return outcome('never');
+        },
+      },
+      { worker_concurrency: 1, invocation_timeout_secs: 1 },
+    );
+    const first = bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message: 'first' }), { timeoutMs: 5_000 });
+    await waitUntil(() => signals.length === 1, { message: 'the first invocation to start' });
+    const second = bus.request(Subjects.agentInvoke, request({ message: 'second' }), { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 400));
+    firstHold.open();
+    await first;
+    const startedAt = Date.now();
+    expect(await second).toMatchObject({ code: 'remote', remote: { category: 'Timeout' } });
+    expect(Date.now() - startedAt).toBeLessThan(900);
+    expect(signals[0]).toBeUndefined();
+    expect(signals[1]).toBeInstanceOf(AbortSignal);
   });
 });

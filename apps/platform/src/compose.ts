@@ -12,7 +12,12 @@ import { createSchedulerService, fireTimeoutMs } from '@agent-platform/scheduler
  */
 export function composePlatformServices(deps: ApiDeps): ProcessService[] {
   return [
-    createAgentWorkerService({ bus: deps.bus, invocation: composeInvocationService(deps), logger: deps.logger }),
+    createAgentWorkerService({
+      bus: deps.bus,
+      invocation: composeInvocationService(deps),
+      logger: deps.logger,
+      settings: () => deps.config.current().agents,
+    }),
     createSchedulerService({
       queue: deps.queue,
       bus: deps.bus,

@@ -155,6 +155,10 @@ export const AgentsConfig = Type.Object(
     ),
     session_max_turns: Positive('Turns (user and assistant messages) kept in an agent\'s canonical session as model context.', 40),
     invocation_timeout_secs: Positive('Longest one invocation may run, tool loop included (then Timeout).', 300),
+    worker_concurrency: Positive(
+      'Invocations one agent worker runs at once; more wait on that worker in arrival order, within invocation_timeout_secs.',
+      64,
+    ),
     idempotency_ttl_hours: Type.Integer({
       minimum: 24,
       default: 24,
