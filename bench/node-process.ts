@@ -24,6 +24,8 @@ export interface NodeProcess {
   pid: number;
   /** Resolves with the base URL once the process prints `listening on <url>`. */
   listening(timeoutMs?: number): Promise<string>;
+  /** Resolves with the first match of `pattern` in the output (a boot line), or throws once it exits. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   /** SIGTERM, then SIGKILL if it has not exited within the deadline (a profile needs a clean exit). */
   stop(timeoutMs?: number): Promise<void>;
 }
@@ -46,20 +48,25 @@ export function startNodeProcess(options: NodeProcessOptions): NodeProcess {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const output = () => readFile(options.logFile, 'utf8');
 
+  const waitFor = async (pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const text = await output();
+      const match = pattern.exec(text);
+      if (match !== null) return match;
+      if (child.exitCode !== null) throw new Error(`${options.entry} exited with ${child.exitCode}:\n${text}`);
+      if (Date.now() > deadline)
+        throw new Error(`${options.entry} did not print ${pattern} within ${timeoutMs} ms:\n${text}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
   return {
     pid,
+    waitFor,
     async listening(timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const text = await output();
-        const match = /listening on (http:\/\/\S+)/.exec(text);
-        if (match?.[1] !== undefined) return match[1];
-        if (child.exitCode !== null)
-          throw new Error(`${options.entry} exited with ${child.exitCode}:\n${text}`);
-        if (Date.now() > deadline)
-          throw new Error(`${options.entry} did not listen within ${timeoutMs} ms:\n${text}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const match = await waitFor(/listening on (http:\/\/\S+)/, timeoutMs);
+      return match[1]!;
     },
     async stop(timeoutMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;

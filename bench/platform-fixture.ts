@@ -1,18 +1,16 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDevLicenceClaims, generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import { startNodeProcess, type NodeProcess } from './node-process.ts';
+import {
+  BENCH_RATE_LIMIT_PER_MINUTE,
+  bootstrapAdminKey,
+  installClaimsIntake,
+  writeBenchLicence,
+} from './platform-setup.ts';
 
 const PLATFORM_MAIN = fileURLToPath(new URL('../apps/platform/src/main.ts', import.meta.url));
-const CLAIMS_INTAKE = fileURLToPath(new URL('../examples/claims-intake', import.meta.url));
-
-/**
- * Far above any rate this machine can reach: `[agents] rate_limit_per_minute` (default 120)
- * would otherwise turn the send run into a stream of 429s after its first two seconds.
- */
-const BENCH_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
 
 export interface PlatformFixtureOptions {
   nodeFlags: string[];
@@ -53,9 +51,9 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
       logFile: join(dir, 'output.log'),
     });
     const url = await platform.listening();
-    const key = await postJson<{ secret: string }>(url, '/auth/keys', { name: 'bench', role: 'admin' });
-    const agentId = options.installAgent ? await installClaimsIntake(url, key.secret) : null;
-    return { url, pid: platform.pid, token: key.secret, agentId, stop };
+    const token = await bootstrapAdminKey(url);
+    const agentId = options.installAgent ? await installClaimsIntake(url, token) : null;
+    return { url, pid: platform.pid, token, agentId, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -63,14 +61,7 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
 }
 
 async function writeConfig(dir: string): Promise<void> {
-  const data = join(dir, 'data');
-  await mkdir(data, { mode: 0o700 });
-  const { privateKeyPem, publicKeyPem } = await generateLicenceKeyPair();
-  await writeFile(join(data, 'licence-public.pem'), publicKeyPem);
-  await writeFile(
-    join(data, 'licence.jwt'),
-    await issueLicence(privateKeyPem, createDevLicenceClaims(new Date(), 1)),
-  );
+  await writeBenchLicence(join(dir, 'data'));
   await writeFile(
     join(dir, 'agent-platform.toml'),
     `[server]
@@ -90,26 +81,4 @@ public_key_file = "./data/licence-public.pem"
 rate_limit_per_minute = ${BENCH_RATE_LIMIT_PER_MINUTE}
 `,
   );
-}
-
-async function installClaimsIntake(url: string, token: string): Promise<string> {
-  const reply = await postJson<{ installed: Array<{ name: string; id?: string }> }>(
-    url,
-    '/catalog/install',
-    { path: CLAIMS_INTAKE, activate: true },
-    token,
-  );
-  const agent = reply.installed.find((p) => p.name === 'claims-intake');
-  if (agent?.id === undefined)
-    throw new Error(`claims-intake was not installed as an agent: ${JSON.stringify(reply)}`);
-  return agent.id;
-}
-
-async function postJson<T>(url: string, path: string, body: unknown, token?: string): Promise<T> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`POST ${path} answered ${res.status}: ${text}`);
-  return JSON.parse(text) as T;
 }

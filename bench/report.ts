@@ -11,6 +11,8 @@ export interface TargetOutcome {
   valid: boolean;
   /** RSS of the target's processes, summed, read right after the measured run. */
   rssBytes: number | null;
+  /** Each process's RSS (null: it was gone), for memory per worker. */
+  memory: Array<{ role: string; rssBytes: number | null }>;
   error?: string;
 }
 
@@ -122,6 +124,11 @@ export function renderMarkdown(report: BenchReport): string {
       `| ${t.name} | ${fixed(r.throughputRps, 0)} | ${fixed(r.latencyP50Ms, 2)} | ${fixed(r.latencyP99Ms, 2)} | ` +
         `${r.errors} / ${r.timeouts} / ${r.non2xx} | ${mb(t.rssBytes)} | ${ratio} | ${t.valid ? 'yes' : 'NO'} |`,
     );
+  }
+  const multi = report.targets.filter((t) => t.memory.length > 1);
+  if (multi.length > 0) {
+    lines.push('', '| Target | Process | RSS MB |', '|---|---|---:|');
+    for (const t of multi) for (const m of t.memory) lines.push(`| ${t.name} | ${m.role} | ${mb(m.rssBytes)} |`);
   }
   if (report.goals.length > 0) {
     lines.push('', '| Goal (issue 4) | Measured | Status |', '|---|---:|---|');

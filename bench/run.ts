@@ -74,7 +74,8 @@ function selectTargets(list: string | undefined): BenchTarget[] {
 async function measure(started: StartedTarget): Promise<LoadResult> {
   const run = (s: LoadSettings) =>
     started.measure ? started.measure(s) : runLoad(started.urls, started.request, s);
-  if (!started.measure) await checkOnce(started.urls, started.request);
+  // Even a target that measures itself exposes the HTTP request it stands beside: one 2xx first.
+  await checkOnce(started.urls, started.request);
   if (warmupSecs > 0) await run({ ...settings, durationSecs: warmupSecs });
   return run(settings);
 }
@@ -92,15 +93,20 @@ async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
   try {
     started = await target.start({ nodeFlags });
     const result = await measure(started);
-    const rss = await Promise.all(started.pids.map(readRssBytes));
-    const rssBytes = rss.some((r) => r === null) ? null : rss.reduce<number>((sum, r) => sum + (r ?? 0), 0);
-    return { ...base, result, valid: isValid(result), rssBytes };
+    const memory = await Promise.all(
+      started.processes.map(async (p) => ({ role: p.role, rssBytes: await readRssBytes(p.pid) })),
+    );
+    const rssBytes = memory.some((m) => m.rssBytes === null)
+      ? null
+      : memory.reduce((sum, m) => sum + (m.rssBytes ?? 0), 0);
+    return { ...base, result, valid: isValid(result), rssBytes, memory };
   } catch (error) {
     return {
       ...base,
       result: null,
       valid: false,
       rssBytes: null,
+      memory: [],
       error: error instanceof Error ? error.message : String(error),
     };
   } finally {

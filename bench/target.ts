@@ -33,8 +33,11 @@ export interface StartedTarget {
    * spreads the connections over them round-robin.
    */
   urls: string[];
-  /** Processes whose memory is reported after the run (RSS, summed). */
-  pids: number[];
+  /**
+   * Processes whose memory is read right after the run: each one's RSS is reported, and the sum
+   * is the target's. Stand-ins for outside services (the model stand-in) are left out.
+   */
+  processes: BenchProcess[];
   request: BenchRequest;
   /**
    * A target that is not an HTTP endpoint (a direct NATS request) measures itself instead of
@@ -42,6 +45,12 @@ export interface StartedTarget {
    */
   measure?: (settings: LoadSettings) => Promise<LoadResult>;
   stop(): Promise<void>;
+}
+
+/** One process of a target, named by its role (`api-1`, `agent-worker-2`, `nats-server`, ...). */
+export interface BenchProcess {
+  role: string;
+  pid: number;
 }
 
 /** A comparison with another target: a throughput ratio floor or a p50 latency ceiling. */

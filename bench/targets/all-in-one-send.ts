@@ -1,4 +1,5 @@
 import { startPlatformFixture } from '../platform-fixture.ts';
+import { sendRequest } from '../platform-setup.ts';
 import type { BenchTarget } from '../target.ts';
 
 /**
@@ -19,13 +20,8 @@ export const allInOneSend: BenchTarget = {
     const platform = await startPlatformFixture({ nodeFlags, installAgent: true });
     return {
       urls: [platform.url],
-      pids: [platform.pid],
-      request: {
-        method: 'POST',
-        path: `/agents/${platform.agentId}/send`,
-        headers: { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message: 'Water damage in the kitchen, policy HO-1234' }),
-      },
+      processes: [{ role: 'platform', pid: platform.pid }],
+      request: sendRequest(platform.agentId!, platform.token),
       stop: platform.stop,
     };
   },

@@ -9,7 +9,7 @@ export const allInOneWhoami: BenchTarget = {
     const platform = await startPlatformFixture({ nodeFlags, installAgent: false });
     return {
       urls: [platform.url],
-      pids: [platform.pid],
+      processes: [{ role: 'platform', pid: platform.pid }],
       request: {
         method: 'GET',
         path: '/auth/whoami',

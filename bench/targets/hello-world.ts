@@ -18,7 +18,7 @@ export const helloWorld: BenchTarget = {
       const url = await server.listening();
       return {
         urls: [url],
-        pids: [server.pid],
+        processes: [{ role: 'hello-world', pid: server.pid }],
         request: { method: 'GET', path: '/' },
         async stop() {
           await server.stop();

@@ -22,6 +22,8 @@ export interface NatsServerHandle {
   readonly port: number;
   /** The JetStream store dir (kept across restarts), or undefined without JetStream. */
   readonly storeDir: string | undefined;
+  /** The server process's pid (for its memory, say); undefined while it is stopped. */
+  pid(): number | undefined;
   /** SIGTERM, then waits for the process to exit. A no-op when it is not running. */
   stop(): Promise<void>;
   /** SIGKILL (a crash: no clean shutdown of the store), then waits for the exit. */
@@ -49,6 +51,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
+    pid: server.pid,
     stop: server.stop,
     kill: server.kill,
     restart: server.restart,

@@ -27,6 +27,8 @@ export interface RedisServerHandle {
   readonly port: number;
   /** The server's working dir (the AOF lives here), kept across restarts. */
   readonly dir: string;
+  /** The server process's pid (for its memory, say); undefined while it is stopped. */
+  pid(): number | undefined;
   /** SIGTERM, then waits for the process to exit. A no-op when it is not running. */
   stop(): Promise<void>;
   /** SIGKILL (a crash: no shutdown save), then waits for the exit. */
@@ -56,6 +58,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     url: `redis://127.0.0.1:${port}`,
     port,
     dir,
+    pid: server.pid,
     stop: server.stop,
     kill: server.kill,
     restart: server.restart,

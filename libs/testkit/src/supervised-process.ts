@@ -15,6 +15,8 @@ const STOP_GRACE_MS = 10_000;
  * data dir), so tests can kill a server and bring the same one back.
  */
 export async function superviseProcess(launch: () => Promise<RunningProcess>): Promise<{
+  /** The running process's pid; undefined while stopped. */
+  pid(): number | undefined;
   stop(): Promise<void>;
   kill(): Promise<void>;
   restart(): Promise<void>;
@@ -32,6 +34,7 @@ export async function superviseProcess(launch: () => Promise<RunningProcess>): P
     }
   };
   return {
+    pid: () => running?.child.pid,
     stop: () => stopWith('SIGTERM'),
     kill: () => stopWith('SIGKILL'),
     restart: async () => {

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { summarizeLatencies } from './latency.ts';
+import { createReport, renderMarkdown, type TargetOutcome } from './report.ts';
+import type { LoadResult } from './target.ts';
+
+const result = (throughputRps: number, latencyP50Ms: number, extra: Partial<LoadResult> = {}): LoadResult => ({
+  requests: throughputRps * 10,
+  throughputRps,
+  latencyP50Ms,
+  latencyP99Ms: latencyP50Ms * 2,
+  latencyMeanMs: latencyP50Ms,
+  errors: 0,
+  timeouts: 0,
+  non2xx: 0,
+  ...extra,
+});
+
+const outcome = (name: string, r: LoadResult | null, extra: Partial<TargetOutcome> = {}): TargetOutcome => ({
+  name,
+  description: name,
+  result: r,
+  valid: r !== null && r.errors + r.timeouts + r.non2xx === 0,
+  rssBytes: 100 * 2 ** 20,
+  memory: [{ role: name, rssBytes: 100 * 2 ** 20 }],
+  ...extra,
+});
+
+const settings = { connections: 10, durationSecs: 10, pipelining: 1, warmupSecs: 3, profiled: false };
+
+describe('bench report', () => {
+  it('judges throughput ratios and added p50 against the other target of the same run', () => {
+    const report = createReport(new Date(0), settings, 'hello-world', [
+      outcome('hello-world', result(10_000, 0.1)),
+      outcome('send', result(3_000, 2), { goal: { kind: 'throughput-ratio', against: 'hello-world', atLeast: 0.5, label: 'send' } }),
+      outcome('two', result(380, 90), { goal: { kind: 'throughput-ratio', against: 'one', atLeast: 1.8, label: 'two' } }),
+      outcome('one', result(200, 170)),
+      outcome('http', result(900, 1.4), { goal: { kind: 'added-p50-ms', against: 'nats', atMost: 1, label: 'added' } }),
+      outcome('nats', result(2_000, 0.5)),
+    ], 0.5);
+    expect(report.goals.map((g) => [g.label, g.status, Number(g.value?.toFixed(2))])).toEqual([
+      ['send', 'missed', 0.3],
+      ['two', 'met', 1.9],
+      ['added', 'met', 0.9],
+    ]);
+  });
+
+  it('does not judge a goal whose other target failed, did not run, or had errors', () => {
+    const goal = { kind: 'throughput-ratio' as const, against: 'base', atLeast: 1, label: 'g' };
+    const statuses = [
+      [outcome('t', result(5, 1), { goal }), outcome('base', null, { error: 'did not start' })],
+      [outcome('t', result(5, 1), { goal })],
+      [outcome('t', result(5, 1), { goal }), outcome('base', result(5, 1, { non2xx: 3 }))],
+    ].map((targets) => createReport(new Date(0), settings, 'base', targets, 0.5).goals[0]?.status);
+    expect(statuses).toEqual(['not measured', 'not measured', 'invalid']);
+  });
+
+  it('renders one row per target, a failed one with its error, and the memory of multi-process targets', () => {
+    const markdown = renderMarkdown(
+      createReport(new Date(0), settings, 'hello-world', [
+        outcome('hello-world', result(10_000, 0.1)),
+        outcome('fleet', result(2_000, 4), {
+          memory: [
+            { role: 'api-1', rssBytes: 200 * 2 ** 20 },
+            { role: 'agent-worker-1', rssBytes: 170 * 2 ** 20 },
+          ],
+        }),
+        outcome('broken', null, { error: 'POST /x answered 500 | boom\nstack' }),
+      ], 0.5),
+    );
+    expect(markdown).toContain('| fleet | 2000 | 4.00 | 8.00 | 0 / 0 / 0 | 100 | 0.20x | yes |');
+    expect(markdown).toContain('| fleet | agent-worker-1 | 170 |');
+    expect(markdown).toContain('failed: POST /x answered 500 \\| boom |');
+    expect(markdown).not.toContain('| hello-world | hello-world |');
+  });
+
+  it('takes nearest-rank percentiles of fractional milliseconds', () => {
+    const latencies = Array.from({ length: 100 }, (_, i) => (i + 1) / 10);
+    expect(summarizeLatencies(latencies)).toMatchObject({ latencyP50Ms: 5, latencyP99Ms: 9.9 });
+    expect(summarizeLatencies([])).toEqual({ latencyP50Ms: 0, latencyP99Ms: 0, latencyMeanMs: 0 });
+  });
+});

@@ -1,0 +1,23 @@
+import { startFleetFixture } from '../fleet-fixture.ts';
+import { sendRequest } from '../platform-setup.ts';
+import type { BenchTarget } from '../target.ts';
+
+/**
+ * The same send as all-in-one-send, through a fleet: 2 api processes and 2 agent workers over
+ * NATS, the embedded store shared through one data_dir, the `local` echo model. autocannon
+ * spreads its connections over both api nodes.
+ */
+export const fleetSend: BenchTarget = {
+  name: 'fleet-send',
+  description: 'fleet (2 api + 2 agent workers over NATS) POST /agents/{id}/send, local provider',
+  goal: { kind: 'throughput-ratio', against: 'hello-world', atLeast: 0.2, label: 'fleet send >= 0.2x hello world' },
+  async start({ nodeFlags }) {
+    const fleet = await startFleetFixture({ nodeFlags, apis: 2, workers: 2, model: { kind: 'local' } });
+    return {
+      urls: fleet.urls,
+      processes: fleet.processes,
+      request: sendRequest(fleet.agentId, fleet.token),
+      stop: fleet.stop,
+    };
+  },
+};
