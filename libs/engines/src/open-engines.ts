@@ -5,13 +5,10 @@ import type { Clock } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Bus } from '@agent-platform/bus';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
-import { connectNatsBus } from '@agent-platform/bus/nats';
 import type { Queue } from '@agent-platform/queue';
-import { connectBullmqQueue } from '@agent-platform/queue/bullmq';
 import { openEmbeddedQueue } from '@agent-platform/queue/embedded';
 import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
-import { openMongoStore } from '@agent-platform/store/mongodb';
 
 /** The three ports a process runs on, opened from `[runtime]`. */
 export interface Engines {
@@ -47,6 +44,8 @@ export const EMBEDDED_QUEUE_FILE = 'queue.db';
  * - queue: `embedded` = `<data_dir>/queue.db` (shareable on one host), `bullmq` = `runtime.redis_url`.
  *
  * A failure to open one engine closes those already open and rethrows, naming the engine.
+ * The distributed adapters are imported only when `[runtime]` names them: their drivers
+ * (mongodb, bullmq) cost a process about 30 MB of memory it would not use (docs/performance.md).
  */
 export async function openEngines(config: PlatformConfig, options: OpenEnginesOptions): Promise<Engines> {
   const { runtime } = config;
@@ -72,26 +71,32 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
     if (runtime.store === 'embedded' || runtime.queue === 'embedded') await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const store = await opening(`store (${runtime.store})`, (): Promise<Store> =>
       runtime.store === 'mongodb'
-        ? openMongoStore({ url: runtime.mongodb_url, clock: () => clock.now() })
+        ? import('@agent-platform/store/mongodb').then(({ openMongoStore }) =>
+            openMongoStore({ url: runtime.mongodb_url, clock: () => clock.now() }),
+          )
         : openEmbeddedStore({ path: join(dataDir, EMBEDDED_STORE_FILE), clock: () => clock.now() }),
     );
     const bus = await opening(`bus (${runtime.bus})`, (): Promise<Bus> =>
       runtime.bus === 'nats'
-        ? connectNatsBus({
-            servers: runtime.nats_url,
-            ...(options.processName === undefined ? {} : { name: options.processName }),
-            onError: (err, context) => log.error({ err, ...context }, 'bus error'),
-          })
+        ? import('@agent-platform/bus/nats').then(({ connectNatsBus }) =>
+            connectNatsBus({
+              servers: runtime.nats_url,
+              ...(options.processName === undefined ? {} : { name: options.processName }),
+              onError: (err, context) => log.error({ err, ...context }, 'bus error'),
+            }),
+          )
         : Promise.resolve(createEmbeddedBus({ onError: (err) => log.error({ err }, 'bus error') })),
     );
     const queue = await opening(`queue (${runtime.queue})`, (): Promise<Queue> =>
       runtime.queue === 'bullmq'
-        ? connectBullmqQueue({
-            redisUrl: runtime.redis_url,
-            clock,
-            // Connection errors repeat on every reconnect attempt while Redis is down: a warning each.
-            onError: (err) => log.warn({ err }, 'queue connection error'),
-          })
+        ? import('@agent-platform/queue/bullmq').then(({ connectBullmqQueue }) =>
+            connectBullmqQueue({
+              redisUrl: runtime.redis_url,
+              clock,
+              // Connection errors repeat on every reconnect attempt while Redis is down: a warning each.
+              onError: (err) => log.warn({ err }, 'queue connection error'),
+            }),
+          )
         : openEmbeddedQueue({ path: join(dataDir, EMBEDDED_QUEUE_FILE), clock, onError: (err) => log.error({ err }, 'queue error') }),
     );
     return { store, bus, queue, close };

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,12 @@ storeConformance('embedded', async ({ now }) => {
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 });
+
+/** A bare better-sqlite3 connection: another process's view of the file. */
+interface RawSqlite {
+  exec(sql: string): void;
+  close(): void;
+}
 
 describe('embedded store', () => {
   let dir: string;
@@ -124,6 +131,25 @@ describe('embedded store', () => {
     expect(await reopened.counters.get('late')).toBe(1);
     expect(await reopened.collection<Doc>('items').get('late')).not.toBeNull();
     await expect(store.counters.add('late', 1)).rejects.toThrow('embedded store is closed');
+  });
+
+  it('waits for a write lock held by another connection without blocking the event loop, reads going on', async () => {
+    const store = await open();
+    await store.counters.add('n', 1);
+    // Another process's long write transaction, held by a raw connection to the same file.
+    const other = new (createRequire(import.meta.url)('better-sqlite3') as new (p: string) => RawSqlite)(path);
+    other.exec('BEGIN IMMEDIATE');
+    other.exec("UPDATE counters SET value = 10 WHERE key = 'n'");
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    const write = store.counters.add('n', 1);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(ticks).toBeGreaterThan(5);
+    expect(await store.counters.get('n')).toBe(1);
+    other.exec('COMMIT');
+    other.close();
+    expect(await write).toEqual({ value: 11, applied: true });
+    clearInterval(ticker);
   });
 
   it('shares versions and counter limits between two stores on the same file', async () => {

@@ -2,6 +2,11 @@
 export interface GroupCommitConnection {
   /** Runs one statement (prepared once and cached by the handle). */
   run(sql: string): void;
+  /**
+   * `BEGIN IMMEDIATE` without waiting: false when another connection (another process) holds
+   * the write lock. `wait` true: block up to the connection's busy timeout instead (closing).
+   */
+  begin(wait: boolean): boolean;
   /** False once SQLite itself rolled the transaction back (a full disk, an I/O error). */
   readonly inTransaction: boolean;
 }
@@ -13,6 +18,14 @@ interface QueuedWrite {
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export interface GroupCommitOptions {
+  /** How long a batch may wait for another process's write lock before its writes fail. */
+  lockTimeoutMs: number;
+}
+
+/** Waits between attempts at the write lock while another process holds it: short, then capped. */
+const LOCK_RETRY_MS = [0, 0, 1, 1, 2, 4, 8] as const;
 
 /**
  * Group commit: the writes submitted during one turn of the event loop share one `BEGIN
@@ -32,13 +45,27 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * A caller awaits its write before its next operation, so one caller never has two writes in one
  * batch out of order; reads are not queued (a read runs at once, before any write still waiting
  * for its batch, which is a valid order for calls that overlap in time).
+ *
+ * When other processes share the file (a fleet on one host), the write lock is often held by one
+ * of them. SQLite's own busy handler would wait for it by sleeping, with this process's event
+ * loop blocked all the while (measured: a quarter of a millisecond per commit on average, an
+ * eighth of an api node's time). Instead the lock is tried without waiting, and on failure the
+ * batch stays queued and is tried again a moment later from a timer, the event loop serving
+ * requests (and reads) meanwhile; the writes they submit join the waiting batch. Only after
+ * `lockTimeoutMs` without the lock do the batch's writes fail.
  */
 export class GroupCommit {
   private queue: QueuedWrite[] = [];
   private scheduled = false;
+  /** When the queued batch first failed to get the lock; null while it has not. */
+  private waitingSince: number | null = null;
+  private attempts = 0;
 
   /** `connection` throws the store's "closed" error once the handle is closed. */
-  constructor(private readonly connection: () => GroupCommitConnection) {}
+  constructor(
+    private readonly connection: () => GroupCommitConnection,
+    private readonly options: GroupCommitOptions,
+  ) {}
 
   submit<R>(write: () => R): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -47,54 +74,90 @@ export class GroupCommit {
       this.scheduled = true;
       // setImmediate, not a microtask: it runs after the I/O callbacks of this turn, so that the
       // writes of every request handled in the turn join the batch.
-      setImmediate(() => {
-        this.scheduled = false;
-        this.flush();
-      });
+      setImmediate(() => this.attempt());
     });
   }
 
-  /** Commits whatever is queued now (the handle calls it before closing). */
+  /** Commits whatever is queued now, waiting for the lock if it must (the handle closes next). */
   flush(): void {
+    this.commitQueued(true);
+  }
+
+  private attempt(): void {
+    if (this.commitQueued(false)) {
+      this.scheduled = false;
+      this.waitingSince = null;
+      this.attempts = 0;
+      return;
+    }
+    const now = Date.now();
+    this.waitingSince ??= now;
+    if (now - this.waitingSince >= this.options.lockTimeoutMs) {
+      this.scheduled = false;
+      this.waitingSince = null;
+      this.attempts = 0;
+      this.failQueued(new Error(`embedded store: the write lock was held by another process for over ${this.options.lockTimeoutMs} ms`));
+      return;
+    }
+    const delay = LOCK_RETRY_MS[Math.min(this.attempts++, LOCK_RETRY_MS.length - 1)]!;
+    if (delay === 0) setImmediate(() => this.attempt());
+    else setTimeout(() => this.attempt(), delay);
+  }
+
+  /** False when the lock was taken by another connection and `wait` was false: nothing was taken from the queue. */
+  private commitQueued(wait: boolean): boolean {
+    if (this.queue.length === 0) return true;
+    let db: GroupCommitConnection;
+    try {
+      db = this.connection();
+      if (!db.begin(wait)) return false;
+    } catch (error) {
+      this.failQueued(error);
+      return true;
+    }
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
     let settled: Settled[];
     try {
-      settled = this.commit(batch);
+      settled = commit(db, batch);
     } catch (error) {
       for (const queued of batch) queued.reject(error);
-      return;
+      return true;
     }
     batch.forEach((queued, i) => {
       const outcome = settled[i]!;
       if (outcome.ok) queued.resolve(outcome.value);
       else queued.reject(outcome.error);
     });
+    return true;
   }
 
-  /** Throws when nothing of the batch was committed. */
-  private commit(batch: readonly QueuedWrite[]): Settled[] {
-    const db = this.connection();
-    db.run('BEGIN IMMEDIATE');
-    try {
-      // A lone write needs no savepoint: its failure rolls back the transaction, which is all it wrote.
-      const settled =
-        batch.length === 1
-          ? [{ ok: true as const, value: batch[0]!.write() }]
-          : batch.map((queued) => inSavepoint(db, queued.write));
-      db.run('COMMIT');
-      return settled;
-    } catch (error) {
-      if (db.inTransaction) {
-        try {
-          db.run('ROLLBACK');
-        } catch {
-          // The connection is unusable; the batch fails with the original error either way.
-        }
+  private failQueued(error: unknown): void {
+    const batch = this.queue;
+    this.queue = [];
+    for (const queued of batch) queued.reject(error);
+  }
+}
+
+/** Runs the batch inside the transaction `begin` opened. Throws when nothing of it was committed. */
+function commit(db: GroupCommitConnection, batch: readonly QueuedWrite[]): Settled[] {
+  try {
+    // A lone write needs no savepoint: its failure rolls back the transaction, which is all it wrote.
+    const settled =
+      batch.length === 1
+        ? [{ ok: true as const, value: batch[0]!.write() }]
+        : batch.map((queued) => inSavepoint(db, queued.write));
+    db.run('COMMIT');
+    return settled;
+  } catch (error) {
+    if (db.inTransaction) {
+      try {
+        db.run('ROLLBACK');
+      } catch {
+        // The connection is unusable; the batch fails with the original error either way.
       }
-      throw error;
     }
+    throw error;
   }
 }
 

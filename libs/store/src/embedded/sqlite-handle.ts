@@ -37,15 +37,19 @@ const requireCjs = createRequire(import.meta.url);
 export class SqliteHandle {
   private db: SqliteDatabase | null;
   private readonly statements = new Map<string, SqliteStatement>();
-  private readonly writes = new GroupCommit(() => {
-    const db = this.database;
-    return {
-      run: (sql) => void this.statement(sql).run(),
-      get inTransaction() {
-        return db.inTransaction;
-      },
-    };
-  });
+  private readonly writes = new GroupCommit(
+    () => {
+      const db = this.database;
+      return {
+        run: (sql) => void this.statement(sql).run(),
+        begin: (wait) => this.begin(wait),
+        get inTransaction() {
+          return db.inTransaction;
+        },
+      };
+    },
+    { lockTimeoutMs: BUSY_TIMEOUT_MS },
+  );
 
   private constructor(db: SqliteDatabase) {
     this.db = db;
@@ -105,6 +109,28 @@ export class SqliteHandle {
   write<R>(fn: () => R): Promise<R> {
     if (this.db === null) return Promise.reject(new Error('embedded store is closed'));
     return this.writes.submit(fn);
+  }
+
+  /**
+   * `BEGIN IMMEDIATE`. Not waiting: SQLite's busy handler is switched off for the attempt, so a
+   * lock held by another process answers false at once instead of sleeping with the event loop
+   * blocked (group-commit.ts retries from a timer). Reads keep the busy timeout.
+   */
+  private begin(wait: boolean): boolean {
+    if (wait) {
+      this.statement('BEGIN IMMEDIATE').run();
+      return true;
+    }
+    this.statement('PRAGMA busy_timeout = 0').get();
+    try {
+      this.statement('BEGIN IMMEDIATE').run();
+      return true;
+    } catch (err) {
+      if ((err as { code?: unknown } | null)?.code === 'SQLITE_BUSY') return false;
+      throw err;
+    } finally {
+      this.statement(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`).get();
+    }
   }
 
   /** Commits the writes still waiting for their batch, then closes the connection. */
