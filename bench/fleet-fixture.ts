@@ -8,9 +8,10 @@ import {
   BENCH_RATE_LIMIT_PER_MINUTE,
   bootstrapAdminKey,
   installClaimsIntake,
+  sendRequest,
   writeBenchLicence,
 } from './platform-setup.ts';
-import type { BenchProcess } from './target.ts';
+import type { BenchProcess, LoadResult, LoadSettings, StartedTarget } from './target.ts';
 
 const app = (name: string) => fileURLToPath(new URL(`../apps/${name}/src/main.ts`, import.meta.url));
 const MODEL_STAND_IN = fileURLToPath(new URL('./servers/model-stand-in.ts', import.meta.url));
@@ -145,4 +146,23 @@ function fleetConfig(input: {
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A fleet as a bench target: the send request against its api nodes, measured by autocannon
+ * unless `measure` (given the fleet) times something else or changes the load.
+ */
+export async function startFleetTarget(
+  options: FleetFixtureOptions,
+  measure?: (fleet: FleetFixture, request: StartedTarget['request'], settings: LoadSettings) => Promise<LoadResult>,
+): Promise<StartedTarget> {
+  const fleet = await startFleetFixture(options);
+  const request = sendRequest(fleet.agentId, fleet.token);
+  return {
+    urls: fleet.urls,
+    processes: fleet.processes,
+    request,
+    ...(measure === undefined ? {} : { measure: (settings: LoadSettings) => measure(fleet, request, settings) }),
+    stop: fleet.stop,
+  };
 }

@@ -1,5 +1,4 @@
-import { startFleetFixture } from '../fleet-fixture.ts';
-import { sendRequest } from '../platform-setup.ts';
+import { startFleetTarget } from '../fleet-fixture.ts';
 import type { BenchTarget } from '../target.ts';
 
 /**
@@ -11,13 +10,5 @@ export const fleetSend: BenchTarget = {
   name: 'fleet-send',
   description: 'fleet (2 api + 2 agent workers over NATS) POST /agents/{id}/send, local provider',
   goal: { kind: 'throughput-ratio', against: 'hello-world', atLeast: 0.2, label: 'fleet send >= 0.2x hello world' },
-  async start({ nodeFlags }) {
-    const fleet = await startFleetFixture({ nodeFlags, apis: 2, workers: 2, model: { kind: 'local' } });
-    return {
-      urls: fleet.urls,
-      processes: fleet.processes,
-      request: sendRequest(fleet.agentId, fleet.token),
-      stop: fleet.stop,
-    };
-  },
+  start: ({ nodeFlags }) => startFleetTarget({ nodeFlags, apis: 2, workers: 2, model: { kind: 'local' } }),
 };

@@ -1,6 +1,5 @@
-import { startFleetFixture } from '../fleet-fixture.ts';
+import { startFleetTarget } from '../fleet-fixture.ts';
 import { runLoad } from '../load.ts';
-import { sendRequest } from '../platform-setup.ts';
 import type { BenchTarget, StartOptions, StartedTarget } from '../target.ts';
 
 /**
@@ -15,22 +14,11 @@ const WORKER_CONCURRENCY = 4;
 const MODEL_DELAY_MS = 20;
 const CALLERS = 32;
 
-async function startWaitingFleet(workers: number, { nodeFlags }: StartOptions): Promise<StartedTarget> {
-  const fleet = await startFleetFixture({
-    nodeFlags,
-    apis: 1,
-    workers,
-    model: { kind: 'stand-in', delayMs: MODEL_DELAY_MS },
-    workerConcurrency: WORKER_CONCURRENCY,
-  });
-  const request = sendRequest(fleet.agentId, fleet.token);
-  return {
-    urls: fleet.urls,
-    processes: fleet.processes,
-    request,
-    measure: (settings) => runLoad(fleet.urls, request, { ...settings, connections: CALLERS, pipelining: 1 }),
-    stop: fleet.stop,
-  };
+function startWaitingFleet(workers: number, { nodeFlags }: StartOptions): Promise<StartedTarget> {
+  return startFleetTarget(
+    { nodeFlags, apis: 1, workers, model: { kind: 'stand-in', delayMs: MODEL_DELAY_MS }, workerConcurrency: WORKER_CONCURRENCY },
+    (fleet, request, settings) => runLoad(fleet.urls, request, { ...settings, connections: CALLERS, pipelining: 1 }),
+  );
 }
 
 const described = (workers: number) =>

@@ -52,6 +52,7 @@ export async function call(
   method: string,
   path: string,
   options: { token?: string; body?: unknown } = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON shapes
 ): Promise<{ status: number; body: any; text: string }> {
   const headers: Record<string, string> = {};
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;

@@ -5,7 +5,6 @@ import {
   createInvocationService,
   createLicenceGate,
   createSessionStore,
-  systemClock,
   type AgentStats,
   type AgentStore,
   type Clock,
@@ -15,8 +14,8 @@ import {
   type ModelRegistry,
   type SessionStore,
 } from '@agent-platform/domain';
-import { openEngines, type ComposeContext, type ComposedProcess } from '@agent-platform/engines';
-import { createLogger, type Logger } from '@agent-platform/observability';
+import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
+import type { Logger } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import type { Store } from '@agent-platform/store';
 import { createAgentWorkerService } from './service.ts';
@@ -54,12 +53,6 @@ export function composeInvocationService(sources: InvocationSources): Invocation
   });
 }
 
-export interface ComposeAgentWorkerOptions {
-  /** Where log lines go; default stdout. */
-  logDestination?: NodeJS.WritableStream | 'stdout' | 'silent';
-  clock?: Clock;
-}
-
 /**
  * The agent worker running alone (a fleet member): its own engines from `[runtime]`, the
  * licence and model providers from the same config file as the api nodes, and the invocation
@@ -69,17 +62,11 @@ export interface ComposeAgentWorkerOptions {
 export async function composeAgentWorker(
   loaded: LoadedConfig,
   context: ComposeContext,
-  options: ComposeAgentWorkerOptions = {},
+  options: ComposeOptions = {},
 ): Promise<ComposedProcess> {
   const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
   const boot = config.current();
-  const clock = options.clock ?? systemClock;
-  const { logger } = createLogger({
-    level: boot.logging.level,
-    bufferLines: boot.logging.buffer_lines,
-    destination: options.logDestination ?? 'stdout',
-  });
-  const engines = await openEngines(boot, { clock, logger, dataDir: boot.storage.data_dir, processName: context.name });
+  const { clock, logger, engines } = await openProcess(boot, context, options);
   try {
     const { store, bus } = engines;
     let licence: LicenceState = await loadLicence(boot, logger);

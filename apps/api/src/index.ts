@@ -5,6 +5,6 @@ export { buildApi, type BuildApiOptions } from './build-api.ts';
 export { composeApi, type ComposeApiOptions, type ComposedApi } from './compose.ts';
 export { createApiService, type ApiService, type ApiServiceOptions } from './service.ts';
 export { STATUS } from './http/error-status.ts';
-export { toErrorReply } from './http/error-handler.ts';
+export { installErrorHandling, toErrorReply } from './http/error-handler.ts';
 export { registeredRoutes, type RouteRecord } from './http/route-catalog.ts';
 export { runMain, runProcess, type ProcessService, type RunProcessOptions } from './run-process.ts';

@@ -1,1 +1,3 @@
-export {};
+export * from './registry-app.ts';
+export * from './service.ts';
+export * from './compose.ts';

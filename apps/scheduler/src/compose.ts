@@ -1,7 +1,5 @@
 import { createConfigHolder, type LoadedConfig } from '@agent-platform/config';
-import { systemClock, type Clock } from '@agent-platform/domain';
-import { openEngines, type ComposeContext, type ComposedProcess } from '@agent-platform/engines';
-import { createLogger } from '@agent-platform/observability';
+import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { createSchedulerService } from './service.ts';
 
@@ -16,18 +14,10 @@ export function fireTimeoutMs(config: () => PlatformConfig): () => number {
   return () => (config().agents.invocation_timeout_secs + BUS_GRACE_SECS) * 1000;
 }
 
-export interface ComposeSchedulerOptions {
-  logDestination?: NodeJS.WritableStream | 'stdout' | 'silent';
-  clock?: Clock;
-}
-
 /** The scheduler running alone (a fleet member): its engines from `[runtime]`, and the service. */
-export async function composeScheduler(loaded: LoadedConfig, context: ComposeContext, options: ComposeSchedulerOptions = {}): Promise<ComposedProcess> {
+export async function composeScheduler(loaded: LoadedConfig, context: ComposeContext, options: ComposeOptions = {}): Promise<ComposedProcess> {
   const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
-  const boot = config.current();
-  const clock = options.clock ?? systemClock;
-  const { logger } = createLogger({ level: boot.logging.level, bufferLines: boot.logging.buffer_lines, destination: options.logDestination ?? 'stdout' });
-  const engines = await openEngines(boot, { clock, logger, dataDir: boot.storage.data_dir, processName: context.name });
+  const { clock, logger, engines } = await openProcess(config.current(), context, options);
   const scheduler = createSchedulerService({
     queue: engines.queue,
     bus: engines.bus,

@@ -12,6 +12,8 @@ export interface ComposedProcess {
   close(): Promise<void>;
   /** Re-reads the config file (and what it points at, the licence); run on SIGHUP. */
   reload?(): Promise<void>;
+  /** Appended to the boot line once the services started (a listener's address). */
+  bootDetail?(): string;
 }
 
 export interface ComposeContext {
@@ -28,6 +30,11 @@ export interface RunServiceOptions {
   env: Record<string, string | undefined>;
   cwd: string;
   compose(loaded: LoadedConfig, context: ComposeContext): Promise<ComposedProcess>;
+  /**
+   * False for an app that takes no work from the bus (the registry serves HTTP only), so it may
+   * run alone on the embedded bus. Default true: the app is refused on `bus = "embedded"`.
+   */
+  needsSharedBus?: boolean;
 }
 
 /**
@@ -52,7 +59,7 @@ export function assertSharedBus(loaded: LoadedConfig, name: string): void {
 export async function runService(options: RunServiceOptions): Promise<ProcessLifecycle> {
   const { name, env, cwd } = options;
   const loaded = await loadConfig({ argv: options.argv, env, cwd });
-  assertSharedBus(loaded, name);
+  if (options.needsSharedBus !== false) assertSharedBus(loaded, name);
   const composed = await options.compose(loaded, { env, cwd, name });
   const lifecycle = createProcessLifecycle({ logger: composed.logger, close: () => composed.close() });
   lifecycle.exitOnSignals();
@@ -72,7 +79,8 @@ export async function runService(options: RunServiceOptions): Promise<ProcessLif
   }
   const { bus, store, queue } = loaded.config.runtime;
   composed.logger.info({ process: name, config: loaded.path, bus, store, queue }, `${name} started`);
-  console.log(`agent platform (${name}) ${platformVersion()} started: bus ${bus}, store ${store}, queue ${queue}`);
+  const detail = composed.bootDetail?.();
+  console.log(`agent platform (${name}) ${platformVersion()} started: bus ${bus}, store ${store}, queue ${queue}${detail === undefined ? '' : `; ${detail}`}`);
   return lifecycle;
 }
 

@@ -1,26 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { ConfigReloaded, ConfigView, DaemonStatus, Health, LogsQuery, LogsView, ShutdownAccepted } from '@agent-platform/contracts';
+import { probeEngines } from '@agent-platform/engines';
 import { Type } from 'typebox';
 import type { RoutePlugin } from '../api-app.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const TAGS = ['daemon'];
-const HEALTH_TIMEOUT_MS = 2000;
-
-type EngineReport = { kind: string; status: 'ok' | 'down'; detail?: string };
-
-/** An engine that does not answer in time is reported down rather than hanging GET /health. */
-async function probe(check: () => Promise<EngineReport>): Promise<EngineReport> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<EngineReport>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: 'unknown', status: 'down', detail: 'health check timed out' }), HEALTH_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([check().catch((err: unknown) => ({ kind: 'unknown', status: 'down' as const, detail: String(err) })), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function uptimeSecs(deps: ApiDeps, startedAt: Date): number {
   return Math.max(0, Math.floor((deps.clock.now().getTime() - startedAt.getTime()) / 1000));
@@ -41,13 +26,12 @@ export const daemonRoutes: RoutePlugin = (app, deps) => {
       schema: { tags: TAGS, summary: 'Liveness and engine health (no authentication)', security: [], response: { 200: Health, 503: Health } },
     },
     async (_request, reply) => {
-      const [store, bus, queue] = await Promise.all([probe(() => deps.store.health()), probe(() => deps.bus.health()), probe(() => deps.queue.health())]);
-      const healthy = [store, bus, queue].every((e) => e.status === 'ok');
+      const { healthy, engines } = await probeEngines(deps);
       return reply.code(healthy ? 200 : 503).send({
         status: healthy ? 'ok' : 'degraded',
         version: deps.version,
         uptime_secs: uptimeSecs(deps, startedAt),
-        engines: { store, bus, queue },
+        engines,
       });
     },
   );
