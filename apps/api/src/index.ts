@@ -8,3 +8,4 @@ export { STATUS } from './http/error-status.ts';
 export { installErrorHandling, toErrorReply } from './http/error-handler.ts';
 export { registeredRoutes, type RouteRecord } from './http/route-catalog.ts';
 export { runMain, runProcess, type ProcessService, type RunProcessOptions } from './run-process.ts';
+export { closeGracefully, listenOn } from './listener.ts';

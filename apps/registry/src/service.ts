@@ -1,6 +1,5 @@
-import type { AddressInfo } from 'node:net';
-import { parseListenAddress } from '@agent-platform/config';
 import type { ProcessService } from '@agent-platform/engines';
+import { closeGracefully, listenOn } from '@agent-platform/api';
 import { buildRegistryApp, type RegistryApp, type RegistryAppDeps } from './registry-app.ts';
 
 export interface RegistryService extends ProcessService {
@@ -9,9 +8,9 @@ export interface RegistryService extends ProcessService {
 }
 
 /**
- * The registry listener as a service (STYLE §1): listens on `[registry] listen` (host:port or
- * unix:/path, like `[server] listen`), and on stop closes the listener after the requests in
- * flight finish.
+ * The registry listener as a service (STYLE §1): listens on `[registry] listen` the way the api
+ * listens on `[server] listen` (the api's listener: host:port or unix:/path), and on stop closes
+ * after the requests in flight finish.
  */
 export function createRegistryService(deps: RegistryAppDeps & { listen: string }): RegistryService {
   let app: RegistryApp | null = null;
@@ -22,22 +21,15 @@ export function createRegistryService(deps: RegistryAppDeps & { listen: string }
       return address;
     },
     async start() {
-      const listen = parseListenAddress(deps.listen);
       const built = buildRegistryApp(deps);
-      if (listen.kind === 'unix') await built.listen({ path: listen.path });
-      else await built.listen({ host: listen.host, port: listen.port });
+      address = await listenOn(built, deps.listen, { tls: false });
       app = built;
-      if (listen.kind === 'unix') {
-        address = `unix:${listen.path}`;
-      } else {
-        const bound = built.server.address() as AddressInfo;
-        address = `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
-      }
       return { address };
     },
     async stop() {
-      await app?.close();
+      const running = app;
       app = null;
+      if (running !== null) await closeGracefully(running);
     },
   };
 }
