@@ -52,9 +52,19 @@ export class EmbeddedQueue implements Queue {
 
   static async open(options: EmbeddedQueueOptions): Promise<EmbeddedQueue> {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-    const db = openSqlite(options.path);
-    const jobs = new JobTable(db);
-    return new EmbeddedQueue(db, jobs, new SchedulerTable(db, jobs), options);
+    // Processes of one host opening a new file together can get SQLITE_BUSY from the switch to WAL
+    // or the first CREATE TABLE, which SQLite's busy handler does not wait out: retry for 5 s.
+    for (let deadline = Date.now() + 5_000; ; await new Promise((r) => setTimeout(r, 20))) {
+      let db: SqliteDatabase | undefined;
+      try {
+        db = openSqlite(options.path);
+        const jobs = new JobTable(db);
+        return new EmbeddedQueue(db, jobs, new SchedulerTable(db, jobs), options);
+      } catch (err) {
+        db?.close();
+        if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err;
+      }
+    }
   }
 
   async add<T>(queue: string, data: T, options: AddOptions = {}): Promise<{ id: string; duplicate: boolean }> {

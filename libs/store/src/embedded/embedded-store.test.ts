@@ -209,9 +209,28 @@ describe('embedded store', () => {
     const switches = entries.filter((e, i) => i > 0 && e.writer !== entries[i - 1]!.writer).length;
     expect(switches).toBeGreaterThanOrEqual(24);
   }, 20_000);
+  it('opens one new file from six processes at once: every one boots, each write counted once', async () => {
+    const at = String(Date.now() + 1_500);
+    const children = Array.from({ length: 6 }, () =>
+      spawn(process.execPath, ['--import', 'tsx', OPENER, path, at], { cwd: fileURLToPath(new URL('.', import.meta.url)), stdio: ['ignore', 'ignore', 'pipe'] }),
+    );
+    const outcomes = await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<{ code: number | null; stderr: string }>((resolve) => {
+            let stderr = '';
+            child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+            child.on('exit', (code) => resolve({ code, stderr }));
+          }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.code !== 0)).toEqual([]);
+    expect(await (await open()).counters.get('opened')).toBe(6);
+  }, 20_000);
 });
 
 const MAX_LEAD = 3;
+const OPENER = fileURLToPath(new URL('./open-race.fixture.ts', import.meta.url));
 const WORKER = fileURLToPath(new URL('./append-worker.fixture.ts', import.meta.url));
 
 /** Spawns the fixture under tsx; `ready` resolves once it has opened the store. */

@@ -66,8 +66,27 @@ export class EmbeddedStore implements Store {
   }
 }
 
+/** How long opening waits out other processes opening (or converting) the same new file. */
+const OPEN_BUSY_TIMEOUT_MS = 5000;
+const OPEN_RETRY_MS = 20;
+
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
   await mkdir(dirname(options.path), { recursive: true });
+  const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return openOnce(options);
+    } catch (err) {
+      // Several processes of a fleet opening one new file at once: switching it to WAL (and the
+      // first CREATE TABLEs) can answer SQLITE_BUSY without SQLite's busy handler ever waiting.
+      // Measured in the fleet e2e test: a worker failed to boot with "database is locked".
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_MS));
+    }
+  }
+}
+
+function openOnce(options: EmbeddedStoreOptions): Store {
   const db = SqliteHandle.open(options.path);
   try {
     return new EmbeddedStore(db, options.clock ?? (() => new Date()));
