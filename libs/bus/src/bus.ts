@@ -16,6 +16,13 @@ import type { Envelope } from '@agent-platform/contracts';
  *    non-retryable error), calling `onDeadLetter`.
  * 3. Notifications (cache invalidation, abort signals): fire-and-forget fan-out to every
  *    listener in every process; may be lost if no one listens.
+ *
+ * Size: every payload (request, reply, envelope, notification) is at most `maxPayloadBytes()`
+ * once encoded as JSON (UTF-8): the NATS server's `max_payload` (1 MiB by default), and the same
+ * default in the embedded adapter so a payload that works in one process works in a fleet. A
+ * request, publish or notify over it fails at once with `BusError('payload_too_large')` and sends
+ * nothing. A handler's reply over it is not sent either: the requester gets, at once,
+ * `BusError('remote')` with category `SizeLimitExceeded` (never a wait for its timeout).
  */
 export interface Bus {
   request<Req, Res>(subject: string, payload: Req, options: RequestOptions): Promise<Res>;
@@ -26,6 +33,9 @@ export interface Bus {
 
   notify<T>(subject: string, payload: T): Promise<void>;
   listen<T>(subject: string, handler: (payload: T) => void): Promise<Subscription>;
+
+  /** The largest encoded payload this bus carries, in bytes (see "Size" above). */
+  maxPayloadBytes(): number;
 
   health(): Promise<{ kind: string; status: 'ok' | 'down'; detail?: string }>;
   close(): Promise<void>;
@@ -71,7 +81,7 @@ export interface Subscription {
   drain(): Promise<void>;
 }
 
-export type BusErrorCode = 'timeout' | 'no_responders' | 'remote' | 'aborted' | 'closed';
+export type BusErrorCode = 'timeout' | 'no_responders' | 'remote' | 'aborted' | 'closed' | 'payload_too_large';
 
 export interface RemoteErrorBody {
   category: string;
@@ -104,4 +114,25 @@ export function toRemoteErrorBody(error: unknown): RemoteErrorBody {
     return body;
   }
   return { category: 'Internal', message: 'internal error in a bus handler' };
+}
+
+/** NATS's default `max_payload`; the embedded adapter's default too. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+/** A payload over the bus's limit: nothing was sent. */
+export function payloadTooLarge(what: string, bytes: number, maxBytes: number): BusError {
+  return new BusError('payload_too_large', `${what} is ${bytes} bytes once encoded, over the bus's maximum payload of ${maxBytes} bytes`);
+}
+
+/**
+ * The body a requester gets instead of a reply over the limit: the handler's work is done, but its
+ * result cannot travel; callers that must not charge for an undelivered reply check the size
+ * before they commit (see the agent worker).
+ */
+export function replyTooLarge(subject: string, bytes: number, maxBytes: number): RemoteErrorBody {
+  return {
+    category: 'SizeLimitExceeded',
+    message: `the reply on ${subject} is ${bytes} bytes once encoded, over the bus's maximum payload of ${maxBytes} bytes`,
+    details: { bytes, max_bytes: maxBytes },
+  };
 }

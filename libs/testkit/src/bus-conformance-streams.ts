@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { Envelope } from '@agent-platform/contracts';
 import type { ConsumeOptions } from '@agent-platform/bus';
-import type { BusHarness } from './bus-harness.ts';
+import { expectBusError, type BusHarness } from './bus-harness.ts';
 import { gate, waitUntil } from './wait-until.ts';
 
 function envelope<T>(data: T, id: string = randomUUID()): Envelope<T> {
@@ -29,6 +29,18 @@ export function busStreamCases(h: BusHarness): void {
     });
     await waitUntil(() => got.includes(3), { message: 'the marker message' });
     expect(got.sort()).toEqual([1, 3]);
+  });
+
+  it('refuses to publish a message over the maximum payload, and stores nothing', async () => {
+    const stream = h.name('big');
+    await expectBusError(h.bus.publish(stream, envelope({ text: 'x'.repeat(h.bus.maxPayloadBytes()) }, 'too-big')), 'payload_too_large');
+    await h.bus.publish(stream, envelope({ text: 'small' }, 'small'));
+    const got: string[] = [];
+    await h.bus.consume<{ text: string }>(stream, { ...base, durable: 'd' }, async (e) => {
+      got.push(e.id);
+    });
+    await waitUntil(() => got.includes('small'), { message: 'the small message' });
+    expect(got).toEqual(['small']);
   });
 
   it('keeps messages published before the consumer started', async () => {

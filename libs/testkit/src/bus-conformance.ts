@@ -105,6 +105,31 @@ function requestCases(h: BusHarness): void {
     expect(error.message).toBe('agent a1 not found');
   });
 
+  it('refuses a request over the maximum payload at once, sending nothing', async () => {
+    const subject = h.name('big-request');
+    let served = 0;
+    await h.bus.serve(subject, async () => ++served);
+    const max = h.bus.maxPayloadBytes();
+    expect(max).toBeGreaterThan(1024);
+    const error = await expectBusError(h.bus.request(subject, { text: 'x'.repeat(max) }, { timeoutMs: 4_000 }), 'payload_too_large');
+    expect(error.message).toContain(String(max));
+    // A request just under the limit still goes through.
+    await expect(h.bus.request(subject, { text: 'x'.repeat(max - 1024) }, { timeoutMs: 4_000 })).resolves.toBe(1);
+    expect(served).toBe(1);
+  });
+
+  it('answers a reply over the maximum payload with a SizeLimitExceeded error at once, not a timeout', async () => {
+    const subject = h.name('big-reply');
+    const max = h.bus.maxPayloadBytes();
+    await h.bus.serve(subject, async () => ({ text: 'é'.repeat(max / 2) }));
+    const error = await expectBusError(h.bus.request(subject, {}, { timeoutMs: 20_000 }), 'remote');
+    expect(error.remote?.category).toBe('SizeLimitExceeded');
+    expect(error.remote?.details).toMatchObject({ max_bytes: max });
+    // The subject keeps serving.
+    await h.bus.serve(h.name('after'), async () => 'ok');
+    await expect(h.bus.request(h.name('after'), {}, { timeoutMs: 4_000 })).resolves.toBe('ok');
+  });
+
   it('hides an uncategorised handler error behind Internal', async () => {
     const subject = h.name('crash');
     await h.bus.serve(subject, async () => {
@@ -129,6 +154,16 @@ function notifyAndLifecycleCases(h: BusHarness): void {
     await h.bus.notify(subject, { key: 'k1' });
     await waitUntil(() => got.length === 2, { message: 'both listeners' });
     expect(got.sort()).toEqual(['a:k1', 'b:k1']);
+  });
+
+  it('refuses a notification over the maximum payload', async () => {
+    const subject = h.name('big-note');
+    const got: unknown[] = [];
+    await h.bus.listen(subject, (p) => got.push(p));
+    await expectBusError(h.bus.notify(subject, 'x'.repeat(h.bus.maxPayloadBytes())), 'payload_too_large');
+    await h.bus.notify(subject, 'small');
+    await waitUntil(() => got.length === 1, { message: 'the small notification' });
+    expect(got).toEqual(['small']);
   });
 
   it('drain waits for the handler in flight', async () => {

@@ -1,5 +1,5 @@
 import type { Envelope } from '@agent-platform/contracts';
-import { BusError } from '../bus.ts';
+import { BusError, DEFAULT_MAX_PAYLOAD_BYTES } from '../bus.ts';
 import type {
   Bus,
   ConsumeOptions,
@@ -20,6 +20,8 @@ export interface EmbeddedBusOptions {
   dedupWindowMs?: number;
   /** Receives errors nobody else can: a listener that threw, an `onDeadLetter` that threw. */
   onError?: ErrorSink;
+  /** Largest encoded payload (bus.ts "Size"); default 1 MiB, nats-server's default `max_payload`. */
+  maxPayloadBytes?: number;
 }
 
 /** JetStream's default duplicate window, so both adapters drop the same re-publishes. */
@@ -32,8 +34,9 @@ const DEFAULT_DEDUP_WINDOW_MS = 120_000;
  * suite). Streams live in memory: durable work that must survive a restart goes on the queue.
  */
 export class EmbeddedBus implements Bus {
-  private readonly router = new RequestRouter();
+  private readonly router: RequestRouter;
   private readonly notifier: Notifier;
+  private readonly maxPayload: number;
   private readonly streams = new Map<string, EmbeddedStream>();
   private readonly dedupWindowMs: number;
   private readonly onError: ErrorSink;
@@ -43,7 +46,9 @@ export class EmbeddedBus implements Bus {
   constructor(options: EmbeddedBusOptions = {}) {
     this.dedupWindowMs = options.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS;
     this.onError = options.onError ?? (() => undefined);
-    this.notifier = new Notifier(this.onError);
+    this.maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.router = new RequestRouter(this.maxPayload);
+    this.notifier = new Notifier(this.onError, this.maxPayload);
   }
 
   async request<Req, Res>(subject: string, payload: Req, options: RequestOptions): Promise<Res> {
@@ -76,6 +81,10 @@ export class EmbeddedBus implements Bus {
     return this.notifier.listen(subject, handler as (payload: unknown) => void);
   }
 
+  maxPayloadBytes(): number {
+    return this.maxPayload;
+  }
+
   async health(): Promise<{ kind: string; status: 'ok' | 'down'; detail?: string }> {
     return this.closed ? { kind: 'embedded', status: 'down', detail: 'closed' } : { kind: 'embedded', status: 'ok' };
   }
@@ -94,7 +103,7 @@ export class EmbeddedBus implements Bus {
   private stream(name: string): EmbeddedStream {
     let stream = this.streams.get(name);
     if (!stream) {
-      stream = new EmbeddedStream(name, this.dedupWindowMs, this.onError);
+      stream = new EmbeddedStream(name, this.dedupWindowMs, this.onError, this.maxPayload);
       this.streams.set(name, stream);
     }
     return stream;

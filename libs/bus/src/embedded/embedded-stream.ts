@@ -1,5 +1,5 @@
 import type { Envelope } from '@agent-platform/contracts';
-import type { ConsumeOptions, PublishAck, StreamHandler, Subscription } from '../bus.ts';
+import { payloadTooLarge, type ConsumeOptions, type PublishAck, type StreamHandler, type Subscription } from '../bus.ts';
 import { Durable, type ErrorSink, type StreamLog } from './durable.ts';
 
 interface StoredMessage {
@@ -29,15 +29,19 @@ export class EmbeddedStream implements StreamLog {
     readonly name: string,
     private readonly dedupWindowMs: number,
     private readonly onError: ErrorSink,
+    private readonly maxPayloadBytes: number,
   ) {}
 
   publish<T>(envelope: Envelope<T>): PublishAck {
+    const json = JSON.stringify(envelope);
+    const bytes = Buffer.byteLength(json);
+    if (bytes > this.maxPayloadBytes) throw payloadTooLarge(`a message for stream ${this.name}`, bytes, this.maxPayloadBytes);
     const now = Date.now();
     this.forgetExpiredIds(now);
     if (this.seen.has(envelope.id)) return { duplicate: true };
     this.seen.set(envelope.id, now + this.dedupWindowMs);
     this.lastSeq += 1;
-    this.messages.set(this.lastSeq, { json: JSON.stringify(envelope), finishedBy: new Set() });
+    this.messages.set(this.lastSeq, { json, finishedBy: new Set() });
     for (const durable of this.durables.values()) durable.pump();
     return { duplicate: false };
   }

@@ -1,7 +1,7 @@
-import type { Subscription } from '../bus.ts';
+import { payloadTooLarge, type Subscription } from '../bus.ts';
 import type { ErrorSink } from './durable.ts';
 import { InFlight } from './in-flight.ts';
-import { copyThroughWire } from './wire-copy.ts';
+import { fromWire, toWire } from './wire-copy.ts';
 
 interface Listener {
   readonly handler: (payload: unknown) => void;
@@ -12,11 +12,16 @@ interface Listener {
 export class Notifier {
   private readonly subjects = new Map<string, Set<Listener>>();
 
-  constructor(private readonly onError: ErrorSink) {}
+  constructor(
+    private readonly onError: ErrorSink,
+    private readonly maxPayloadBytes: number,
+  ) {}
 
   notify(subject: string, payload: unknown): void {
+    const wire = toWire(payload);
+    if (wire.bytes > this.maxPayloadBytes) throw payloadTooLarge(`the notification on ${subject}`, wire.bytes, this.maxPayloadBytes);
     for (const listener of this.subjects.get(subject) ?? []) {
-      const copy = copyThroughWire(payload);
+      const copy = fromWire(wire);
       // Listeners run after notify returns, as they would on another connection; a listener that
       // throws (or returns a promise that rejects) harms no one else.
       const run = Promise.resolve().then(() => listener.handler(copy) as unknown);

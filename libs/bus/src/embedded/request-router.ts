@@ -1,7 +1,7 @@
-import { BusError, toRemoteErrorBody } from '../bus.ts';
+import { BusError, payloadTooLarge, replyTooLarge, toRemoteErrorBody } from '../bus.ts';
 import type { RequestHandler, RequestOptions, ServeOptions, Subscription } from '../bus.ts';
 import { InFlight } from './in-flight.ts';
-import { copyThroughWire } from './wire-copy.ts';
+import { fromWire, toWire } from './wire-copy.ts';
 
 interface Server {
   readonly handler: RequestHandler<unknown, unknown>;
@@ -17,9 +17,12 @@ interface Group {
 /**
  * In-process request/reply with NATS queue-group semantics: each request goes to one member of
  * every group serving the subject (usually there is one group) and the first reply wins.
+ * Payloads and replies are limited to `maxPayloadBytes` once encoded, as over NATS (bus.ts "Size").
  */
 export class RequestRouter {
   private readonly subjects = new Map<string, Map<string, Group>>();
+
+  constructor(private readonly maxPayloadBytes: number) {}
 
   serve<Req, Res>(subject: string, handler: RequestHandler<Req, Res>, options?: ServeOptions): Subscription {
     const queue = options?.queue ?? subject;
@@ -45,6 +48,8 @@ export class RequestRouter {
 
   request<Req, Res>(subject: string, payload: Req, options: RequestOptions): Promise<Res> {
     if (options.signal?.aborted) return Promise.reject(abortedError(subject));
+    const wire = toWire(payload);
+    if (wire.bytes > this.maxPayloadBytes) return Promise.reject(payloadTooLarge(`the request on ${subject}`, wire.bytes, this.maxPayloadBytes));
     const chosen = this.pick(subject);
     if (chosen.length === 0) {
       return Promise.reject(new BusError('no_responders', `no responders on ${subject}`));
@@ -64,15 +69,17 @@ export class RequestRouter {
         options.timeoutMs,
       );
       options.signal?.addEventListener('abort', onAbort, { once: true });
+      const fail = (body: ReturnType<typeof toRemoteErrorBody>): void => finish(() => reject(new BusError('remote', body.message, body)));
       for (const server of chosen) {
-        // Each server gets its own copy, as each would decode its own message off the wire.
-        const run = Promise.resolve().then(() => server.handler(copyThroughWire(payload), { subject }));
+        // Each server decodes its own copy, as each would off the wire.
+        const run = Promise.resolve().then(() => server.handler(fromWire(wire), { subject }));
         server.inFlight.track(run).then(
-          (reply) => finish(() => resolve(copyThroughWire(reply) as Res)),
-          (error: unknown) => {
-            const body = toRemoteErrorBody(error);
-            finish(() => reject(new BusError('remote', body.message, body)));
+          (reply) => {
+            const out = toWire(reply);
+            if (out.bytes > this.maxPayloadBytes) fail(replyTooLarge(subject, out.bytes, this.maxPayloadBytes));
+            else finish(() => resolve(fromWire<Res>(out)));
           },
+          (error: unknown) => fail(toRemoteErrorBody(error)),
         );
       }
     });

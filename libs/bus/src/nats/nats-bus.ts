@@ -12,7 +12,7 @@ import type {
   StreamHandler,
   Subscription,
 } from '../bus.ts';
-import type { ErrorSink } from './nats-codec.ts';
+import { maxPayloadOf, type ErrorSink } from './nats-codec.ts';
 import { ConnectionGate } from './nats-connection-gate.ts';
 import { watchExhausted } from './nats-exhausted-watch.ts';
 import { assertStreamPrefix } from './nats-names.ts';
@@ -142,6 +142,10 @@ export class NatsBus implements Bus {
   async listen<T>(subject: string, handler: (payload: T) => void): Promise<Subscription> {
     this.assertOpen();
     return this.notifier.listen(subject, handler as (payload: unknown) => void);
+  }
+
+  maxPayloadBytes(): number {
+    return maxPayloadOf(this.nc);
   }
 
   async health(): Promise<{ kind: string; status: 'ok' | 'down'; detail?: string }> {

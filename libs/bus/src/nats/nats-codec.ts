@@ -1,5 +1,5 @@
-import { headers, type Msg, type MsgHdrs } from '@nats-io/transport-node';
-import { BusError, toRemoteErrorBody, type RemoteErrorBody } from '../bus.ts';
+import { headers, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { BusError, DEFAULT_MAX_PAYLOAD_BYTES, payloadTooLarge, toRemoteErrorBody, type RemoteErrorBody } from '../bus.ts';
 
 /** Receives errors nobody else can: a listener that threw, an `onDeadLetter` that threw, a failed pull. */
 export type ErrorSink = (error: unknown, context: { subject: string }) => void;
@@ -11,6 +11,19 @@ const decoder = new TextDecoder();
 export function encode(value: unknown): Uint8Array {
   if (value === undefined) return new Uint8Array(0);
   return encoder.encode(JSON.stringify(value));
+}
+
+/** The connected server's `max_payload` (it may differ after a reconnect to another server). */
+export function maxPayloadOf(nc: NatsConnection): number {
+  return nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD_BYTES;
+}
+
+/** Encodes `value`, refusing it before anything is sent when the server would (bus.ts "Size"). */
+export function encodeWithin(nc: NatsConnection, value: unknown, what: string): Uint8Array {
+  const data = encode(value);
+  const max = maxPayloadOf(nc);
+  if (data.length > max) throw payloadTooLarge(what, data.length, max);
+  return data;
 }
 
 export function decode<T>(data: Uint8Array): T {
@@ -27,7 +40,10 @@ const ERROR_HEADER = 'Nats-Service-Error';
 const ERROR_CODE_HEADER = 'Nats-Service-Error-Code';
 
 export function errorReply(error: unknown): { data: Uint8Array; headers: MsgHdrs } {
-  const body = toRemoteErrorBody(error);
+  return remoteErrorReply(toRemoteErrorBody(error));
+}
+
+export function remoteErrorReply(body: RemoteErrorBody): { data: Uint8Array; headers: MsgHdrs } {
   const h = headers();
   h.set(ERROR_HEADER, body.message.replace(/[\r\n]+/g, ' '));
   h.set(ERROR_CODE_HEADER, '500');

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Subscription } from '../bus.ts';
 import { InFlight } from '../embedded/in-flight.ts';
-import { decode, encode, type ErrorSink } from './nats-codec.ts';
+import { decode, encodeWithin, type ErrorSink } from './nats-codec.ts';
 import { assertSubject } from './nats-names.ts';
 
 /**
@@ -18,7 +18,7 @@ export class NatsNotifier {
 
   notify(subject: string, payload: unknown): void {
     assertSubject(subject);
-    this.nc.publish(subject, encode(payload));
+    this.nc.publish(subject, encodeWithin(this.nc, payload, `the notification on ${subject}`));
   }
 
   async listen(subject: string, handler: (payload: unknown) => void): Promise<Subscription> {

@@ -1,8 +1,8 @@
 import { errors, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import { BusError } from '../bus.ts';
+import { BusError, replyTooLarge } from '../bus.ts';
 import type { RequestHandler, RequestOptions, ServeOptions, Subscription } from '../bus.ts';
 import { InFlight } from '../embedded/in-flight.ts';
-import { decode, encode, errorReply, readReply, type ErrorSink } from './nats-codec.ts';
+import { decode, encode, encodeWithin, errorReply, maxPayloadOf, readReply, remoteErrorReply, type ErrorSink } from './nats-codec.ts';
 import type { ConnectionGate } from './nats-connection-gate.ts';
 import { assertSubject } from './nats-names.ts';
 
@@ -37,7 +37,7 @@ export class NatsRequests {
     assertSubject(subject);
     const { signal } = options;
     if (signal?.aborted) throw abortedError(subject);
-    const pending = this.send<Res>(subject, encode(payload), options.timeoutMs);
+    const pending = this.send<Res>(subject, encodeWithin(this.nc, payload, `the request on ${subject}`), options.timeoutMs);
     if (!signal) return pending;
     // NATS requests cannot be cancelled: the caller stops waiting, the reply (or timeout) that
     // comes later is dropped.
@@ -85,7 +85,7 @@ export class NatsRequests {
       queue: options?.queue ?? subject,
       callback: (error, msg) => {
         if (error) return this.onError(error, { subject });
-        inFlight.track(answer(msg, handler, subject, this.gate)).catch((e: unknown) => this.onError(e, { subject }));
+        inFlight.track(answer(this.nc, msg, handler, subject, this.gate)).catch((e: unknown) => this.onError(e, { subject }));
       },
     });
     // The server must know the subscription before we say we serve: a request sent from another
@@ -108,7 +108,12 @@ export class NatsRequests {
   }
 }
 
-async function answer<Req, Res>(msg: Msg, handler: RequestHandler<Req, Res>, subject: string, gate: ConnectionGate): Promise<void> {
+/**
+ * Runs the handler and sends its reply. A reply over the server's `max_payload` would make
+ * `respond` throw and leave the requester waiting for its timeout: it is replaced by a
+ * SizeLimitExceeded error reply, which is small and goes out at once (bus.ts "Size").
+ */
+async function answer<Req, Res>(nc: NatsConnection, msg: Msg, handler: RequestHandler<Req, Res>, subject: string, gate: ConnectionGate): Promise<void> {
   let reply: { data: Uint8Array; headers?: ReturnType<typeof errorReply>['headers'] };
   try {
     const result = await handler(decode<Req>(msg.data), { subject });
@@ -116,6 +121,8 @@ async function answer<Req, Res>(msg: Msg, handler: RequestHandler<Req, Res>, sub
   } catch (error) {
     reply = errorReply(error);
   }
+  const max = maxPayloadOf(nc);
+  if (reply.data.length > max) reply = remoteErrorReply(replyTooLarge(subject, reply.data.length, max));
   await gate.whenUp(REPLY_WAIT_MS);
   msg.respond(reply.data, reply.headers ? { headers: reply.headers } : undefined);
 }

@@ -14,7 +14,7 @@ import {
 import type { Envelope } from '@agent-platform/contracts';
 import { BusError } from '../bus.ts';
 import type { ConsumeOptions, PublishAck } from '../bus.ts';
-import { encode } from './nats-codec.ts';
+import { encodeWithin } from './nats-codec.ts';
 import { jetStreamName, streamNames, type StreamNames } from './nats-names.ts';
 
 export interface StreamSettings {
@@ -53,7 +53,7 @@ export class NatsStreams {
    */
   async publish(logical: string, envelope: Envelope<unknown>): Promise<PublishAck> {
     const deadline = Date.now() + this.settings.publishTimeoutMs;
-    const data = encode(envelope);
+    const data = encodeWithin(this.nc, envelope, `a message for stream ${logical}`);
     for (let attempt = 0; ; attempt++) {
       try {
         const names = await this.ensureStream(logical);
