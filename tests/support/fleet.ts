@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -226,4 +226,30 @@ function fleetConfig(input: {
     models: { default: 'fake/m' },
     logging: { level: 'warn', ...extra.logging },
   };
+}
+
+/**
+ * Which of `pids` has a TCP socket whose local port is `port` (Linux: /proc/net/tcp{,6} map the
+ * port to a socket inode, /proc/<pid>/fd links name the inodes a process holds). For tests that
+ * must act on the process doing something, e.g. SIGKILL the worker running a given call.
+ */
+export async function pidOwningPort(pids: number[], port: number): Promise<number | null> {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const local = fields[1];
+      if (local !== undefined && Number.parseInt(local.split(':')[1] ?? '', 16) === port) inodes.add(fields[9] ?? '');
+    }
+  }
+  for (const pid of pids) {
+    const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+    for (const fd of fds) {
+      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+      if (inode !== undefined && inodes.has(inode)) return pid;
+    }
+  }
+  return null;
 }

@@ -14,6 +14,8 @@ import {
   type ModelRegistry,
   type SessionStore,
 } from '@agent-platform/domain';
+import { Subjects, type IdempotencySettledMessage } from '@agent-platform/contracts';
+import type { Bus } from '@agent-platform/bus';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { Logger } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
@@ -26,6 +28,7 @@ export interface InvocationSources {
   clock: Clock;
   logger: Logger;
   store: Store;
+  bus: Bus;
   agents: AgentStore;
   sessions: SessionStore;
   agentStats: AgentStats;
@@ -50,6 +53,11 @@ export function composeInvocationService(sources: InvocationSources): Invocation
     settings: () => sources.config.current().agents,
     prices: (providerId) => sources.config.current().providers.find((p) => p.id === providerId),
     warn: (context, message) => log.warn(context, message),
+    announceSettled: (id) => {
+      sources.bus.notify<IdempotencySettledMessage>(Subjects.idempotencySettled, { id }).catch((err: unknown) => {
+        log.warn({ err }, 'could not announce a settled idempotency key (its waiters look again within a second)');
+      });
+    },
   });
 }
 
@@ -78,6 +86,7 @@ export async function composeAgentWorker(
       clock,
       logger,
       store,
+      bus,
       agents: createAgentStore(store),
       sessions: createSessionStore(store, clock),
       agentStats: createAgentStats(store),

@@ -29,13 +29,13 @@ const outcome = (content: string): InvocationExecution => ({
 
 async function startWorker(
   invocation: Partial<InvocationService>,
-  settings = { worker_concurrency: 64, invocation_timeout_secs: 30 },
+  settings = { worker_concurrency: 64 },
 ): Promise<AgentWorkerService> {
   const worker = createAgentWorkerService({
     bus,
     logger,
     settings: () => settings,
-    invocation: { execute: async () => outcome(''), abortAgent: () => 0, ...invocation },
+    invocation: { execute: async () => outcome(''), abortAgent: () => 0, cancel: () => false, idempotencySettled: () => undefined, ...invocation },
   });
   await worker.start();
   workers.push(worker);
@@ -117,17 +117,20 @@ describe('agent worker', () => {
     let peak = 0;
     await startWorker(
       {
-        execute: async (req) => {
+        execute: async (req, options) => {
+          // The invocation service takes its slot once its idempotency key is claimed.
+          const release = await options!.acquireSlot!(new AbortController().signal);
           started.push(req.message);
           peak = Math.max(peak, ++running);
           const hold = gate();
           holds.set(req.message, hold);
           await hold.promise;
           running--;
+          release();
           return outcome(req.message);
         },
       },
-      { worker_concurrency: 2, invocation_timeout_secs: 30 },
+      { worker_concurrency: 2 },
     );
     const replies = ['m1', 'm2', 'm3', 'm4', 'm5'].map((message) =>
       bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message }), { timeoutMs: 5_000 }),
@@ -145,58 +148,65 @@ describe('agent worker', () => {
     expect(peak).toBe(2);
   });
 
-  it('answers Timeout to an invocation that waited out invocation_timeout_secs in line, and never runs it', async () => {
-    const hold = gate();
-    const started: string[] = [];
-    await startWorker(
-      {
-        execute: async (req) => {
-          started.push(req.message);
-          await hold.promise;
-          return outcome(req.message);
-        },
-      },
-      { worker_concurrency: 1, invocation_timeout_secs: 1 },
-    );
-    const first = bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message: 'long' }), { timeoutMs: 5_000 });
-    await waitUntil(() => started.length === 1, { message: 'the first invocation to start' });
-    const waited = await bus.request(Subjects.agentInvoke, request({ message: 'queued' }), { timeoutMs: 5_000 }).catch((e: unknown) => e);
-    expect(waited).toMatchObject({ code: 'remote', remote: { category: 'Timeout' } });
-    expect((waited as BusError).remote?.message).toMatch(/waiting for a free slot.*worker_concurrency/);
-    hold.open();
-    expect((await first).result.content).toBe('long');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(started).toEqual(['long']);
-  });
-
-  it('passes the time left to an invocation that waited: it is aborted when the deadline from its arrival passes', async () => {
+  it('hands execute a slot wait that gives up with the signal, leaving the line', async () => {
+    const outcomes: string[] = [];
     const firstHold = gate();
-    const signals: Array<AbortSignal | undefined> = [];
     await startWorker(
       {
         execute: async (req, options) => {
-          signals.push(options?.signal);
-          if (req.message === 'first') {
-            await firstHold.promise;
-            return outcome('first');
-          }
-          // The second one runs until its signal says stop, as a model call would.
-          await new Promise((_, reject) => options?.signal?.addEventListener('abort', () => reject(options.signal?.reason as Error)));
-          return outcome('never');
+          const controller = new AbortController();
+          if (req.message === 'second') setTimeout(() => controller.abort(new Error('gave up waiting')), 50);
+          const release = await options!.acquireSlot!(controller.signal).catch((e: unknown) => {
+            outcomes.push(`${req.message}: ${(e as Error).message}`);
+            throw e;
+          });
+          if (req.message === 'first') await firstHold.promise;
+          outcomes.push(`${req.message}: ran`);
+          release();
+          return outcome(req.message);
         },
       },
-      { worker_concurrency: 1, invocation_timeout_secs: 1 },
+      { worker_concurrency: 1 },
     );
     const first = bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message: 'first' }), { timeoutMs: 5_000 });
-    await waitUntil(() => signals.length === 1, { message: 'the first invocation to start' });
-    const second = bus.request(Subjects.agentInvoke, request({ message: 'second' }), { timeoutMs: 5_000 }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 400));
+    const second = await bus.request(Subjects.agentInvoke, request({ message: 'second' }), { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(BusError);
     firstHold.open();
     await first;
-    const startedAt = Date.now();
-    expect(await second).toMatchObject({ code: 'remote', remote: { category: 'Timeout' } });
-    expect(Date.now() - startedAt).toBeLessThan(900);
-    expect(signals[0]).toBeUndefined();
-    expect(signals[1]).toBeInstanceOf(AbortSignal);
+    expect((await bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request({ message: 'third' }), { timeoutMs: 5_000 })).result.content).toBe('third');
+    expect(outcomes).toEqual(['second: gave up waiting', 'first: ran', 'third: ran']);
+  });
+
+  it('refuses a result the bus cannot carry back before it is charged, and says so', async () => {
+    const checks: unknown[] = [];
+    await startWorker({
+      execute: async (_req, options) => {
+        const result = outcome('x'.repeat(bus.maxPayloadBytes())).result;
+        try {
+          options!.checkDeliverable!(result);
+        } catch (error) {
+          checks.push(error);
+          throw error;
+        }
+        return { result, duplicate: false };
+      },
+    });
+    const error = await bus.request(Subjects.agentInvoke, request(), { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'remote', remote: { category: 'SizeLimitExceeded', message: expect.stringContaining('nothing was charged') } });
+    expect(checks).toHaveLength(1);
+  });
+
+  it('passes agents.cancel and agents.idempotency.settled on to the invocation service', async () => {
+    const cancelled: Array<[string, string | undefined]> = [];
+    const settled: string[] = [];
+    await startWorker({
+      cancel: (id, reason) => (cancelled.push([id, reason]), true),
+      idempotencySettled: (id) => void settled.push(id),
+    });
+    await bus.notify(Subjects.agentCancel, { invocation_id: 'inv-1', reason: 'the client closed the connection' });
+    await bus.notify(Subjects.idempotencySettled, { id: 'agent:abc' });
+    await waitUntil(() => cancelled.length === 1 && settled.length === 1, { message: 'both notifications' });
+    expect(cancelled).toEqual([['inv-1', 'the client closed the connection']]);
+    expect(settled).toEqual(['agent:abc']);
   });
 });

@@ -1,4 +1,4 @@
-import { QueueGroups, Subjects, type AgentAbortMessage } from '@agent-platform/contracts';
+import { QueueGroups, Subjects, type AgentAbortMessage, type AgentCancelMessage, type IdempotencySettledMessage } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
 import type { InvocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
@@ -10,8 +10,8 @@ export interface AgentWorkerDeps {
   /** Runs the invocations; built by the composition root over the shared store and providers. */
   invocation: InvocationService;
   logger: Logger;
-  /** `[agents]` of the running config: `worker_concurrency` and `invocation_timeout_secs`. */
-  settings: () => { worker_concurrency: number; invocation_timeout_secs: number };
+  /** `[agents]` of the running config: `worker_concurrency`. */
+  settings: () => { worker_concurrency: number };
 }
 
 export interface AgentWorkerService {
@@ -23,9 +23,11 @@ export interface AgentWorkerService {
 
 /**
  * The agent worker (STYLE §1): serves `agents.invoke` in the `agent-workers` queue group, so any
- * number of workers split the invocations, and listens to `agents.abort` (a fan-out to every
- * worker), aborting the named agent's invocations that run here (suspend, DECISIONS D9). At most
- * `[agents] worker_concurrency` invocations run here at once; the others wait in arrival order.
+ * number of workers split the invocations, and listens to three fan-outs to every worker:
+ * `agents.abort` aborts the named agent's invocations that run here (suspend, DECISIONS D9),
+ * `agents.cancel` stops one invocation whose caller went away, and `agents.idempotency.settled`
+ * wakes the repeats of an idempotency key waiting here. At most `[agents] worker_concurrency`
+ * invocations run here at once; the others wait in arrival order.
  */
 export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerService {
   const log = deps.logger.child({ service: 'agent-worker' });
@@ -38,24 +40,28 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
         invocation: deps.invocation,
         logger: log,
         slots: createInvocationSlots(() => deps.settings().worker_concurrency),
-        timeoutSecs: () => deps.settings().invocation_timeout_secs,
       });
-      subscriptions.push(await deps.bus.serve(Subjects.agentInvoke, handler, { queue: QueueGroups.agentWorkers }));
-      subscriptions.push(
-        await deps.bus.listen<AgentAbortMessage>(Subjects.agentAbort, (message) => {
+      // The listeners first: a cancel or settle sent for an invocation this worker takes must be heard.
+      const listeners = await Promise.all([
+        deps.bus.listen<AgentAbortMessage>(Subjects.agentAbort, (message) => {
           const aborted = deps.invocation.abortAgent(message.agent_id, message.reason ?? 'suspended');
           if (aborted > 0) log.info({ agent_id: message.agent_id, aborted }, 'aborted in-flight invocations');
         }),
-      );
+        deps.bus.listen<AgentCancelMessage>(Subjects.agentCancel, (message) => {
+          if (deps.invocation.cancel(message.invocation_id, message.reason)) log.info({ invocation_id: message.invocation_id }, 'cancelled an invocation');
+        }),
+        deps.bus.listen<IdempotencySettledMessage>(Subjects.idempotencySettled, (message) => deps.invocation.idempotencySettled(message.id)),
+      ]);
+      subscriptions.push(await deps.bus.serve(Subjects.agentInvoke, handler, { queue: QueueGroups.agentWorkers }), ...listeners);
       log.debug('agent-worker started');
     },
     async stop() {
-      const [invocations, aborts] = subscriptions;
+      const [invocations, ...listeners] = subscriptions;
       subscriptions = [];
-      // Invocations first: they stop arriving, the running ones finish. The abort listener stays
-      // until then, so a suspend during the drain still reaches the work in flight here.
+      // Invocations first: they stop arriving, the running ones finish. The listeners stay until
+      // then, so a suspend, a cancel or a settled key during the drain still reaches the work here.
       await invocations?.drain();
-      await aborts?.drain();
+      await Promise.all(listeners.map((l) => l.drain()));
       log.debug('agent-worker stopped');
     },
   };

@@ -20,6 +20,7 @@ import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
+import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
 import { openLicence } from './open-licence.ts';
 
 export interface ComposeApiOptions {
@@ -75,6 +76,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     const sessions = createSessionStore(store, clock);
     const memory = createMemoryStore(store, agents, clock);
     const version = platformVersion();
+    warnIfMessagesOutgrowTheBus(boot, bus, logger);
+    config.onChange(({ config: next }) => warnIfMessagesOutgrowTheBus(next, bus, logger));
 
     const deps: ApiDeps = {
       config,

@@ -24,6 +24,14 @@ export const AgentInvokeRequest = Type.Object({
   workflow_type: Type.Optional(Type.String()),
   /** Given: the worker forwards each streamed piece of text as an AgentStreamToken notification here. */
   stream_subject: Type.Optional(Type.String()),
+  /**
+   * Who asked (the caller's identity: an API key's name, `system:scheduler` for a cron fire):
+   * idempotency keys are scoped by it as well as by agent. Absent from older senders: one shared
+   * scope, `unscoped`.
+   */
+  caller: Type.Optional(Type.String({ minLength: 1 })),
+  /** Unique per request (a UUID): an `agents.cancel` naming it stops the invocation wherever it runs. */
+  invocation_id: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type AgentInvokeRequest = Static<typeof AgentInvokeRequest>;
 
@@ -63,6 +71,29 @@ export type AgentInvokeReply = Static<typeof AgentInvokeReply>;
 /** Notification on a request's `stream_subject`: one piece of reply text, in order. */
 export const AgentStreamToken = Type.Object({ token: Type.String() });
 export type AgentStreamToken = Static<typeof AgentStreamToken>;
+
+/**
+ * `agents.cancel` notification: the requester of `invocation_id` went away (its HTTP client
+ * disconnected, a workflow run was cancelled): the worker running it stops it, and the model
+ * call is cancelled and not charged. A cancel that arrives before the invocation starts is
+ * remembered for a while, so the invocation is refused when it does.
+ */
+export const AgentCancelMessage = Type.Object({
+  invocation_id: Type.String({ minLength: 1 }),
+  /** Why, for the log and the cancelled invocation's error. */
+  reason: Type.Optional(Type.String()),
+});
+export type AgentCancelMessage = Static<typeof AgentCancelMessage>;
+
+/**
+ * `agents.idempotency.settled` notification: the owner of an idempotency key finished (`done`) or
+ * gave it up (`released`); callers waiting on that key look again at once instead of polling.
+ */
+export const IdempotencySettledMessage = Type.Object({
+  /** The record id (`<agent>:<scope>:<key>` hashed, see libs/domain idempotency.ts). */
+  id: Type.String({ minLength: 1 }),
+});
+export type IdempotencySettledMessage = Static<typeof IdempotencySettledMessage>;
 
 /** `agents.abort` notification: stop the agent's in-flight invocations on whichever worker runs them. */
 export const AgentAbortMessage = Type.Object({

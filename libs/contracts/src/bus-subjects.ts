@@ -7,6 +7,10 @@ export const Subjects = {
   agentInvoke: 'agents.invoke',
   /** Notification: abort in-flight work of one agent on whichever worker holds it (suspend). */
   agentAbort: 'agents.abort',
+  /** Notification: cancel one invocation, by `invocation_id`, on whichever worker runs it. */
+  agentCancel: 'agents.cancel',
+  /** Notification: an idempotency key was settled (done or released); its waiters look again. */
+  idempotencySettled: 'agents.idempotency.settled',
   /**
    * Notifications: the streamed reply text of one invocation, on a subject unique to the request
    * (`agents.stream.<uuid>`, named in the request's `stream_subject`).

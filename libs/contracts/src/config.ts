@@ -154,6 +154,14 @@ export const AgentsConfig = Type.Object(
       120,
     ),
     session_max_turns: Positive('Turns (user and assistant messages) kept in an agent\'s canonical session as model context.', 40),
+    session_max_bytes: Positive(
+      'UTF-8 bytes of turns kept in an agent\'s canonical session (oldest dropped first); bounds what every model call is sent.',
+      1048576,
+    ),
+    max_message_bytes: Positive(
+      'Longest message (UTF-8 bytes) send, invoke and chat completions accept (413 SizeLimitExceeded above); must fit the bus payload.',
+      262144,
+    ),
     invocation_timeout_secs: Positive('Longest one invocation may run, tool loop included (then Timeout).', 300),
     worker_concurrency: Positive(
       'Invocations one agent worker runs at once; more wait on that worker in arrival order, within invocation_timeout_secs.',

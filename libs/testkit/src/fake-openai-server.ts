@@ -6,9 +6,13 @@ export interface FakeUsage {
   completion_tokens: number;
 }
 
-/** Common to every reply: wait `delay_ms` before sending the response headers (a slow upstream). */
+/**
+ * Common to every reply: wait `delay_ms`, and for `hold` to settle, before sending the response
+ * headers (a slow upstream; `hold` lets a test decide when).
+ */
 interface Timing {
   delay_ms?: number;
+  hold?: Promise<unknown>;
 }
 
 /** A text answer; streamed as SSE when the request says `stream: true`, else one JSON body. */
@@ -50,6 +54,10 @@ export interface RecordedRequest {
   /** The parsed JSON body (undefined when it was not JSON). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON shapes
   body: any;
+  /** True once the client closed the connection before the response was complete (a cancelled call). */
+  cancelled: boolean;
+  /** The client's TCP port: which process made the call (tests of a fleet find it by port). */
+  remotePort: number | undefined;
 }
 
 export interface FakeOpenAiServer {
@@ -93,7 +101,10 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const text = await readBody(req);
-    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: parseJson(text) };
+    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: parseJson(text), cancelled: false, remotePort: req.socket.remotePort };
+    res.once('close', () => {
+      if (!res.writableFinished) recorded.cancelled = true;
+    });
     requests.push(recorded);
     if (req.method !== 'POST' || !recorded.path.endsWith('/chat/completions')) return sendError(res, { status: 404, message: 'not found' });
     if (options.api_key !== undefined && req.headers.authorization !== `Bearer ${options.api_key}`) {
@@ -102,6 +113,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const reply = queue.shift() ?? options.fallback?.(recorded) ?? { status: 500, message: 'fake script exhausted' };
     if ('drop' in reply) return void res.socket?.destroy();
     if (reply.delay_ms !== undefined) await wait(reply.delay_ms);
+    if (reply.hold !== undefined) await reply.hold.catch(() => undefined);
     if (res.destroyed) return;
     if ('status' in reply) return sendError(res, reply);
     const stream = recorded.body?.stream === true;

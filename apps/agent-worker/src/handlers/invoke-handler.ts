@@ -1,4 +1,4 @@
-import { isAgentInvokeRequest, type AgentInvokeReply, type AgentStreamToken } from '@agent-platform/contracts';
+import { isAgentInvokeRequest, type AgentInvokeReply, type AgentStreamToken, type InvocationOutcome } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { Errors, type InvocationOptions, type InvocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
@@ -10,8 +10,6 @@ export interface InvokeHandlerDeps {
   logger: Logger;
   /** This worker's invocation slots (`[agents] worker_concurrency`). */
   slots: InvocationSlots;
-  /** `[agents] invocation_timeout_secs` of the running config. */
-  timeoutSecs: () => number;
 }
 
 /**
@@ -20,16 +18,19 @@ export interface InvokeHandlerDeps {
  * the api turns back into the same error. With `stream_subject`, each piece of reply text is
  * notified there as it arrives; the notifications are sent before the reply, in order.
  *
- * When every slot of this worker is taken the invocation waits for one, in arrival order. The
- * invocation timeout then counts from its arrival, not from the start of its run: the api waits
- * `invocation_timeout_secs` plus a grace for the reply, so a worker must answer Timeout (and run
- * nothing after it) before the api gives up, however long the line was.
+ * The invocation takes one of this worker's slots once its idempotency key is claimed (a repeat
+ * waiting for the key's owner holds none); when every slot is taken it waits in arrival order,
+ * within the invocation timeout counted from its arrival. Its reply must fit the bus: a result
+ * too large is refused before the licence is charged or the key remembered (bus.ts "Size").
  */
 export function invokeHandler(deps: InvokeHandlerDeps) {
   return async (payload: unknown): Promise<AgentInvokeReply> => {
     if (!isAgentInvokeRequest(payload)) throw Errors.validation('agents.invoke: the request does not match AgentInvokeRequest');
     const { stream_subject: streamSubject, ...request } = payload;
-    const options: InvocationOptions = {};
+    const options: InvocationOptions = {
+      acquireSlot: (signal) => deps.slots.acquire(signal),
+      checkDeliverable: (result) => assertDeliverable(deps.bus, result),
+    };
     if (streamSubject !== undefined) {
       options.onToken = (token: string): void => {
         deps.bus.notify<AgentStreamToken>(streamSubject, { token }).catch((err: unknown) => {
@@ -37,45 +38,14 @@ export function invokeHandler(deps: InvokeHandlerDeps) {
         });
       };
     }
-    const release = deps.slots.tryAcquire();
-    if (release !== null) {
-      try {
-        return await deps.invocation.execute(request, options);
-      } finally {
-        release();
-      }
-    }
-    return runAfterWaiting(deps, request.agent_id, (signal) => deps.invocation.execute(request, { ...options, signal }));
+    return deps.invocation.execute(request, options);
   };
 }
 
-async function runAfterWaiting(
-  deps: InvokeHandlerDeps,
-  agentId: string,
-  run: (signal: AbortSignal) => Promise<AgentInvokeReply>,
-): Promise<AgentInvokeReply> {
-  const timeoutSecs = deps.timeoutSecs();
-  const arrived = Date.now();
-  let started: number | null = null;
-  const deadline = new AbortController();
-  const timer = setTimeout(() => {
-    const waitedSecs = (((started ?? Date.now()) - arrived) / 1000).toFixed(1);
-    deadline.abort(
-      Errors.timeout(
-        `invocation of agent '${agentId}' exceeded ${timeoutSecs} s ([agents] invocation_timeout_secs), ` +
-          `${waitedSecs} s of it waiting for a free slot on a busy agent worker ([agents] worker_concurrency)`,
-      ),
-    );
-  }, timeoutSecs * 1000);
-  try {
-    const release = await deps.slots.acquire(deadline.signal);
-    started = Date.now();
-    try {
-      return await run(deadline.signal);
-    } finally {
-      release();
-    }
-  } finally {
-    clearTimeout(timer);
-  }
+/** The reply `{result, duplicate}` as the bus will encode it must fit its maximum payload. */
+function assertDeliverable(bus: Bus, result: InvocationOutcome): void {
+  const reply: AgentInvokeReply = { result, duplicate: false };
+  const bytes = Buffer.byteLength(JSON.stringify(reply));
+  const max = bus.maxPayloadBytes();
+  if (bytes > max) throw Errors.replyTooLarge(bytes, max);
 }

@@ -32,9 +32,11 @@ export const chatRoutes: RoutePlugin = (app, deps) => {
     },
     async (request, reply) => {
       const body = request.body;
+      const message = lastUserText(body.messages);
+      invoker.checkMessage(message);
       const agent = await agentOf(deps, body.model);
       assertAgentRunning(agent);
-      const invocation = { agent_id: agent.id, source: 'Chat', message: lastUserText(body.messages), correlation_id: request.id };
+      const invocation = { agent_id: agent.id, source: 'Chat', message, correlation_id: request.id, caller: request.caller.identity };
       const signal = clientGoneSignal(reply);
       const id = `chatcmpl-${request.id}`;
       const created = Math.floor(deps.clock.now().getTime() / 1000);

@@ -12,9 +12,10 @@ const TAGS = ['agents'];
 
 /**
  * POST /agents/{id}/send and POST /agents/{id}/invoke (spec §Endpoints "Agents"). The api checks
- * the agent exists and is Running (a quick 404 / InvalidState without a bus hop), then hands the
- * invocation to an agent worker over the bus; the worker checks again, authoritatively, and
- * applies the rate limit, the idempotency key and the licence (docs/invocation.md).
+ * the message size (413) and that the agent exists and is Running (a quick 404 / InvalidState
+ * without a bus hop), then hands the invocation to an agent worker over the bus; the worker checks
+ * again, authoritatively, and applies the rate limit, the idempotency key (scoped by the caller's
+ * identity) and the licence (docs/invocation.md).
  */
 export const invocationRoutes: RoutePlugin = (app, deps) => {
   const invoker = createAgentInvoker(deps);
@@ -33,8 +34,9 @@ export const invocationRoutes: RoutePlugin = (app, deps) => {
     },
     async (request, reply) => {
       const { id } = request.params;
+      invoker.checkMessage(request.body.message);
       await requireRunningAgent(deps, id);
-      const invocation = { agent_id: id, source: 'Api', message: request.body.message, correlation_id: request.id };
+      const invocation = { agent_id: id, source: 'Api', message: request.body.message, correlation_id: request.id, caller: request.caller.identity };
       const signal = clientGoneSignal(reply);
       if (!acceptsEventStream(request.headers.accept)) {
         return toAgentResponse((await invoker.invoke(invocation, { signal })).result);
@@ -66,8 +68,10 @@ export const invocationRoutes: RoutePlugin = (app, deps) => {
     },
     async (request, reply) => {
       const { id } = request.params;
+      invoker.checkMessage(request.body.message);
       await requireRunningAgent(deps, id);
-      const { result, duplicate } = await invoker.invoke({ agent_id: id, ...request.body }, { signal: clientGoneSignal(reply) });
+      const call = { agent_id: id, ...request.body, caller: request.caller.identity };
+      const { result, duplicate } = await invoker.invoke(call, { signal: clientGoneSignal(reply) });
       // Spec §Agents: "returns the cached result as an error body with category
       // DuplicateInvocation and HTTP 200"; the error handler maps that category to 200.
       if (duplicate) throw Errors.duplicateInvocation(request.body.idempotency_key ?? '', toInvocationResult(result));

@@ -1,16 +1,24 @@
+import { startFakeOpenAiServer, waitUntil, type FakeOpenAiServer } from '@agent-platform/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { insertAgent, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
 // spec §Agents: "On invoke, a repeated idempotency_key returns the cached result as an error body
-// with category DuplicateInvocation and HTTP 200". Keys are per agent and outlive restarts.
+// with category DuplicateInvocation and HTTP 200". Keys are per agent and per caller, bound to
+// the request they were first used with, and outlive restarts (docs/invocation.md).
 let api: PlatformTestApi | null = null;
+let fake: FakeOpenAiServer | null = null;
 afterEach(async () => {
   await api?.close();
   api = null;
+  await fake?.close();
+  fake = null;
 });
 
-const invoke = (t: PlatformTestApi, agentId: string, key: string, message = 'file claim 77') =>
-  t.request('POST', `/agents/${agentId}/invoke`, { body: { source: 'Api', message, correlation_id: `c-${key}`, idempotency_key: key } });
+const invoke = (t: PlatformTestApi, agentId: string, key: string, message = 'file claim 77', token?: string) =>
+  t.request('POST', `/agents/${agentId}/invoke`, {
+    body: { source: 'Api', message, correlation_id: `c-${key}`, idempotency_key: key },
+    ...(token === undefined ? {} : { token }),
+  });
 
 async function executions(t: PlatformTestApi, agentId: string): Promise<number> {
   return (await t.deps.agentStats.read(agentId)).invocation_metrics.total_count;
@@ -22,7 +30,7 @@ describe('idempotency keys on invoke', () => {
     const agent = await insertAgent(api);
     const first = await invoke(api, agent.id, 'k-1');
     expect(first.status).toBe(200);
-    const repeat = await invoke(api, agent.id, 'k-1', 'a different message');
+    const repeat = await invoke(api, agent.id, 'k-1');
     expect(repeat.status).toBe(200);
     expect(repeat.body).toEqual({
       error: {
@@ -57,6 +65,70 @@ describe('idempotency keys on invoke', () => {
     expect((await invoke(api, a.id, 'shared')).body.error).toBeUndefined();
     expect((await invoke(api, b.id, 'shared')).body.error).toBeUndefined();
     expect((await invoke(api, b.id, 'shared')).body.error.category).toBe('DuplicateInvocation');
+  });
+
+  it("scopes keys by caller: another caller's reuse of a key runs its own invocation and never sees the first reply", async () => {
+    api = await startPlatformTestApi({ config: { auth: { mode: 'local' } } });
+    const agent = await insertAgent(api);
+    const alice = await api.issueKey('service', 'alice');
+    const bob = await api.issueKey('service', 'bob');
+    const first = await invoke(api, agent.id, 'order-1', 'private: claim of Alice', alice);
+    expect(first.body).toMatchObject({ content: 'private: claim of Alice' });
+    const other = await invoke(api, agent.id, 'order-1', 'claim of Bob', bob);
+    expect(other.status).toBe(200);
+    expect(other.body).toMatchObject({ content: 'claim of Bob' });
+    expect(JSON.stringify(other.body)).not.toContain('Alice');
+    // Each caller's repeat still answers its own recorded result.
+    expect((await invoke(api, agent.id, 'order-1', 'claim of Bob', bob)).body.error).toMatchObject({
+      category: 'DuplicateInvocation',
+      details: { result: other.body },
+    });
+    expect(await executions(api, agent.id)).toBe(2);
+  });
+
+  it('refuses a key reused for a different request with 409 Conflict, never the cached result', async () => {
+    api = await startPlatformTestApi();
+    const agent = await insertAgent(api);
+    const first = await invoke(api, agent.id, 'k-2', 'the first message');
+    expect(first.status).toBe(200);
+    const reused = await invoke(api, agent.id, 'k-2', 'a different message');
+    expect(reused.status).toBe(409);
+    expect(reused.body.error).toMatchObject({ category: 'Conflict', message: expect.stringContaining("'k-2'") });
+    expect(JSON.stringify(reused.body)).not.toContain('the first message');
+    expect(await executions(api, agent.id)).toBe(1);
+  });
+
+  it('lets a repeat wait for the running first call without taking a worker slot', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const model = await startFakeOpenAiServer({
+      fallback: (request) => {
+        const text = String(request.body?.messages?.at(-1)?.content ?? '');
+        return text.startsWith('slow') ? { text, hold: held } : { text };
+      },
+    });
+    fake = model;
+    api = await startPlatformTestApi({
+      config: {
+        providers: [{ id: 'oa', kind: 'openai', base_url: model.url, models: ['m'] }],
+        models: { default: 'oa/m' },
+        agents: { worker_concurrency: 2, invocation_timeout_secs: 10 },
+      },
+    });
+    const agent = await insertAgent(api);
+    const t = api;
+    const first = invoke(t, agent.id, 'slow-key', 'slow first');
+    await waitUntil(() => model.requests.length === 1, { message: 'the first call reaching the model' });
+    const repeats = [invoke(t, agent.id, 'slow-key', 'slow first'), invoke(t, agent.id, 'slow-key', 'slow first')];
+    // An unrelated invocation finds the second slot free although two repeats are waiting.
+    const unrelated = await invoke(t, agent.id, 'other-key', 'quick one');
+    expect(unrelated.body).toMatchObject({ content: 'quick one' });
+    expect(model.requests).toHaveLength(2);
+    release();
+    const settled = await Promise.all([first, ...repeats]);
+    expect(settled[0].body).toMatchObject({ content: 'slow first' });
+    for (const repeat of settled.slice(1)) expect(repeat.body.error).toMatchObject({ category: 'DuplicateInvocation', details: { result: settled[0].body } });
+    expect(model.requests).toHaveLength(2);
   });
 
   it('remembers a key across a restart', async () => {

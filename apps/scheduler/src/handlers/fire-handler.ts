@@ -108,5 +108,10 @@ function invocation(data: ScheduleFire, slotAt: string, key: string): AgentInvok
     message: data.message,
     correlation_id: key,
     idempotency_key: key,
+    // Its own idempotency scope: no API caller can collide with (or read) a slot's key.
+    caller: SCHEDULER_CALLER,
   };
 }
+
+/** The identity cron fires invoke as. */
+export const SCHEDULER_CALLER = 'system:scheduler';

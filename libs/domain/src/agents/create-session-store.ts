@@ -2,6 +2,7 @@ import { StoreConflictError, type Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
 import type { SessionStore, SessionTurn } from './session-store.ts';
+import { newestTurnsWithin } from './session-window.ts';
 
 /** The canonical cross-channel session of one agent (collection `sessions`, id = agent id). */
 export interface SessionRecord {
@@ -34,14 +35,13 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
     indexes: [{ field: 'agent_id' }],
   });
 
-  async function append(agentId: string, turns: SessionTurn[], maxTurns: number): Promise<void> {
-    const keep = Math.max(0, Math.floor(maxTurns));
+  async function append(agentId: string, turns: SessionTurn[], maxTurns: number, maxBytes = Infinity): Promise<void> {
     const updatedAt = clock.now().toISOString();
     try {
       await sessions.update(agentId, (current) => ({
         id: agentId,
         agent_id: agentId,
-        turns: keep === 0 ? [] : [...(current?.doc.turns ?? []), ...turns].slice(-keep),
+        turns: newestTurnsWithin([...(current?.doc.turns ?? []), ...turns], maxTurns, maxBytes),
         updated_at: updatedAt,
       }));
     } catch (error) {
@@ -54,8 +54,9 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
 
   return {
     append,
-    async history(agentId) {
-      return (await sessions.get(agentId))?.doc.turns ?? [];
+    async history(agentId, maxBytes) {
+      const turns = (await sessions.get(agentId))?.doc.turns ?? [];
+      return maxBytes === undefined ? turns : newestTurnsWithin(turns, turns.length, maxBytes);
     },
     async reset(agentId) {
       await sessions.delete(agentId);

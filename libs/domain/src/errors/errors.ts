@@ -24,6 +24,26 @@ export const Errors = {
     new PlatformError('SizeLimitExceeded', `request body of ${declared} bytes is over the limit of ${limit} bytes`, {
       details: { declared_bytes: declared, limit_bytes: limit },
     }),
+  /** A message over `[agents] max_message_bytes` (the api answers it 413, like a body over its limit). */
+  messageTooLarge: (bytes: number, limitBytes: number) =>
+    new PlatformError(
+      'SizeLimitExceeded',
+      `message of ${bytes} bytes is over the limit of ${limitBytes} bytes ([agents] max_message_bytes)`,
+      { details: { bytes, limit_bytes: limitBytes } },
+    ),
+  /**
+   * An invocation's reply too large for the message bus to carry back to its caller (spec §Errors
+   * SizeLimitExceeded, 500). Raised before anything is charged or remembered.
+   */
+  replyTooLarge: (bytes: number, limitBytes: number) =>
+    new PlatformError(
+      'SizeLimitExceeded',
+      `the agent's reply is ${bytes} bytes on the message bus, over its maximum payload of ${limitBytes} bytes; nothing was charged`,
+      { details: { bytes, limit_bytes: limitBytes } },
+    ),
+  /** Anything else over a size limit (spec §Errors SizeLimitExceeded), e.g. a request the bus cannot carry. */
+  sizeLimit: (message: string, details?: Record<string, unknown>) =>
+    new PlatformError('SizeLimitExceeded', message, details === undefined ? {} : { details }),
   requestTimeout: (secs: number) =>
     new PlatformError('RequestTimeout', `request exceeded the ${secs} s request timeout`),
   invalidState: (message: string, details?: Record<string, unknown>) =>
@@ -49,6 +69,15 @@ export const Errors = {
     new PlatformError('DuplicateInvocation', `idempotency key '${truncate(key)}' was already processed; details.result holds its result`, {
       details: { idempotency_key: key, result },
     }),
+  /** An idempotency key reused by the same caller for a different request (409; docs/invocation.md). */
+  idempotencyKeyReused: (key: string) =>
+    new PlatformError(
+      'Conflict',
+      `idempotency key '${truncate(key)}' was already used for a different request (message, source or workflow_type differ); use a new key`,
+      { details: { idempotency_key: truncate(key, 256) } },
+    ),
+  /** The caller of an invocation went away, or cancelled it: it was stopped and nothing charged. */
+  invocationCancelled: (reason: string) => new PlatformError('Internal', `invocation cancelled: ${reason}`),
   /** A model provider failed or refused (502). Not retryable: the adapter already spent its retries. */
   provider: (providerId: string, message: string, details?: Record<string, unknown>) =>
     new PlatformError('ProviderError', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),

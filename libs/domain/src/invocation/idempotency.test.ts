@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InvocationOutcome } from '@agent-platform/contracts';
-import type { Store } from '@agent-platform/store';
+import type { Collection, Doc, Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../time/clock.ts';
-import { createIdempotencyKeys, type IdempotencyKeys } from './idempotency.ts';
+import { createIdempotencyKeys, requestHash, type IdempotencyClaimRequest, type IdempotencyKeys } from './idempotency.ts';
 
 let dir: string;
 let store: Store;
@@ -23,11 +23,40 @@ const result = (content: string): InvocationOutcome => ({
   usage: { input_tokens: 1, output_tokens: 1 },
 });
 
+const HASH = requestHash({ message: 'm', source: 'Api' });
+const req = (agentId: string, key: string, extra: Partial<IdempotencyClaimRequest> = {}): IdempotencyClaimRequest => ({
+  agentId,
+  scope: 'caller-1',
+  key,
+  requestHash: HASH,
+  ...extra,
+});
+
+/** The store with every collection write counted: waiting must not write. */
+function countingWrites(inner: Store): { store: Store; writes: () => number } {
+  let writes = 0;
+  const count = <T extends Doc>(c: Collection<T>): Collection<T> => ({
+    ...c,
+    get: (id) => c.get(id),
+    find: (q) => c.find(q),
+    count: (w) => c.count(w),
+    insert: (doc) => (writes++, c.insert(doc)),
+    replace: (doc, v) => (writes++, c.replace(doc, v)),
+    upsert: (doc) => (writes++, c.upsert(doc)),
+    update: (id, change) => (writes++, c.update(id, change)),
+    delete: (id, v) => (writes++, c.delete(id, v)),
+  });
+  return {
+    store: { ...inner, collection: (name, options) => count(inner.collection(name, options)), counters: inner.counters, close: () => inner.close(), health: () => inner.health(), log: (n, o) => inner.log(n, o) },
+    writes: () => writes,
+  };
+}
+
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ap-idem-'));
   clock.set('2026-11-10T12:00:00.000Z');
   store = await openEmbeddedStore({ path: join(dir, 'p.db'), clock: clock.now });
-  keys = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 60_000, pollMs: 2 });
+  keys = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 60_000, recheckMs: 5 });
 });
 afterEach(async () => {
   await store.close();
@@ -36,7 +65,7 @@ afterEach(async () => {
 
 describe('idempotency keys', () => {
   it('gives one owner among concurrent claims; the others get its result once it completes', async () => {
-    const claims = Array.from({ length: 20 }, () => keys.claim('agent-a', 'k1', { waitMs: 5_000 }));
+    const claims = Array.from({ length: 20 }, () => keys.claim(req('agent-a', 'k1'), { waitMs: 5_000 }));
     const first = await Promise.race(claims);
     expect(first.kind).toBe('owner');
     if (first.kind === 'owner') await first.complete(result('hello'));
@@ -45,31 +74,95 @@ describe('idempotency keys', () => {
     expect(all.filter((c) => c.kind === 'duplicate').map((c) => (c.kind === 'duplicate' ? c.result.content : ''))).toEqual(Array(19).fill('hello'));
   });
 
-  it('scopes keys per agent', async () => {
-    const a = await keys.claim('agent-a', 'k1', { waitMs: 100 });
-    const b = await keys.claim('agent-b', 'k1', { waitMs: 100 });
-    expect([a.kind, b.kind]).toEqual(['owner', 'owner']);
+  it('scopes keys per agent and per caller', async () => {
+    const a = await keys.claim(req('agent-a', 'k1'), { waitMs: 100 });
+    const b = await keys.claim(req('agent-b', 'k1'), { waitMs: 100 });
+    const other = await keys.claim(req('agent-a', 'k1', { scope: 'caller-2' }), { waitMs: 100 });
+    // A scope and a key containing the separator do not collide with another split of the same text.
+    const x = await keys.claim(req('agent-a', 'b:c', { scope: 'a' }), { waitMs: 100 });
+    const y = await keys.claim(req('agent-a', 'c', { scope: 'a:b' }), { waitMs: 100 });
+    expect([a.kind, b.kind, other.kind, x.kind, y.kind]).toEqual(['owner', 'owner', 'owner', 'owner', 'owner']);
+  });
+
+  it('refuses a key reused for a different request with Conflict, done or still pending', async () => {
+    const owner = await keys.claim(req('agent-a', 'k1'), { waitMs: 100 });
+    const other = req('agent-a', 'k1', { requestHash: requestHash({ message: 'another', source: 'Api' }) });
+    await expect(keys.claim(other, { waitMs: 5_000 })).rejects.toMatchObject({ category: 'Conflict' });
+    if (owner.kind === 'owner') await owner.complete(result('secret reply'));
+    const refused = await keys.claim(other, { waitMs: 100 }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ category: 'Conflict', message: expect.stringContaining("'k1'") });
+    expect(JSON.stringify(refused)).not.toContain('secret reply');
+  });
+
+  it('binds a key to message, source and workflow type, not to the correlation id', () => {
+    const base = { message: 'm', source: { Channel: { b: 1, a: 2 } }, workflow_type: 'claims_intake' };
+    expect(requestHash(base)).toBe(requestHash({ ...base, source: { Channel: { a: 2, b: 1 } } }));
+    expect(requestHash(base)).not.toBe(requestHash({ ...base, message: 'n' }));
+    expect(requestHash(base)).not.toBe(requestHash({ ...base, workflow_type: 'servicing' }));
+    expect(requestHash(base)).not.toBe(requestHash({ ...base, source: 'Api' }));
   });
 
   it('forgets a released key, so a retry runs', async () => {
-    const owner = await keys.claim('agent-a', 'k1', { waitMs: 100 });
+    const owner = await keys.claim(req('agent-a', 'k1'), { waitMs: 100 });
     if (owner.kind === 'owner') await owner.release();
-    expect((await keys.claim('agent-a', 'k1', { waitMs: 100 })).kind).toBe('owner');
+    expect((await keys.claim(req('agent-a', 'k1'), { waitMs: 100 })).kind).toBe('owner');
   });
 
   it('remembers a result for the TTL and no longer', async () => {
-    const owner = await keys.claim('agent-a', 'k1', { waitMs: 100 });
+    const owner = await keys.claim(req('agent-a', 'k1'), { waitMs: 100 });
     if (owner.kind === 'owner') await owner.complete(result('first'));
     clock.advance(23 * 3_600_000);
-    expect(await keys.claim('agent-a', 'k1', { waitMs: 100 })).toMatchObject({ kind: 'duplicate', result: { content: 'first' } });
+    expect(await keys.claim(req('agent-a', 'k1'), { waitMs: 100 })).toMatchObject({ kind: 'duplicate', result: { content: 'first' } });
     clock.advance(2 * 3_600_000);
-    expect((await keys.claim('agent-a', 'k1', { waitMs: 100 })).kind).toBe('owner');
+    expect((await keys.claim(req('agent-a', 'k1'), { waitMs: 100 })).kind).toBe('owner');
   });
 
   it('frees a pending key whose owner died once its lease ends, and times out a waiter before that', async () => {
-    await keys.claim('agent-a', 'k1', { waitMs: 100 });
-    await expect(keys.claim('agent-a', 'k1', { waitMs: 20 })).rejects.toMatchObject({ category: 'Timeout' });
+    await keys.claim(req('agent-a', 'k1'), { waitMs: 100 });
+    await expect(keys.claim(req('agent-a', 'k1'), { waitMs: 20 })).rejects.toMatchObject({ category: 'Timeout' });
     clock.advance(61_000);
-    expect((await keys.claim('agent-a', 'k1', { waitMs: 100 })).kind).toBe('owner');
+    expect((await keys.claim(req('agent-a', 'k1'), { waitMs: 100 })).kind).toBe('owner');
+  });
+
+  it('rejects a waiter with its signal reason when the caller aborts', async () => {
+    await keys.claim(req('agent-a', 'k1'), { waitMs: 100 });
+    const controller = new AbortController();
+    const waiting = keys.claim(req('agent-a', 'k1'), { waitMs: 10_000, signal: controller.signal });
+    controller.abort(new Error('caller went away'));
+    await expect(waiting).rejects.toThrow('caller went away');
+  });
+
+  it('waits for a pending key without writing, and wakes when another process says it was settled', async () => {
+    const counted = countingWrites(store);
+    const announced: string[] = [];
+    // Two "processes" over one store: the owner's announces reach the waiter's `settled`.
+    const waiterKeys = createIdempotencyKeys({ store: counted.store, clock, ttlHours: () => 24, pendingLeaseMs: () => 60_000, recheckMs: 60_000 });
+    const ownerKeys = createIdempotencyKeys({
+      store,
+      clock,
+      ttlHours: () => 24,
+      pendingLeaseMs: () => 60_000,
+      announce: (id) => {
+        announced.push(id);
+        waiterKeys.settled(id);
+      },
+    });
+    const owner = await ownerKeys.claim(req('agent-a', 'k1'), { waitMs: 100 });
+    const waiting = waiterKeys.claim(req('agent-a', 'k1'), { waitMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // One insert attempt (refused), then reads only, however long the owner takes.
+    expect(counted.writes()).toBe(1);
+    if (owner.kind === 'owner') await owner.complete(result('done at last'));
+    expect(await waiting).toMatchObject({ kind: 'duplicate', result: { content: 'done at last' } });
+    expect(announced).toHaveLength(1);
+  });
+
+  it('re-reads a pending key now and then, so a lost notification delays a waiter but never strands it', async () => {
+    // The owner is another process whose notification never arrives: only the store tells.
+    const other = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 60_000 });
+    const owner = await other.claim(req('agent-a', 'k1'), { waitMs: 100 });
+    const waiting = keys.claim(req('agent-a', 'k1'), { waitMs: 10_000 });
+    if (owner.kind === 'owner') await owner.release();
+    expect((await waiting).kind).toBe('owner');
   });
 });

@@ -1,14 +1,18 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { createHash } from 'node:crypto';
 import type { InvocationOutcome } from '@agent-platform/contracts';
 import { StoreDuplicateError, type Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
 
-/** A claimed key as stored (collection `idempotency`, id `<agent_id>:<key>`). */
+/** A claimed key as stored (collection `idempotency`; id from `idempotencyRecordId`). */
 export interface IdempotencyRecord {
   id: string;
   agent_id: string;
+  /** Who used the key (the caller's identity): keys of different callers never meet. */
+  scope: string;
   key: string;
+  /** `requestHash` of the request the key was first used with; a different request is refused. */
+  request_hash: string;
   state: 'pending' | 'done';
   /** Set once done: what the first invocation answered. */
   result: InvocationOutcome | null;
@@ -18,6 +22,16 @@ export interface IdempotencyRecord {
 }
 
 export const IDEMPOTENCY_COLLECTION = 'idempotency';
+
+/** One key as a caller used it. */
+export interface IdempotencyClaimRequest {
+  agentId: string;
+  /** The caller's identity (docs/invocation.md "Idempotency keys"). */
+  scope: string;
+  key: string;
+  /** `requestHash` of the request. */
+  requestHash: string;
+}
 
 /** The first caller of a key owns it: it runs the invocation and settles the claim exactly once. */
 export interface OwnedClaim {
@@ -35,12 +49,17 @@ export interface DuplicateClaim {
 
 export interface IdempotencyKeys {
   /**
-   * Claims `key` for the agent. A key already done answers its result. A key still pending (its
-   * owner is running) is waited for, polling, up to `waitMs`; if the owner fails meanwhile, its
-   * release frees the key and this caller claims it and runs (a failed invocation is not
-   * remembered). Waiting longer than `waitMs` is `Timeout`.
+   * Claims the key. A key already done answers its result; a key used for a different request
+   * (another `requestHash`) is `Conflict`, never the result. A key still pending (its owner is
+   * running) is waited for, up to `waitMs`, without writing: the waiter wakes when the owner
+   * settles (`settled`, a notification from whichever process owned it) or, should that be lost,
+   * re-reads the record every `recheckMs`. If the owner failed meanwhile, its release frees the key
+   * and this caller claims it and runs (a failed invocation is not remembered). Waiting longer
+   * than `waitMs` is `Timeout`; an aborted `signal` rejects with its reason.
    */
-  claim(agentId: string, key: string, options: { waitMs: number; signal?: AbortSignal }): Promise<OwnedClaim | DuplicateClaim>;
+  claim(request: IdempotencyClaimRequest, options: { waitMs: number; signal?: AbortSignal }): Promise<OwnedClaim | DuplicateClaim>;
+  /** The record `id` was settled (done or released) somewhere: wakes this process's waiters on it. */
+  settled(id: string): void;
 }
 
 export interface IdempotencyDeps {
@@ -53,28 +72,91 @@ export interface IdempotencyDeps {
    * dead (a crashed worker) and the key is free again. The invocation timeout plus a margin.
    */
   pendingLeaseMs: () => number;
-  /** Poll interval while waiting for an owner; default 20 ms. */
-  pollMs?: number;
+  /** Tells every process that a record was settled (the agent worker notifies `agents.idempotency.settled`). */
+  announce?: (id: string) => void;
+  /** How often a waiter re-reads the record when no notification came; default 1 s. */
+  recheckMs?: number;
 }
 
 const HOUR_MS = 3_600_000;
 
+/** The store id of a key: per agent, and per caller through a hash (keys and scopes may hold ':'). */
+export function idempotencyRecordId(agentId: string, scope: string, key: string): string {
+  return `${agentId}:${createHash('sha256').update(JSON.stringify([scope, key])).digest('hex')}`;
+}
+
 /**
- * Durable, per-agent idempotency keys in the shared store, so a repeat is recognised by any api
- * node or worker and across restarts. The claim is one `insert` (unique id), so of any number of
- * concurrent callers exactly one owns the key.
+ * What a key is bound to: the message, the source and the workflow type (what the invocation
+ * runs and bills). `correlation_id` is left out: it traces a call, and a retry may carry a new one.
+ */
+export function requestHash(request: { message: string; source: unknown; workflow_type?: string | undefined }): string {
+  const canonical = JSON.stringify([request.message, canonicalJson(request.source), request.workflow_type ?? null]);
+  return `sha256:${createHash('sha256').update(canonical).digest('hex')}`;
+}
+
+function canonicalJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonicalJson);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return entries.map(([k, v]) => [k, canonicalJson(v)]);
+}
+
+/**
+ * Durable idempotency keys in the shared store, so a repeat is recognised by any api node or
+ * worker and across restarts. The claim is one `insert` (unique id), so of any number of
+ * concurrent callers exactly one owns the key; everyone else only reads.
  */
 export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
   const records = deps.store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' });
-  const pollMs = deps.pollMs ?? 20;
+  const recheckMs = deps.recheckMs ?? 1_000;
+  const waiters = new Map<string, Set<() => void>>();
   const at = (offsetMs: number): string => new Date(deps.clock.now().getTime() + offsetMs).toISOString();
 
-  const tryInsert = async (agentId: string, key: string): Promise<OwnedClaim | null> => {
-    const id = `${agentId}:${key}`;
+  const announce = (id: string): void => {
+    wake(id);
+    deps.announce?.(id);
+  };
+
+  function wake(id: string): void {
+    for (const wakeUp of [...(waiters.get(id) ?? [])]) wakeUp();
+  }
+
+  /** Resolves on a wake-up for `id` or after `ms`; rejects when `signal` aborts. */
+  function nextLook(id: string, ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      let set = waiters.get(id);
+      if (set === undefined) waiters.set(id, (set = new Set()));
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        set.delete(wakeUp);
+        if (set.size === 0 && waiters.get(id) === set) waiters.delete(id);
+      };
+      const wakeUp = (): void => {
+        done();
+        resolve();
+      };
+      const onAbort = (): void => {
+        done();
+        reject(signal.reason as Error);
+      };
+      const timer = setTimeout(wakeUp, ms);
+      set.add(wakeUp);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  const tryInsert = async (request: IdempotencyClaimRequest, id: string): Promise<OwnedClaim | null> => {
     const pending: IdempotencyRecord = {
       id,
-      agent_id: agentId,
-      key,
+      agent_id: request.agentId,
+      scope: request.scope,
+      key: request.key,
+      request_hash: request.requestHash,
       state: 'pending',
       result: null,
       created_at: at(0),
@@ -87,30 +169,42 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       throw error;
     }
     let settled: Promise<void> | null = null;
+    const settle = (write: Promise<unknown>): Promise<void> =>
+      (settled ??= write.then(() => announce(id)));
     return {
       kind: 'owner',
-      complete: (result) =>
-        (settled ??= records
-          .upsert({ ...pending, state: 'done', result, expires_at: at(deps.ttlHours() * HOUR_MS) })
-          .then(() => undefined)),
-      release: () => (settled ??= records.delete(id).then(() => undefined)),
+      complete: (result) => settle(records.upsert({ ...pending, state: 'done', result, expires_at: at(deps.ttlHours() * HOUR_MS) })),
+      release: () => settle(records.delete(id)),
     };
   };
 
   return {
-    async claim(agentId, key, options) {
-      const attempts = Math.max(1, Math.ceil(options.waitMs / pollMs));
-      for (let attempt = 0; attempt < attempts; attempt++) {
-        const owned = await tryInsert(agentId, key);
-        if (owned !== null) return owned;
-        const existing = await records.get(`${agentId}:${key}`);
-        if (existing?.doc.state === 'done' && existing.doc.result !== null) return { kind: 'duplicate', result: existing.doc.result };
-        // Pending elsewhere, or released between the insert and the read: look again shortly.
-        if (existing !== null) await delay(pollMs, undefined, options.signal ? { signal: options.signal } : {});
+    async claim(request, options) {
+      const id = idempotencyRecordId(request.agentId, request.scope, request.key);
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), options.waitMs);
+      const signal = options.signal === undefined ? deadline.signal : AbortSignal.any([deadline.signal, options.signal]);
+      try {
+        for (;;) {
+          const owned = await tryInsert(request, id);
+          if (owned !== null) return owned;
+          const existing = await records.get(id);
+          // Released between the insert and the read: try to claim it again at once.
+          if (existing === null) continue;
+          if (existing.doc.request_hash !== request.requestHash) throw Errors.idempotencyKeyReused(request.key);
+          if (existing.doc.state === 'done' && existing.doc.result !== null) return { kind: 'duplicate', result: existing.doc.result };
+          await nextLook(id, recheckMs, signal).catch((error: unknown) => {
+            if (!deadline.signal.aborted || options.signal?.aborted === true) throw error;
+          });
+          if (deadline.signal.aborted) break;
+        }
+      } finally {
+        clearTimeout(timer);
       }
       throw Errors.timeout(
-        `an invocation with idempotency key '${key}' is still running after ${Math.round(options.waitMs / 1000)} s; retry with the same key later`,
+        `an invocation with idempotency key '${request.key}' is still running after ${Math.round(options.waitMs / 1000)} s; retry with the same key later`,
       );
     },
+    settled: wake,
   };
 }

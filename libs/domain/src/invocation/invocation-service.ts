@@ -13,8 +13,9 @@ import type { ModelRegistry, ResolvedModel } from '../models/model-registry.ts';
 import { runToolLoop, type ToolLoopResult } from '../models/tool-loop.ts';
 import type { Clock } from '../time/clock.ts';
 import { createAbortRegistry } from './abort-registry.ts';
-import { createIdempotencyKeys, type OwnedClaim } from './idempotency.ts';
+import { createIdempotencyKeys, requestHash, type OwnedClaim } from './idempotency.ts';
 import { sourceName } from './invocation-source.ts';
+import { assertMessageWithin } from './message-size.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { recordUsageEvent } from './usage-events.ts';
 import { valueClassOf } from './value-class.ts';
@@ -27,6 +28,10 @@ export interface InvocationRequest {
   idempotency_key?: string;
   correlation_id: string;
   workflow_type?: string;
+  /** The caller's identity; idempotency keys are scoped by it (absent: the shared scope `unscoped`). */
+  caller?: string;
+  /** Names this invocation for `cancel` (a UUID the api node makes per request). */
+  invocation_id?: string;
 }
 
 export interface InvocationOptions {
@@ -34,6 +39,17 @@ export interface InvocationOptions {
   signal?: AbortSignal;
   /** Receives the reply text as the provider produces it. */
   onToken?: (text: string) => void;
+  /**
+   * Waits for a place to run (the agent worker's `[agents] worker_concurrency` slots) and returns
+   * its release. Called once, after the idempotency key is claimed, so a repeat waiting for the
+   * key's owner holds no place; the wait counts within the invocation timeout.
+   */
+  acquireSlot?: (signal: AbortSignal) => Promise<() => void>;
+  /**
+   * Throws when the result could not reach the caller (too large for the bus). Called before the
+   * licence is charged and the result remembered, so an undelivered answer costs nothing.
+   */
+  checkDeliverable?: (result: InvocationOutcome) => void;
 }
 
 export interface InvocationExecution {
@@ -47,6 +63,14 @@ export interface InvocationService {
   execute(request: InvocationRequest, options?: InvocationOptions): Promise<InvocationExecution>;
   /** Aborts the agent's invocations running in this process (suspend); returns how many. */
   abortAgent(agentId: string, reason?: string): number;
+  /**
+   * Cancels the invocation with that `invocation_id` if it runs here (true), else remembers the
+   * cancel for a while in case the invocation is still on its way (false). It fails, and nothing
+   * is charged or remembered under its idempotency key.
+   */
+  cancel(invocationId: string, reason?: string): boolean;
+  /** An idempotency record was settled somewhere (a bus notification): wakes the repeats waiting here. */
+  idempotencySettled(recordId: string): void;
 }
 
 /** USD per million tokens of a provider; absent prices count as 0 (the `local` provider). */
@@ -68,6 +92,8 @@ export interface InvocationServiceDeps {
   prices: (providerId: string) => ProviderPrices | undefined;
   /** Bookkeeping after a successful answer that failed (session, usage): logged, never raised. */
   warn?: (context: Record<string, unknown>, message: string) => void;
+  /** Tells every process an idempotency record was settled (the worker notifies the bus). */
+  announceSettled?: (recordId: string) => void;
 }
 
 /**
@@ -78,15 +104,23 @@ export interface InvocationServiceDeps {
  */
 const LEASE_MARGIN_MS = 5_000;
 
+/** Where an invocation spent its time before it ran, for the message of its Timeout. */
+interface SlotWait {
+  startedMs: number | null;
+  endedMs: number | null;
+}
+
 /**
- * The order of checks is the contract (docs/invocation.md): agent exists (404), agent Running
- * (D9, InvalidState), rate limit (429), idempotency key (a repeat answers the recorded result
- * and runs nothing), then the licence gate before any provider call (D3, D6: a refusal is 403
- * and holds no transaction), then the model. Only a success is remembered under its key, spends
- * the transaction and is recorded as usage; any failure releases the key and the transaction.
+ * The order of checks is the contract (docs/invocation.md): message size (SizeLimitExceeded),
+ * agent exists (404), agent Running (D9, InvalidState), rate limit (429), idempotency key (a
+ * repeat answers the recorded result and runs nothing; a different request under the key is
+ * 409), a free slot on this worker, then the licence gate before any provider call (D3, D6: a
+ * refusal is 403 and holds no transaction), then the model. Only a success that can be delivered
+ * is remembered under its key, spends the transaction and is recorded as usage; any failure,
+ * cancellation included, releases the key and the transaction.
  */
 export function createInvocationService(deps: InvocationServiceDeps): InvocationService {
-  const aborts = createAbortRegistry();
+  const aborts = createAbortRegistry({ rememberMs: () => deps.settings().invocation_timeout_secs * 1000 + LEASE_MARGIN_MS });
   const limiter = createRateLimiter({
     counters: deps.store.counters,
     clock: deps.clock,
@@ -97,6 +131,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     clock: deps.clock,
     ttlHours: () => deps.settings().idempotency_ttl_hours,
     pendingLeaseMs: () => deps.settings().invocation_timeout_secs * 1000 + LEASE_MARGIN_MS,
+    ...(deps.announceSettled === undefined ? {} : { announce: deps.announceSettled }),
   });
   const warn = deps.warn ?? (() => undefined);
   const nowMs = (): number => deps.clock.now().getTime();
@@ -104,18 +139,17 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
   async function execute(request: InvocationRequest, options: InvocationOptions = {}): Promise<InvocationExecution> {
     const timeoutSecs = deps.settings().invocation_timeout_secs;
     const controller = new AbortController();
-    // Tracked before the agent is read: a suspend landing after that read still finds us.
-    const untrack = aborts.track(request.agent_id, controller);
-    const timer = setTimeout(
-      () => controller.abort(Errors.timeout(`invocation of agent '${request.agent_id}' exceeded ${timeoutSecs} s ([agents] invocation_timeout_secs)`)),
-      timeoutSecs * 1000,
-    );
+    const slotWait: SlotWait = { startedMs: null, endedMs: null };
+    // Tracked before the agent is read: a suspend or cancel landing after that read still finds us.
+    const untrack = aborts.track(request.agent_id, controller, request.invocation_id);
+    const timer = setTimeout(() => controller.abort(timeoutError(request.agent_id, timeoutSecs, slotWait)), timeoutSecs * 1000);
     const outer = options.signal;
-    const onOuterAbort = (): void => controller.abort(outer?.reason ?? Errors.internal('invocation cancelled: its caller went away'));
+    const onOuterAbort = (): void => controller.abort(outer?.reason ?? Errors.invocationCancelled('its caller went away'));
     if (outer?.aborted) onOuterAbort();
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
     try {
-      return await run(request, controller.signal, options.onToken, timeoutSecs);
+      if (controller.signal.aborted) throw controller.signal.reason;
+      return await run(request, controller.signal, options, timeoutSecs, slotWait);
     } catch (error) {
       throw controller.signal.aborted ? controller.signal.reason : error;
     } finally {
@@ -125,27 +159,64 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     }
   }
 
+  function timeoutError(agentId: string, timeoutSecs: number, slotWait: SlotWait): Error {
+    const base = `invocation of agent '${agentId}' exceeded ${timeoutSecs} s ([agents] invocation_timeout_secs)`;
+    if (slotWait.startedMs === null) return Errors.timeout(base);
+    const waitedSecs = (((slotWait.endedMs ?? nowMs()) - slotWait.startedMs) / 1000).toFixed(1);
+    return Errors.timeout(`${base}, ${waitedSecs} s of it waiting for a free slot on a busy agent worker ([agents] worker_concurrency)`);
+  }
+
   async function run(
     request: InvocationRequest,
     signal: AbortSignal,
-    onToken: ((text: string) => void) | undefined,
+    options: InvocationOptions,
     timeoutSecs: number,
+    slotWait: SlotWait,
   ): Promise<InvocationExecution> {
+    assertMessageWithin(request.message, deps.settings().max_message_bytes);
     const agent = await deps.agents.get(request.agent_id);
     if (agent === null) throw Errors.notFound('agent', request.agent_id);
     assertAgentRunning(agent);
     await limiter.take(agent.id);
     let claim: OwnedClaim | null = null;
     if (request.idempotency_key !== undefined) {
-      const claimed = await keys.claim(agent.id, request.idempotency_key, { waitMs: timeoutSecs * 1000, signal });
+      const claimed = await keys.claim(
+        { agentId: agent.id, scope: request.caller ?? UNSCOPED, key: request.idempotency_key, requestHash: requestHash(request) },
+        { waitMs: timeoutSecs * 1000, signal },
+      );
       if (claimed.kind === 'duplicate') return { result: claimed.result, duplicate: true };
       claim = claimed;
     }
+    let releaseSlot = (): void => undefined;
+    if (options.acquireSlot !== undefined) {
+      slotWait.startedMs = nowMs();
+      try {
+        releaseSlot = await options.acquireSlot(signal);
+      } catch (error) {
+        await claim?.release().catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not release an idempotency key'));
+        throw error;
+      }
+      slotWait.endedMs = nowMs();
+    }
+    try {
+      return await runClaimed(agent, request, signal, options, claim);
+    } finally {
+      releaseSlot();
+    }
+  }
+
+  async function runClaimed(
+    agent: AgentRecord,
+    request: InvocationRequest,
+    signal: AbortSignal,
+    options: InvocationOptions,
+    claim: OwnedClaim | null,
+  ): Promise<InvocationExecution> {
     const source = sourceName(request.source);
     await deps.stats.received(agent.id, source);
     const started = nowMs();
     try {
-      const answered = await answer(agent, request, signal, onToken, started);
+      const answered = await answer(agent, request, signal, options, started);
       const { result } = answered;
       // The key is settled before the bookkeeping: a worker killed between the two writes then
       // loses one usage event, instead of leaving a pending key that a retry would run again
@@ -166,7 +237,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     agent: AgentRecord,
     request: InvocationRequest,
     signal: AbortSignal,
-    onToken: ((text: string) => void) | undefined,
+    { onToken, checkDeliverable }: InvocationOptions,
     started: number,
   ): Promise<Answered> {
     const model = deps.models.resolve();
@@ -185,7 +256,6 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
         ...(onToken === undefined ? {} : { onToken }),
       });
       const cost = costOf(deps.prices(model.provider.id), loop);
-      await reservation.commit({ cost_usd: cost });
       const result: InvocationOutcome = {
         content: loop.content,
         tokens_used: loop.tokens_used,
@@ -195,6 +265,10 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
         tool_calls: loop.tool_calls,
         usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
       };
+      // An answer its caller cannot receive is not charged (issue "Hardening" 2).
+      checkDeliverable?.(result);
+      if (signal.aborted) throw signal.reason;
+      await reservation.commit({ cost_usd: cost });
       return { result, model, loop, cost };
     } catch (error) {
       await reservation.release();
@@ -204,7 +278,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
 
   async function conversation(agent: AgentRecord, message: string): Promise<ChatMessage[]> {
     const system = composeSystemPrompt(agent, await loadAgentCompetencies(deps.store, agent));
-    const history = await deps.sessions.history(agent.id);
+    const history = await deps.sessions.history(agent.id, deps.settings().session_max_bytes);
     return [
       ...(system === '' ? [] : [{ role: 'system' as const, content: system }]),
       ...history.map((turn) => ({ role: turn.role, content: turn.content })),
@@ -223,6 +297,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
           { role: 'assistant', content: loop.content, at },
         ],
         deps.settings().session_max_turns,
+        deps.settings().session_max_bytes,
       )
       .catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not append to the agent session'));
     const workflowType = request.workflow_type ?? null;
@@ -248,8 +323,13 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
         agentId,
         Errors.invalidState(`invocation aborted: agent '${agentId}' was ${reason}`, { agent_id: agentId, state: 'Suspended', reason }),
       ),
+    cancel: (invocationId, reason = 'its caller went away') => aborts.cancel(invocationId, Errors.invocationCancelled(reason)),
+    idempotencySettled: (recordId) => keys.settled(recordId),
   };
 }
+
+/** The idempotency scope of requests that name no caller (older api nodes). */
+const UNSCOPED = 'unscoped';
 
 /** A paid-for answer and what its bookkeeping (session, usage event) needs. */
 interface Answered {
