@@ -47,6 +47,8 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
         agents: { invocation_timeout_secs: 20, rate_limit_per_minute: RATE_LIMIT },
         // The first lockout lasts base_backoff_secs: long enough to be seen through the other node.
         auth: { rate_limit: { max_failed_attempts: 3, base_backoff_secs: 2, max_backoff_secs: 4 } },
+        // The test process is the nodes' proxy: the lockout test names its own client address.
+        server: { trusted_proxies: ['127.0.0.1'] },
       },
     });
     [A, B] = fleet.urls as [string, string];
@@ -133,11 +135,17 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
   });
 
   it('shares authentication lockouts: failures on one node lock the client out of the other', async () => {
-    for (let i = 0; i < 4; i++) expect((await call(A, 'GET', '/auth/whoami', { token: 'svc_sk_not-a-key' })).status).toBe(401);
-    const locked = await call(B, 'GET', '/auth/whoami', { token });
+    // A client of its own (X-Forwarded-For from a trusted proxy), so no other test meets its lockout.
+    const headers = { 'x-forwarded-for': '203.0.113.50' };
+    const whoami = (base: string, bearer: string) => call(base, 'GET', '/auth/whoami', { token: bearer, headers });
+    for (let i = 0; i < 4; i++) expect((await whoami(A, 'svc_sk_not-a-key')).status).toBe(401);
+    const locked = await whoami(B, 'svc_sk_not-a-key-either');
     expect(locked.status).toBe(429);
     expect(locked.body.error.category).toBe('RateLimited');
-    await waitUntil(async () => (await call(B, 'GET', '/auth/whoami', { token })).status === 200, { timeoutMs: 8_000, intervalMs: 100, message: 'the lockout to end' });
+    // The lockout throttles failed attempts only: the valid key works throughout, and other clients are not locked out.
+    expect((await whoami(B, token)).status).toBe(200);
+    expect((await call(B, 'GET', '/auth/whoami', { token: 'svc_sk_not-a-key', headers: { 'x-forwarded-for': '203.0.113.51' } })).status).toBe(401);
+    await waitUntil(async () => (await whoami(B, 'svc_sk_not-a-key')).status === 401, { timeoutMs: 8_000, intervalMs: 100, message: 'the lockout to end' });
   });
 
   it('refuses a key revoked through one node on the other within a second', async () => {

@@ -10,6 +10,7 @@ import { auditHook } from './http/audit-hook.ts';
 import { authenticateHook } from './http/authenticate.ts';
 import { authorizeHook } from './http/authorize.ts';
 import { bodyCounterHook, bodyLimitHook } from './http/body-limit.ts';
+import { clientAddressHook } from './http/client-address-hook.ts';
 import { installContentTypeParsers } from './http/content-type.ts';
 import { installCors } from './http/cors.ts';
 import { installErrorHandling } from './http/error-handler.ts';
@@ -40,7 +41,8 @@ const BODY_LIMIT_BACKSTOP = 1024 * 1024 * 1024;
  *   0. CORS            preflights answered before authentication (browsers send no credential)
  *   a. api-version     §Versioning: unknown Api-Version -> 400
  *   b. request-timeout §Limits: 408 after request_timeout_secs
- *   c. ip-allowlist    §Limits "allowed_ips" -> 403 PermissionDenied
+ *   c. client address  the peer, or the client a trusted proxy names (X-Forwarded-For)
+ *      ip-allowlist    §Limits "allowed_ips" -> 403 PermissionDenied
  *   d. authenticate    §Authentication rule 1: 401 before routing, so unknown path -> 401 not 404
  *   e. authorize       rule 6 + "Rules of the model" 5: flat 403 before any 413/415/422
  *   f. body-limit      §Limits: declared Content-Length over body_limit_bytes -> 413
@@ -68,6 +70,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
   app.setValidatorCompiler(validatorCompiler);
   // Replaced per request by the authentication hook before any handler can read it.
   app.decorateRequest('caller', null as unknown as Caller);
+  app.decorateRequest('clientAddress', '');
   trackRoutes(app);
   installErrorHandling(app);
   installContentTypeParsers(app);
@@ -75,6 +78,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
   await installCors(app, deps.config);
   app.addHook('onRequest', apiVersionHook);
   app.addHook('onRequest', requestTimeoutHook(deps.config));
+  app.addHook('onRequest', clientAddressHook(deps.config));
   app.addHook('onRequest', ipAllowlistHook(deps.config));
   app.addHook('onRequest', authenticateHook(deps));
   app.addHook('onRequest', authorizeHook);

@@ -26,5 +26,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook before routing; always present in handlers. */
     caller: Caller;
+    /** The client's address (http/client-address.ts): the peer, or the client a trusted proxy names. */
+    clientAddress: string;
   }
 }

@@ -14,6 +14,7 @@ export function semanticProblems(file: Table): string[] {
     ...listenProblems('server.listen', server.listen),
     ...listenProblems('registry.listen', table(file.registry).listen),
     ...allowedIpProblems(server),
+    ...trustedProxyProblems(server),
     ...corsProblems(table(server.cors)),
     ...authProblems(table(file.auth)),
     ...licenceProblems(table(file.licence)),
@@ -47,6 +48,15 @@ function allowedIpProblems(server: Table): string[] {
     problems.push('server.allowed_ips: cannot be combined with a unix socket listen address (server.listen)');
   }
   return problems;
+}
+
+function trustedProxyProblems(server: Table): string[] {
+  if (!Array.isArray(server.trusted_proxies)) return [];
+  return server.trusted_proxies.flatMap((entry: unknown, i) =>
+    typeof entry === 'string' && entry !== 'unix' && !isIpOrCidr(entry)
+      ? [`server.trusted_proxies[${i}]: "${entry}" is not an IP address, a CIDR block or "unix" (the peers of a unix-socket listener)`]
+      : [],
+  );
 }
 
 function corsProblems(cors: Table): string[] {

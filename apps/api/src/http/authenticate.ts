@@ -9,11 +9,6 @@ const PUBLIC_CALLER: Caller = { identity: 'anonymous', role: 'viewer', key_id: n
 /** Spec §Authentication rule 3: POST /auth/keys while the key store is empty. */
 const BOOTSTRAP_CALLER: Caller = { identity: 'bootstrap', role: 'admin', key_id: null, authenticated: false };
 
-/** Client address for backoff and audit; unix-socket clients share one bucket. */
-function clientOf(request: FastifyRequest): string {
-  return request.socket.remoteAddress ?? 'unix-socket';
-}
-
 /** The presented bearer token, or the reason there is none. */
 function bearerOf(header: string | undefined): { token: string } | { reason: 'missing' | 'malformed' } {
   if (header === undefined || header.trim() === '') return { reason: 'missing' };
@@ -30,9 +25,11 @@ const MESSAGES = {
 /**
  * Sets `request.caller` or rejects with 401 (spec §Authentication rules 1-3, D7). Runs as an
  * onRequest hook, which Fastify also runs for unmatched URLs before the not-found handler, so an
- * unknown path without a credential is 401, not 404. A client locked out by repeated failures is
- * refused with 429 before its key is even looked at; a failure is audited (never the token) and
- * counted towards the lockout.
+ * unknown path without a credential is 401, not 404. A valid credential is always served; only a
+ * failed attempt meets the lockout (docs/permissions.md "Failed attempts and lockouts"): from a
+ * client locked out by repeated failures it is answered 429, else it is audited (never the
+ * token), counted towards the lockout and answered 401. The client is `request.clientAddress`
+ * (the peer, or the client a trusted proxy names).
  */
 export function authenticateHook(deps: ApiDeps) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
@@ -46,23 +43,13 @@ export function authenticateHook(deps: ApiDeps) {
       request.caller = ANONYMOUS_ADMIN;
       return;
     }
-    const client = clientOf(request);
-    const backoff = await deps.authBackoff.check(client);
-    const lockedFor = backoff.lockedForSecs;
-    if (lockedFor > 0) {
-      deps.metrics.authFailuresTotal.inc({ reason: 'locked_out' });
-      throw Errors.rateLimited(`too many failed authentication attempts: retry in ${lockedFor} s`, lockedFor);
-    }
     const header = request.headers.authorization;
     if (route.bootstrap === true && header === undefined && (await deps.keys.isEmpty())) {
       request.caller = BOOTSTRAP_CALLER;
       return;
     }
     const bearer = bearerOf(header);
-    if ('reason' in bearer) {
-      await recordFailure(deps, request, client, bearer.reason);
-      throw Errors.unauthenticated(MESSAGES[bearer.reason]);
-    }
+    if ('reason' in bearer) return refuse(deps, request, bearer.reason);
     // libs/config refuses mode oidc in this build; should it pass, only local keys (when allowed)
     // are ever accepted, never an unverified token.
     const keysAccepted = auth.mode === 'local' || auth.allow_local_service_keys;
@@ -70,16 +57,20 @@ export function authenticateHook(deps: ApiDeps) {
     const caller = isKey && keysAccepted ? await deps.keys.authenticate(bearer.token) : null;
     if (caller !== null) {
       request.caller = caller;
-      // No write unless the check found failures to clear: the common case costs one read.
-      await deps.authBackoff.recordSuccess(client, backoff);
       return;
     }
-    await recordFailure(deps, request, client, 'invalid');
-    throw Errors.unauthenticated(MESSAGES.invalid);
+    return refuse(deps, request, 'invalid');
   };
 }
 
-async function recordFailure(deps: ApiDeps, request: FastifyRequest, client: string, reason: string): Promise<void> {
+/** A failed attempt: 429 while its client is locked out (not counted again), else counted, audited, 401. */
+async function refuse(deps: ApiDeps, request: FastifyRequest, reason: keyof typeof MESSAGES): Promise<never> {
+  const client = request.clientAddress;
+  const lockedFor = await deps.authBackoff.lockedFor(client);
+  if (lockedFor > 0) {
+    deps.metrics.authFailuresTotal.inc({ reason: 'locked_out' });
+    throw Errors.rateLimited(`too many failed authentication attempts from ${client}: retry in ${lockedFor} s`, lockedFor);
+  }
   deps.metrics.authFailuresTotal.inc({ reason });
   await deps.authBackoff.recordFailure(client);
   await deps.audit.record({
@@ -91,4 +82,5 @@ async function recordFailure(deps: ApiDeps, request: FastifyRequest, client: str
     result: 'failure',
     metadata: { reason, client_address: client, request_id: request.id },
   });
+  throw Errors.unauthenticated(MESSAGES[reason]);
 }

@@ -4,31 +4,16 @@ import type { Clock } from '../time/clock.ts';
 
 /**
  * Backoff after failed authentication attempts (`[auth.rate_limit]`), per client address. State
- * lives in the shared store so that every api node sees the same lockouts.
+ * lives in the shared store so that every api node sees the same lockouts. Only failed attempts
+ * are throttled: a valid credential is never refused, so nothing here is read or written for a
+ * successful request, and a success does not reset the count (clients sharing an address, e.g.
+ * behind an untrusted proxy, cannot clear each other's failures).
  */
 export interface AuthBackoff {
-  /** The client's state before an attempt, in one read; pass it on to `recordSuccess`. */
-  check(client: string): Promise<AuthBackoffCheck>;
-  /** Seconds the client must still wait, or 0 when it may try now. */
+  /** Seconds the client must still wait before a failed attempt is answered 401 again, or 0. */
   lockedFor(client: string): Promise<number>;
   /** Records a failure; returns the lockout (seconds) it caused, 0 when none. */
   recordFailure(client: string): Promise<number>;
-  /**
-   * Resets the client's failure count. With the `check` made for this attempt, a client that had
-   * no failure on record then is left alone: no write, which is every successful request of a
-   * well-behaved client. A failure recorded between that check and this success (another request
-   * from the same address) is then kept, as if it had come after the success; without `checked`
-   * the count is always cleared.
-   */
-  recordSuccess(client: string, checked?: AuthBackoffCheck): Promise<void>;
-}
-
-/** What `check` found for a client. */
-export interface AuthBackoffCheck {
-  /** Seconds the client must still wait, or 0 when it may try now. */
-  lockedForSecs: number;
-  /** A failure record exists (possibly within the free attempts): a success must clear it. */
-  hasFailures: boolean;
 }
 
 /** Failure state of one client address in the `auth_failures` collection. */
@@ -66,30 +51,24 @@ export interface AuthBackoffDeps {
 const MAX_WRITE_ATTEMPTS = 100;
 
 /**
- * Backoff over the store port. Semantics (docs/auth.md "Failed attempts and lockouts"):
+ * Backoff over the store port. Semantics (docs/permissions.md "Failed attempts and lockouts"):
  * - the first `max_failed_attempts` consecutive failures of a client are free;
- * - the n-th failure beyond them locks the client out for `min(base * 2^(n-1), max)` seconds;
- * - a success resets the count; a failure more than `max_backoff_secs` after the previous one
- *   starts a fresh count (old failures are forgotten).
+ * - the n-th failure beyond them locks the client out for `min(base * 2^(n-1), max)` seconds:
+ *   its failed attempts are answered 429 meanwhile, its valid ones served as usual;
+ * - a failure more than `max_backoff_secs` after the previous one starts a fresh count (old
+ *   failures are forgotten).
  * Each failure is a read-modify-write with a version check, retried on conflict, so that
  * parallel failures (possibly on different api nodes) are each counted exactly once.
  */
 export function createAuthBackoff(deps: AuthBackoffDeps): AuthBackoff {
   const failures = deps.store.collection<AuthFailureRecord>(AUTH_FAILURES_COLLECTION, { ttlField: 'purge_at' });
 
-  async function check(client: string): Promise<AuthBackoffCheck> {
-    const found = await failures.get(client);
-    if (found === null) return { lockedForSecs: 0, hasFailures: false };
-    if (found.doc.locked_until === null) return { lockedForSecs: 0, hasFailures: true };
-    const remainingMs = Date.parse(found.doc.locked_until) - deps.clock.now().getTime();
-    return { lockedForSecs: remainingMs > 0 ? Math.ceil(remainingMs / 1000) : 0, hasFailures: true };
-  }
-
   return {
-    check,
-
     async lockedFor(client: string): Promise<number> {
-      return (await check(client)).lockedForSecs;
+      const lockedUntil = (await failures.get(client))?.doc.locked_until ?? null;
+      if (lockedUntil === null) return 0;
+      const remainingMs = Date.parse(lockedUntil) - deps.clock.now().getTime();
+      return remainingMs > 0 ? Math.ceil(remainingMs / 1000) : 0;
     },
 
     async recordFailure(client: string): Promise<number> {
@@ -106,11 +85,6 @@ export function createAuthBackoff(deps: AuthBackoffDeps): AuthBackoff {
         }
       }
       throw Errors.unavailable('authentication backoff state');
-    },
-
-    async recordSuccess(client: string, checked?: AuthBackoffCheck): Promise<void> {
-      if (checked?.hasFailures === false) return;
-      await failures.delete(client);
     },
   };
 }
