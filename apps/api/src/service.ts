@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { bootGateForReload } from '@agent-platform/config';
 import type { ApiApp, RoutePlugin } from './api-app.ts';
 import { buildApi } from './build-api.ts';
 import type { ApiDeps } from './deps.ts';
@@ -21,6 +22,7 @@ export interface ApiServiceOptions {
 /** The api surface as a service (STYLE §1): `createApiService(deps) -> {start, stop}`. */
 export function createApiService(deps: ApiDeps, options: ApiServiceOptions = {}): ApiService {
   let app: ApiApp | null = null;
+  let removeGate = (): void => undefined;
   return {
     get app() {
       return app;
@@ -32,9 +34,14 @@ export function createApiService(deps: ApiDeps, options: ApiServiceOptions = {})
       const built = await buildApi(deps, { routes: options.routes ?? [], https });
       const address = await listenOn(built, server.listen, { tls: https !== null });
       app = built;
+      // Spec §Authentication rule 4 holds for the life of the listener, not only at boot: a
+      // reload that would fail the boot gate on it is refused and changes nothing.
+      const live = deps.config.current();
+      removeGate = deps.config.addGuard((candidate) => bootGateForReload(live, candidate));
       return { address };
     },
     async stop() {
+      removeGate();
       const running = app;
       app = null;
       if (running !== null) await closeGracefully(running);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkBootGate } from './boot-gate.ts';
+import { bootGateForReload, checkBootGate } from './boot-gate.ts';
 import { defaultConfig } from './validate-config.ts';
 
 function config(listen: string, mode: 'disabled' | 'local', options: { insecure?: boolean; api?: boolean; mcp?: boolean } = {}) {
@@ -45,5 +45,15 @@ describe('boot gate (spec §Authentication rule 4)', () => {
   it('applies to the mcp surface too, and not when neither api nor mcp is served', () => {
     expect(checkBootGate(config('0.0.0.0:4200', 'disabled', { api: false, mcp: true })).ok).toBe(false);
     expect(checkBootGate(config('0.0.0.0:4200', 'disabled', { api: false, mcp: false })).ok).toBe(true);
+  });
+
+  it('judges a reload by the running listener and surfaces, and the candidate auth settings', () => {
+    const running = config('0.0.0.0:4200', 'local');
+    const [reason] = bootGateForReload(running, config('127.0.0.1:4200', 'disabled'));
+    expect(reason).toContain('refusing this reload');
+    expect(reason).toContain('0.0.0.0:4200');
+    expect(bootGateForReload(running, config('127.0.0.1:4200', 'disabled', { insecure: true }))).toEqual([]);
+    expect(bootGateForReload(config('127.0.0.1:4200', 'local'), config('0.0.0.0:4200', 'disabled'))).toEqual([]);
+    expect(bootGateForReload(config('0.0.0.0:4200', 'local', { api: false }), config('0.0.0.0:4200', 'disabled', { api: true }))).toEqual([]);
   });
 });

@@ -32,3 +32,13 @@ export function checkBootGate(config: PlatformConfig): BootGateResult {
       'or set [auth] allow_insecure_no_auth = true to accept the risk.',
   };
 }
+
+/**
+ * The boot gate for a reload (issue "Hardening" 4): the listener and the surfaces are those of
+ * the running process (both need a restart to change), the auth settings are the candidate's.
+ * Returns the reasons to refuse the candidate, or an empty list.
+ */
+export function bootGateForReload(running: Pick<PlatformConfig, 'server' | 'surfaces'>, candidate: PlatformConfig): string[] {
+  const gate = checkBootGate({ ...candidate, surfaces: running.surfaces, server: { ...candidate.server, listen: running.server.listen } });
+  return gate.ok ? [] : [gate.reason.replace('refusing to start', 'refusing this reload')];
+}

@@ -101,6 +101,23 @@ describe('config holder', () => {
     expect(calls).toBe(0);
   });
 
+  it('refuses a reload a guard vetoes: nothing changes and no listener hears of it', async () => {
+    const holder = createConfigHolder(await readConfigFile(file, 'flag'), options());
+    const heard: ConfigChange[] = [];
+    holder.onChange((change) => void heard.push(change));
+    const remove = holder.addGuard((candidate) => (candidate.server.body_limit_bytes > 1500 ? ['server.body_limit_bytes: too large for this listener'] : []));
+    await writeFile(file, '[server]\nbody_limit_bytes = 2000\n');
+    const refused = await holder.reload().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems).toEqual(['server.body_limit_bytes: too large for this listener']);
+    expect(holder.current().server.body_limit_bytes).toBe(1000);
+    expect(holder.redactedText()).toContain('body_limit_bytes = 1000');
+    expect(heard).toEqual([]);
+    remove();
+    await holder.reload();
+    expect(holder.current().server.body_limit_bytes).toBe(2000);
+  });
+
   it('runs concurrent reloads one after the other', async () => {
     const holder = createConfigHolder(await readConfigFile(file, 'flag'), options());
     const order: string[] = [];

@@ -15,13 +15,24 @@ export interface ConfigChange {
 
 export type ConfigChangeListener = (change: ConfigChange) => void | Promise<void>;
 
+/**
+ * Vetoes a reload: given the candidate config (valid on its own), returns the reasons it may not
+ * replace the running one, or an empty list. E.g. the api's boot gate against its live listener.
+ */
+export type ConfigGuard = (candidate: PlatformConfig) => string[];
+
 /** The running config, swapped atomically by POST /config/reload. */
 export interface ConfigHolder {
   current(): PlatformConfig;
   /** The file's raw text with secret values redacted, or null when started without a file. */
   redactedText(): string | null;
-  /** Re-reads and validates the file; on error throws a ConfigError and keeps the old config. */
+  /**
+   * Re-reads and validates the file, then asks every guard; on any error throws a ConfigError
+   * and keeps the old config (nothing changes, no listener is called).
+   */
   reload(): Promise<{ restart_required: string[] }>;
+  /** Adds a guard every later reload must pass; returns its removal. */
+  addGuard(guard: ConfigGuard): () => void;
   /**
    * Called after every successful reload, even when no key changed: files the config points at
    * (the licence) may have. Listeners run in order and are awaited; one that throws makes
@@ -45,6 +56,7 @@ export const RESTART_REQUIRED_KEYS = ['server.listen', 'server.tls', 'storage', 
 export function createConfigHolder(loaded: LoadedConfig, _options: { env: Record<string, string | undefined>; cwd: string }): ConfigHolder {
   let state = { loaded, redacted: redact(loaded) };
   const listeners = new Set<ConfigChangeListener>();
+  const guards = new Set<ConfigGuard>();
   // Reloads are serialized so that two concurrent POST /config/reload cannot interleave swaps.
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -52,6 +64,8 @@ export function createConfigHolder(loaded: LoadedConfig, _options: { env: Record
     const { path, source } = state.loaded;
     if (path === null) throw new ConfigError(['cannot reload: the platform was started without a config file']);
     const next = await readConfigFile(path, source);
+    const vetoes = [...guards].flatMap((guard) => guard(next.config));
+    if (vetoes.length > 0) throw new ConfigError(vetoes, { heading: `Config reload refused, ${path} was not applied` });
     const previous = state.loaded.config;
     state = { loaded: next, redacted: redact(next) };
     const changed = changedKeys(previous, next.config);
@@ -71,6 +85,10 @@ export function createConfigHolder(loaded: LoadedConfig, _options: { env: Record
     onChange: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    addGuard: (guard) => {
+      guards.add(guard);
+      return () => void guards.delete(guard);
     },
   };
 }

@@ -12,7 +12,7 @@ export {
   type LoadedConfig,
 } from './load-config.ts';
 export { defaultConfig, validateConfig } from './validate-config.ts';
-export { checkBootGate, type BootGateResult } from './boot-gate.ts';
+export { bootGateForReload, checkBootGate, type BootGateResult } from './boot-gate.ts';
 export { isIpOrCidr, isLocalListen, isLoopbackHost, parseListenAddress, readListenAddress, type ListenAddress } from './listen-address.ts';
 export { isSecretKeyName, redactConfigText, redactUrlPasswords, REDACTED } from './redact.ts';
 export {
@@ -21,6 +21,7 @@ export {
   RESTART_REQUIRED_KEYS,
   type ConfigChange,
   type ConfigChangeListener,
+  type ConfigGuard,
   type ConfigHolder,
 } from './config-holder.ts';
 export {

@@ -95,6 +95,31 @@ describe('GET /config and POST /config/reload', () => {
   });
 });
 
+describe('POST /config/reload and the boot gate (issue "Hardening" 4)', () => {
+  it('refuses a reload to auth mode disabled on a non-loopback listener, and changes nothing', async () => {
+    api = await startTestApi({ config: { server: { listen: '0.0.0.0:0' }, auth: { mode: 'local' } } });
+    const admin = await api.issueKey('admin');
+    const text = await readFile(api.configPath, 'utf8');
+    // The file may even say loopback now: what counts is the listener that is actually bound.
+    await writeFile(api.configPath, text.replace('mode = "local"', 'mode = "disabled"').replace('listen = "0.0.0.0:0"', 'listen = "127.0.0.1:0"'));
+    const res = await api.request('POST', '/config/reload', { token: admin });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ category: 'ConfigError', message: expect.stringContaining('0.0.0.0') });
+    expect(api.deps.config.current().auth.mode).toBe('local');
+    expect((await api.request('GET', '/vault')).status).toBe(401);
+    expect((await api.request('GET', '/config', { token: admin })).body.config).toContain('mode = "local"');
+  });
+
+  it('accepts the same reload with allow_insecure_no_auth, as the boot gate would', async () => {
+    api = await startTestApi({ config: { server: { listen: '0.0.0.0:0' }, auth: { mode: 'local' } } });
+    const admin = await api.issueKey('admin');
+    const text = await readFile(api.configPath, 'utf8');
+    await writeFile(api.configPath, text.replace('mode = "local"', 'mode = "disabled"\nallow_insecure_no_auth = true'));
+    expect((await api.request('POST', '/config/reload', { token: admin })).status).toBe(200);
+    expect((await api.request('GET', '/auth/whoami')).body).toMatchObject({ identity: 'anonymous' });
+  });
+});
+
 describe('POST /shutdown', () => {
   it('answers 202, lets an in-flight request finish, then stops listening', async () => {
     const gate = createGate();
