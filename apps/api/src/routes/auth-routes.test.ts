@@ -1,4 +1,6 @@
+import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '@agent-platform/testkit';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { fixedClock } from '@agent-platform/domain';
 import { startTestApi, type DeepPartial, type TestApi, type TestResponse } from '../testing/index.ts';
@@ -46,6 +48,66 @@ describe('bootstrap (spec §Authentication rule 3)', () => {
     const refused = await api.request('POST', '/auth/keys', { body: { name: '   ', role: 'admin' } });
     expect(refused.status).toBe(400);
     expect((await api.request('POST', '/auth/keys', { body: { name: 'first', role: 'admin' } })).status).toBe(200);
+  });
+
+  describe('a bootstrap request whose body arrives after the first key exists (issue "Hardening" 5)', () => {
+    /** POST /auth/keys without a credential, headers now, body when `send` is called. */
+    function heldBootstrap(t: TestApi): { send: () => Promise<{ status: number; body: string }> } {
+      const url = new URL(t.url);
+      const body = JSON.stringify({ name: 'late-admin', role: 'admin' });
+      const req = httpRequest({
+        hostname: url.hostname,
+        port: url.port,
+        path: '/auth/keys',
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      req.flushHeaders();
+      const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        });
+        req.on('error', reject);
+      });
+      return { send: () => (req.end(body), answered) };
+    }
+
+    /** Counts the emptiness checks the authentication hook makes, to know the held request was judged. */
+    function countEmptinessChecks(t: TestApi): () => number {
+      let checks = 0;
+      const original = t.deps.keys.isEmpty.bind(t.deps.keys);
+      t.deps.keys.isEmpty = async () => (checks++, original());
+      return () => checks;
+    }
+
+    it('is refused when the first key was created through the bootstrap and its claim has expired since', async () => {
+      const clock = fixedClock(new Date());
+      const t = await start(LOCAL, clock);
+      const checks = countEmptinessChecks(t);
+      const held = heldBootstrap(t);
+      await waitUntil(() => checks() === 1, { message: 'the held request to pass authentication' });
+      expect((await t.request('POST', '/auth/keys', { body: { name: 'first-admin', role: 'admin' } })).status).toBe(200);
+      // Long after the first key: any claim a crashed bootstrap could hold has expired.
+      clock.advance(10 * 60_000);
+      const late = await held.send();
+      expect(late.status).toBe(401);
+      expect((await t.deps.keys.list()).map((k) => k.name)).toEqual(['first-admin']);
+    });
+
+    it('is refused when a key was created another way meanwhile', async () => {
+      const t = await start(LOCAL);
+      const checks = countEmptinessChecks(t);
+      const held = heldBootstrap(t);
+      await waitUntil(() => checks() === 1, { message: 'the held request to pass authentication' });
+      await t.issueKey('admin', 'made-by-cli');
+      expect((await held.send()).status).toBe(401);
+      expect((await t.deps.keys.list()).map((k) => k.name)).toEqual(['made-by-cli']);
+      // And for good: a bootstrap attempt much later finds the bootstrap closed.
+      expect((await t.request('POST', '/auth/keys', { body: { name: 'later', role: 'admin' } })).status).toBe(401);
+    });
   });
 
   it('keeps requiring a credential after the only key is revoked', async () => {

@@ -11,7 +11,7 @@ import {
   WhoAmI,
   type PlatformConfig,
 } from '@agent-platform/contracts';
-import { claimBootstrap, Errors } from '@agent-platform/domain';
+import { bootstrapFirstKey, Errors } from '@agent-platform/domain';
 import type { RoutePlugin } from '../api-app.ts';
 
 const TAGS = ['auth'];
@@ -81,15 +81,12 @@ export const authRoutes: RoutePlugin = (app, deps) => {
     },
     async (request, reply) => {
       if (!enabled()) return reply.code(503).send(NOT_ENABLED);
-      // The bootstrap caller passed because the store looked empty; of concurrent bootstraps
-      // (this node or any other) only the one holding the claim creates the first key.
       if (request.caller.identity !== 'bootstrap' || request.caller.authenticated) return deps.keys.create(request.body);
-      const claim = await claimBootstrap(deps);
-      if (claim === null) throw Errors.unauthenticated('the first key is being created by another request: authenticate with an API key');
-      return deps.keys.create(request.body).catch(async (error: unknown) => {
-        await claim.release();
-        throw error;
-      });
+      // The bootstrap caller passed because the store looked empty when its headers arrived; its
+      // body may have come much later. Decided again now, under the claim (issue "Hardening" 5).
+      const first = await bootstrapFirstKey(deps, () => deps.keys.create(request.body));
+      if (first === null) throw Errors.unauthenticated('authentication required: the first key already exists; send Authorization: Bearer <API key>');
+      return first;
     },
   );
 

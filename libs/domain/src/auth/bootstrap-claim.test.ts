@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { fixedClock } from '../time/clock.ts';
-import { claimBootstrap } from './bootstrap-claim.ts';
+import { bootstrapFirstKey, claimBootstrap } from './bootstrap-claim.ts';
 
 // Two stores on one file stand for two api nodes sharing the store.
 let dir: string;
@@ -41,5 +41,30 @@ describe('bootstrap claim', () => {
     expect(await claimBootstrap({ store: nodes[1]!, clock })).toBeNull();
     clock.advance(2_000);
     expect(await claimBootstrap({ store: nodes[1]!, clock })).not.toBeNull();
+  });
+
+  it('never expires once closed: a key exists and the bootstrap stays shut', async () => {
+    const claim = await claimBootstrap({ store: nodes[0]!, clock });
+    await claim!.close();
+    clock.advance(365 * 24 * 3_600_000);
+    expect(await claimBootstrap({ store: nodes[1]!, clock })).toBeNull();
+  });
+
+  it('creates the first key only while the store is still empty under the claim, and closes the bootstrap', async () => {
+    let keys = 1;
+    const created: string[] = [];
+    const deps = (store: Store) => ({ store, clock, keys: { isEmpty: async () => keys === 0 } });
+    expect(await bootstrapFirstKey(deps(nodes[0]!), async () => (created.push('a'), 'a'))).toBeNull();
+    keys = 0;
+    // The first attempt found a key and closed the bootstrap: an empty store later does not reopen it.
+    expect(await bootstrapFirstKey(deps(nodes[1]!), async () => (created.push('b'), 'b'))).toBeNull();
+    expect(created).toEqual([]);
+  });
+
+  it('frees the claim when creating the key fails, so a corrected request can bootstrap', async () => {
+    const deps = { store: nodes[0]!, clock, keys: { isEmpty: async () => true } };
+    await expect(bootstrapFirstKey(deps, async () => Promise.reject(new Error('bad name')))).rejects.toThrow('bad name');
+    expect(await bootstrapFirstKey(deps, async () => 'first')).toBe('first');
+    expect(await bootstrapFirstKey(deps, async () => 'second')).toBeNull();
   });
 });

@@ -5,8 +5,11 @@ import type { Clock } from '../time/clock.ts';
 interface BootstrapClaimRecord {
   id: string;
   claimed_at: string;
-  /** TTL: a claimant that died before creating its key frees the bootstrap again after this. */
-  expires_at: string;
+  /**
+   * TTL while the claimant creates the first key: one that crashed first frees the bootstrap
+   * again after this. Null once a key exists: the bootstrap is then closed for good.
+   */
+  expires_at: string | null;
 }
 
 const BOOTSTRAP_CLAIMS = 'bootstrap_claims';
@@ -14,30 +17,65 @@ const CLAIM_ID = 'first-key';
 /** Long enough for one key creation; short enough that a crashed claimant does not lock anyone out for long. */
 const CLAIM_TTL_MS = 30_000;
 
-/** A held claim; `release` gives it back when the key could not be created (a refused body). */
+/** A held claim on the first key. */
 export interface BootstrapClaim {
+  /** The first key exists: the claim never expires, so no later bootstrap can ever pass. */
+  close(): Promise<void>;
+  /** The key could not be created (a refused body): the bootstrap is free again. */
   release(): Promise<void>;
 }
 
 /**
  * Spec §Authentication rule 3 lets one request create the first key without a credential while
- * the key store is empty. Two such requests at once (on one api node or on two) would both see it
- * empty: this claim, one `insert` of a fixed id in the shared store, lets exactly one of them
- * through. The claim expires, so a claimant that crashed before creating its key does not block
- * the bootstrap forever; once a key exists, the store is no longer empty and no claim is asked for.
+ * the key store is empty. Emptiness is first judged when the request's headers arrive, but its
+ * body (and so the key creation) may come much later: `bootstrapFirstKey` decides again, at
+ * creation time. Of concurrent bootstraps (on one api node or several), exactly one holds the
+ * claim, one `insert` of a fixed id in the shared store; it then checks the store is still empty
+ * (a key may have been created another way, or by a bootstrap whose claim has since been closed
+ * or expired), creates the key and closes the bootstrap for good. So the spec's "known race" of
+ * two first keys cannot happen here (docs/permissions.md "Bootstrap rule").
  */
 export async function claimBootstrap(deps: { store: Store; clock: Clock }): Promise<BootstrapClaim | null> {
   const claims = deps.store.collection<BootstrapClaimRecord>(BOOTSTRAP_CLAIMS, { ttlField: 'expires_at' });
   const now = deps.clock.now();
+  const record: BootstrapClaimRecord = {
+    id: CLAIM_ID,
+    claimed_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + CLAIM_TTL_MS).toISOString(),
+  };
   try {
-    await claims.insert({
-      id: CLAIM_ID,
-      claimed_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + CLAIM_TTL_MS).toISOString(),
-    });
-    return { release: async () => void (await claims.delete(CLAIM_ID)) };
+    await claims.insert(record);
   } catch (error) {
     if (error instanceof StoreDuplicateError) return null;
     throw error;
   }
+  return {
+    close: async () => void (await claims.upsert({ ...record, expires_at: null })),
+    release: async () => void (await claims.delete(CLAIM_ID)),
+  };
+}
+
+/**
+ * Creates the first key if, holding the claim, the key store is still empty; null when the
+ * bootstrap is not (or no longer) open, which the caller answers 401.
+ */
+export async function bootstrapFirstKey<K>(
+  deps: { store: Store; clock: Clock; keys: { isEmpty(): Promise<boolean> } },
+  create: () => Promise<K>,
+): Promise<K | null> {
+  const claim = await claimBootstrap(deps);
+  if (claim === null) return null;
+  let created: K;
+  try {
+    if (!(await deps.keys.isEmpty())) {
+      await claim.close();
+      return null;
+    }
+    created = await create();
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
+  await claim.close();
+  return created;
 }
