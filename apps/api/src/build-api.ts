@@ -13,6 +13,7 @@ import { bodyCounterHook, bodyLimitHook } from './http/body-limit.ts';
 import { clientAddressHook } from './http/client-address-hook.ts';
 import { installContentTypeParsers } from './http/content-type.ts';
 import { installCors } from './http/cors.ts';
+import { crossSiteHook } from './http/cross-site.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { ipAllowlistHook } from './http/ip-allowlist.ts';
 import { installOpenApi } from './http/openapi.ts';
@@ -43,11 +44,12 @@ const BODY_LIMIT_BACKSTOP = 1024 * 1024 * 1024;
  *   b. request-timeout §Limits: 408 after request_timeout_secs
  *   c. client address  the peer, or the client a trusted proxy names (X-Forwarded-For)
  *      ip-allowlist    §Limits "allowed_ips" -> 403 PermissionDenied
+ *      cross-site      auth mode disabled only: Host, Origin, Sec-Fetch-Site -> 403 PermissionDenied
  *   d. authenticate    §Authentication rule 1: 401 before routing, so unknown path -> 401 not 404
  *   e. authorize       rule 6 + "Rules of the model" 5: flat 403 before any 413/415/422
  *   f. body-limit      §Limits: declared Content-Length over body_limit_bytes -> 413
  * preParsing: byte counter for chunked bodies (413)
- * content-type parsers (g): 415 for a present non-JSON type, 422 for malformed JSON
+ * content-type parsers (g): 415 for a present non-JSON type or a body with no type, 422 for malformed JSON
  * preValidation (h): uuid-params, §Errors case rule 1 -> 400 naming the id kind
  * validation (i): error handler maps schema errors to 422 (wrong type) / 400 (everything else)
  * onSend (j): audit of mutating requests and role denials, awaited before the bytes leave;
@@ -80,6 +82,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
   app.addHook('onRequest', requestTimeoutHook(deps.config));
   app.addHook('onRequest', clientAddressHook(deps.config));
   app.addHook('onRequest', ipAllowlistHook(deps.config));
+  app.addHook('onRequest', crossSiteHook(deps.config, options.https != null));
   app.addHook('onRequest', authenticateHook(deps));
   app.addHook('onRequest', authorizeHook);
   app.addHook('onRequest', bodyLimitHook(deps.config));

@@ -50,6 +50,11 @@ export function isLocalListen(address: ListenAddress): boolean {
   return address.kind === 'unix' || isLoopbackHost(address.host);
 }
 
+/** True for a DNS host name (`api.example.com`, `localhost`), without a port. */
+export function isHostName(text: string): boolean {
+  return HOSTNAME.test(text);
+}
+
 /** True for an IPv4/IPv6 address or a CIDR block of either (`10.0.0.0/8`, `fd00::/8`). */
 export function isIpOrCidr(text: string): boolean {
   const slash = text.indexOf('/');

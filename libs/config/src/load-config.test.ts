@@ -62,7 +62,7 @@ describe('file resolution', () => {
 describe('defaults and paths', () => {
   it('fills every section of an empty file with the defaults of D2', () => {
     const config = parseConfigText('', join(dir, 'agent-platform.toml'));
-    expect(config.server).toEqual({ listen: '127.0.0.1:4200', body_limit_bytes: 10485760, request_timeout_secs: 600, allowed_ips: [], trusted_proxies: [] });
+    expect(config.server).toEqual({ listen: '127.0.0.1:4200', body_limit_bytes: 10485760, request_timeout_secs: 600, allowed_ips: [], allowed_hosts: [], trusted_proxies: [] });
     expect(config.surfaces).toEqual({ api: true, registry: false, mcp: false, dashboard: false });
     expect(config.runtime.bus).toBe('embedded');
     expect(config.auth).toMatchObject({ mode: 'disabled', allow_insecure_no_auth: false, rate_limit: { base_backoff_secs: 1, max_backoff_secs: 300, max_failed_attempts: 10 } });
@@ -143,6 +143,7 @@ describe('refusals name the key', () => {
     ['registry listen', '[registry]\nlisten = ":4210"', 'registry.listen: host is missing'],
     ['allowed_ips entry', '[server]\nallowed_ips = ["10.0.0.0/33"]', 'server.allowed_ips[0]: "10.0.0.0/33" is not an IP address or CIDR block'],
     ['allowed_ips with unix', '[server]\nlisten = "unix:/tmp/ap.sock"\nallowed_ips = ["10.0.0.1"]', 'server.allowed_ips: cannot be combined with a unix socket listen address'],
+    ['allowed_hosts entry', '[server]\nallowed_hosts = ["http://a.example:80"]', 'server.allowed_hosts[0]: "http://a.example:80" is not a host name'],
     ['trusted_proxies entry', '[server]\ntrusted_proxies = ["proxy.internal"]', 'server.trusted_proxies[0]: "proxy.internal" is not an IP address, a CIDR block or "unix"'],
     ['oidc', '[auth]\nmode = "oidc"', 'auth.mode: "oidc" is not available in this version yet'],
     ['backoff order', '[auth.rate_limit]\nbase_backoff_secs = 60\nmax_backoff_secs = 5', 'auth.rate_limit.max_backoff_secs: must be >= base_backoff_secs (60)'],

@@ -1,4 +1,4 @@
-import { isIpOrCidr, readListenAddress } from './listen-address.ts';
+import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
 import { keyPath } from './schema-errors.ts';
 
 type Table = Record<string, unknown>;
@@ -15,6 +15,7 @@ export function semanticProblems(file: Table): string[] {
     ...listenProblems('registry.listen', table(file.registry).listen),
     ...allowedIpProblems(server),
     ...trustedProxyProblems(server),
+    ...allowedHostProblems(server),
     ...corsProblems(table(server.cors)),
     ...authProblems(table(file.auth)),
     ...licenceProblems(table(file.licence)),
@@ -55,6 +56,15 @@ function trustedProxyProblems(server: Table): string[] {
   return server.trusted_proxies.flatMap((entry: unknown, i) =>
     typeof entry === 'string' && entry !== 'unix' && !isIpOrCidr(entry)
       ? [`server.trusted_proxies[${i}]: "${entry}" is not an IP address, a CIDR block or "unix" (the peers of a unix-socket listener)`]
+      : [],
+  );
+}
+
+function allowedHostProblems(server: Table): string[] {
+  if (!Array.isArray(server.allowed_hosts)) return [];
+  return server.allowed_hosts.flatMap((entry: unknown, i) =>
+    typeof entry === 'string' && !isHostName(entry)
+      ? [`server.allowed_hosts[${i}]: "${entry}" is not a host name (no scheme, port or path: e.g. "agents.example.com")`]
       : [],
   );
 }

@@ -40,6 +40,10 @@ export const ServerConfig = Type.Object(
     body_limit_bytes: Positive('Largest declared request body accepted (413 above).', 10485760),
     request_timeout_secs: Positive('Requests running longer are cut off with 408.', 600),
     allowed_ips: Type.Array(Type.String(), { default: [], description: 'Client IPs or CIDRs allowed; empty = all.' }),
+    allowed_hosts: Type.Array(Type.String(), {
+      default: [],
+      description: 'Host names accepted besides loopback names and IP addresses while [auth] mode = "disabled" (DNS rebinding guard).',
+    }),
     trusted_proxies: Type.Array(Type.String(), {
       default: [],
       description: 'Proxies (IPs, CIDRs, or "unix" for unix-socket peers) whose X-Forwarded-For names the client; empty = the peer is the client.',

@@ -30,6 +30,7 @@ export function installContentTypeParsers(app: ApiApp): void {
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const contentType = request.headers['content-type'];
     if (contentType !== undefined && contentType.trim() !== '') done(Errors.unsupportedMediaType(contentType));
-    else parseJson(request, body as string, done);
+    else if ((body as string).trim() === '') done(null, undefined);
+    else done(Errors.missingContentType());
   });
 }

@@ -69,7 +69,7 @@ describe('body checks for an authorized caller', () => {
     expect(res.body.error.message).toContain('text/plain');
   });
 
-  it('accepts application/json with a charset, and a body with no Content-Type as JSON', async () => {
+  it('accepts application/json with a charset; a body with no Content-Type is 415', async () => {
     const charset = await api.request('POST', '/probe/echo', {
       token: admin,
       body: '{"message":"hi"}',
@@ -77,7 +77,7 @@ describe('body checks for an authorized caller', () => {
     });
     expect(charset).toMatchObject({ status: 200, body: { message: 'hi' } });
     const bare = await api.request('POST', '/probe/echo', { token: admin, body: '{"message":"bare"}' });
-    expect(bare).toMatchObject({ status: 200, body: { message: 'bare' } });
+    expect(bare).toMatchObject({ status: 415, body: { error: { category: 'UnsupportedMediaType' } } });
   });
 
   it('422 MalformedBody for invalid JSON', async () => {

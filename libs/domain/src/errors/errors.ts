@@ -20,6 +20,9 @@ export const Errors = {
       'UnsupportedMediaType',
       `unsupported content type '${truncate(contentType)}': send application/json`,
     ),
+  /** A body sent without any Content-Type (docs/http.md: refused like a wrong one, spec §Errors 415). */
+  missingContentType: () =>
+    new PlatformError('UnsupportedMediaType', 'a request body needs Content-Type: application/json (it had none)'),
   bodyTooLarge: (declared: number, limit: number) =>
     new PlatformError('SizeLimitExceeded', `request body of ${declared} bytes is over the limit of ${limit} bytes`, {
       details: { declared_bytes: declared, limit_bytes: limit },
