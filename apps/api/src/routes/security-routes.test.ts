@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { gate } from '@agent-platform/testkit';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { startTestApi, type DeepPartial, type TestApi } from '../testing/index.ts';
 
@@ -211,10 +212,53 @@ describe('GET /security/verify', () => {
     const db = new Database(dbPath(t));
     db.prepare(`UPDATE l_audit SET body = json_set(body, '$.result', '500') WHERE seq = 3`).run();
     db.close();
-    const broken = await t.request('GET', '/security/verify', { token: admin });
+    // A full walk re-hashes every entry (the default walk starts after what this process verified).
+    const broken = await t.request('GET', '/security/verify?full=true', { token: admin });
     expect(broken.status).toBe(200);
-    expect(broken.body).toMatchObject({ valid: false, first_invalid_seq: 3 });
+    expect(broken.body).toMatchObject({ valid: false, first_invalid_seq: 3, verified_from_seq: 1 });
     expect(broken.body.first_invalid_reason).toContain('hash mismatch');
+  });
+
+  it('keeps serving other requests while it walks a long chain (issue "Hardening" 9)', async () => {
+    const t = await start();
+    const admin = await t.issueKey('admin');
+    for (let batch = 0; batch < 30; batch++) {
+      await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          t.deps.audit.record({ category: 'system', identity: 'test', role: 'admin', action: `fill ${batch}-${i}`, target: 't', result: 'ok' }),
+        ),
+      );
+    }
+    const walking = gate();
+    const verify = t.deps.audit.verify.bind(t.deps.audit);
+    t.deps.audit.verify = (options) => (walking.open(), verify(options));
+    const order: string[] = [];
+    const verified = t.request('GET', '/security/verify?full=true', { token: admin }).then((r) => (order.push('verify'), r));
+    await walking.promise;
+    const health = t.request('GET', '/health').then((r) => (order.push('health'), r));
+    const [v, h] = await Promise.all([verified, health]);
+    expect(v.body).toMatchObject({ valid: true, entry_count: 30_000, checked_entries: 30_000 });
+    expect(h.status).toBe(200);
+    expect(order).toEqual(['health', 'verify']);
+  });
+
+  it('re-hashes only the entries added since the last verification, and all of them with full=true', async () => {
+    const t = await start();
+    const admin = await t.issueKey('admin');
+    for (let i = 0; i < 5; i++) await t.request('PUT', `/vault/k${i}`, { token: admin, body: { value: 'v' } });
+    const first = await t.request('GET', '/security/verify', { token: admin });
+    expect(first.body).toMatchObject({ valid: true, entry_count: 5, verified_from_seq: 1, checked_entries: 5 });
+    for (let i = 0; i < 3; i++) await t.request('PUT', `/vault/n${i}`, { token: admin, body: { value: 'v' } });
+    const next = await t.request('GET', '/security/verify', { token: admin });
+    expect(next.body).toMatchObject({ valid: true, entry_count: 8, verified_from_seq: 6, checked_entries: 3 });
+    expect(next.body.verification_note).toContain('full=true');
+    const full = await t.request('GET', '/security/verify?full=true', { token: admin });
+    expect(full.body).toMatchObject({ valid: true, entry_count: 8, verified_from_seq: 1, checked_entries: 8 });
+    // An edit of the entry the last walk ended on is caught without a full walk.
+    const db = new Database(dbPath(t));
+    db.prepare(`UPDATE l_audit SET body = json_set(body, '$.result', '500') WHERE seq = 8`).run();
+    db.close();
+    expect((await t.request('GET', '/security/verify', { token: admin })).body).toMatchObject({ valid: false, first_invalid_seq: 8 });
   });
 
   it('keeps the chain gapless and valid under 200 parallel mutating requests', async () => {

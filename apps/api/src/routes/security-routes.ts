@@ -5,6 +5,7 @@ import {
   AuditQuerystring,
   ErrorEnvelope,
   SecurityStatus,
+  VerifyQuerystring,
   VerifyResponse,
   type PlatformConfig,
 } from '@agent-platform/contracts';
@@ -83,12 +84,13 @@ export const securityRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'SecurityRead' },
       schema: {
         tags: TAGS,
-        summary: 'Recompute and check the whole audit hash chain',
-        response: { 200: VerifyResponse },
+        summary: 'Recompute and check the audit hash chain (after what this node verified before, or all of it with full=true)',
+        querystring: VerifyQuerystring,
+        response: { 200: VerifyResponse, 400: ErrorEnvelope },
       },
     },
     // A broken chain is a 200 report with valid: false, never an error status (spec).
-    async () => deps.audit.verify(),
+    async (request) => deps.audit.verify({ full: request.query.full }),
   );
 
   app.post(

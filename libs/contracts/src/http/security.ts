@@ -81,7 +81,15 @@ export const ChainVerifyReport = Type.Object({
   verification_note: Type.String(),
   first_invalid_seq: Type.Optional(Type.Integer()),
   first_invalid_reason: Type.Optional(Type.String()),
+  verified_from_seq: Type.Integer({ minimum: 1, description: 'First seq re-hashed by this walk: 1 for a full walk.' }),
+  checked_entries: Type.Integer({ minimum: 0, description: 'Entries re-hashed by this walk.' }),
 });
+
+/** GET /security/verify query: `full=true` re-hashes every entry instead of starting after the verified prefix. */
+export const VerifyQuerystring = Type.Object({
+  full: Type.Boolean({ default: false, description: 'Re-hash every entry, not only those after what this node verified before.' }),
+});
+export type VerifyQuerystring = Static<typeof VerifyQuerystring>;
 
 export const AuditDisabledReport = Type.Object({
   valid: Type.Null(),

@@ -52,6 +52,10 @@ export interface VerifyReport {
   /** Present when invalid: the first entry whose hash or link does not check out. */
   first_invalid_seq?: number;
   first_invalid_reason?: string;
+  /** The first seq this walk re-hashed: 1 for a full walk, else just after the verified prefix. */
+  verified_from_seq: number;
+  /** Entries this walk re-hashed. */
+  checked_entries: number;
 }
 
 /** GET /security/verify while audit is disabled (spec §Security: `valid` null, never an error). */
@@ -76,7 +80,11 @@ export interface AuditTrail {
   record(input: AuditRecordInput): Promise<AuditEntry | null>;
   /** Newest first. ValidationError for an unknown category or a `since` that is not ISO 8601. */
   query(query: AuditQuery): Promise<AuditEntry[]>;
-  /** Walks the whole chain (in batches); a broken chain is a report with `valid: false`, not a throw. */
-  verify(): Promise<VerifyReport | AuditDisabledReport>;
+  /**
+   * Walks the chain in batches, yielding to the event loop between them; a broken chain is a
+   * report with `valid: false`, not a throw. Starts after the prefix an earlier walk of this
+   * process verified unless `full`; concurrent calls share one walk.
+   */
+  verify(options?: { full?: boolean }): Promise<VerifyReport | AuditDisabledReport>;
   count(): Promise<number>;
 }

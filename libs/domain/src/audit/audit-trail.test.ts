@@ -56,8 +56,8 @@ async function fill(audit: AuditTrail, n: number): Promise<void> {
   }
 }
 
-async function verifyEnabled(audit: AuditTrail): Promise<VerifyReport> {
-  const report = await audit.verify();
+async function verifyEnabled(audit: AuditTrail, options: { full?: boolean } = {}): Promise<VerifyReport> {
+  const report = await audit.verify(options);
   if (report.valid === null) throw new Error('audit unexpectedly disabled');
   return report;
 }
@@ -195,7 +195,40 @@ describe('audit trail', () => {
     expect(await verifyEnabled(audit)).toMatchObject({ valid: true, entry_count: total });
     expect(Math.max(...requested)).toBeLessThanOrEqual(VERIFY_BATCH);
     tamper(VERIFY_BATCH + 5, '$.target', 'x');
-    expect(await verifyEnabled(audit)).toMatchObject({ valid: false, first_invalid_seq: VERIFY_BATCH + 5 });
+    expect(await verifyEnabled(audit, { full: true })).toMatchObject({ valid: false, first_invalid_seq: VERIFY_BATCH + 5 });
+  });
+
+  it('walks from the verified prefix, shares one walk among concurrent callers, and starts over when full', async () => {
+    const scans: number[] = [];
+    const spyStore: Store = {
+      counters: store.counters,
+      health: () => store.health(),
+      close: () => store.close(),
+      collection: (n, o) => store.collection(n, o),
+      log: <T extends object>(name: string, o?: LogOptions<T>) => {
+        const log = store.log<T>(name, o);
+        const spied: AppendLog<T> = {
+          append: (b) => log.append(b),
+          tip: () => log.tip(),
+          count: () => log.count(),
+          list: (q) => log.list(q),
+          scan: (from, limit) => (scans.push(from), log.scan(from, limit)),
+        };
+        return spied;
+      },
+    };
+    const audit = createAuditTrail({ store: spyStore, clock, enabled: true });
+    for (let i = 1; i <= 10; i++) await audit.record(input(i, { metadata: null }));
+    const reports = await Promise.all(Array.from({ length: 20 }, () => verifyEnabled(audit)));
+    expect(new Set(reports).size).toBe(1);
+    expect(scans).toEqual([1]);
+    for (let i = 11; i <= 13; i++) await audit.record(input(i, { metadata: null }));
+    scans.length = 0;
+    expect(await verifyEnabled(audit)).toMatchObject({ valid: true, entry_count: 13, verified_from_seq: 11, checked_entries: 3 });
+    expect(scans).toEqual([10, 11]);
+    scans.length = 0;
+    expect(await verifyEnabled(audit, { full: true })).toMatchObject({ valid: true, verified_from_seq: 1, checked_entries: 13 });
+    expect(scans).toEqual([1]);
   });
 
   it('verifies a 100k-entry chain', async () => {
@@ -217,7 +250,7 @@ describe('audit trail', () => {
     db.close();
     expect(await verifyEnabled(audit)).toMatchObject({ valid: true, entry_count: 100_000, tip_hash: prev });
     tamper(99_999, '$.result', '201');
-    expect(await verifyEnabled(audit)).toMatchObject({ valid: false, first_invalid_seq: 99_999 });
+    expect(await verifyEnabled(audit, { full: true })).toMatchObject({ valid: false, first_invalid_seq: 99_999 });
   });
 
   it('filters by category, actor and since, newest first, within limit', async () => {

@@ -9,8 +9,9 @@ import {
   type AuditQuery,
   type AuditRecordInput,
   type AuditTrail,
+  type VerifyReport,
 } from './audit-entry.ts';
-import { toAuditEntry, verifyChain, type StoredAuditEntry } from './audit-chain.ts';
+import { toAuditEntry, verifyChain, type StoredAuditEntry, type VerifiedPrefix } from './audit-chain.ts';
 import { CHAIN_ANCHOR, chainHash } from './audit-hash.ts';
 import { sanitizeMetadata } from './sanitize-metadata.ts';
 
@@ -77,11 +78,31 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
     return rows.map(toAuditEntry);
   }
 
+  /** Where the chain is known good, as far as this process has walked it. */
+  let verified: VerifiedPrefix | null = null;
+  /** The walk in progress per kind: concurrent callers share it instead of walking again. */
+  const walks = new Map<'full' | 'from-prefix', Promise<VerifyReport>>();
+
+  function verify(full: boolean): Promise<VerifyReport> {
+    const kind = full ? 'full' : 'from-prefix';
+    const running = walks.get(kind);
+    if (running !== undefined) return running;
+    const walk = verifyChain(log, full ? null : verified)
+      .then(({ report, verified: prefix }) => {
+        // A full walk resets what is known; one from the prefix only extends it.
+        if (full || prefix === null || verified === null || prefix.seq >= verified.seq) verified = prefix;
+        return report;
+      })
+      .finally(() => walks.delete(kind));
+    walks.set(kind, walk);
+    return walk;
+  }
+
   return {
     enabled: deps.enabled,
     record,
     query,
-    verify: async () => (deps.enabled ? verifyChain(log) : DISABLED),
+    verify: async (options = {}) => (deps.enabled ? verify(options.full === true) : DISABLED),
     count: async () => (deps.enabled ? log.count() : 0),
   };
 }
