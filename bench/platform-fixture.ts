@@ -25,6 +25,8 @@ export interface PlatformFixture {
   token: string;
   /** The claims-intake agent, when installed. */
   agentId: string | null;
+  /** `[storage] data_dir` of the platform (its embedded store is `platform.db` there). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -53,7 +55,7 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
     const url = await platform.listening();
     const token = await bootstrapAdminKey(url);
     const agentId = options.installAgent ? await installClaimsIntake(url, token) : null;
-    return { url, pid: platform.pid, token, agentId, stop };
+    return { url, pid: platform.pid, token, agentId, dataDir: join(dir, 'data'), stop };
   } catch (error) {
     await stop();
     throw error;

@@ -6,6 +6,7 @@ import { fleetLatencyHttp, fleetLatencyNats } from './fleet-latency.ts';
 import { fleetSend } from './fleet-send.ts';
 import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
+import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
 
 /**
  * Every target, in run order (the baseline first, so a cut-short run still has it). Goals are
@@ -16,6 +17,8 @@ export const TARGETS: BenchTarget[] = [
   allInOneHealth,
   allInOneWhoami,
   allInOneSend,
+  agentStatusManyCounters,
+  licenceStatusManyCounters,
   fleetSend,
   fleetLatencyNats,
   fleetLatencyHttp,

@@ -116,6 +116,18 @@ export interface AppendLog<T extends object> {
   scan(fromSeq: number, limit: number): Promise<LogEntry<T>[]>;
 }
 
+/** Options of `Counters.add`. */
+export interface CounterAddOptions {
+  /** The add is refused (applied: false, value unchanged) when the result would exceed it. */
+  limit?: number;
+  /**
+   * ISO timestamp after which the counter is gone: it reads 0, is not listed, the next add starts
+   * from 0, and the adapter eventually deletes it. Each add that gives one sets the counter's
+   * expiry; an add without one keeps whatever expiry the counter has (none: it never expires).
+   */
+  expiresAt?: string;
+}
+
 /** One increment of `Counters.addMany`. */
 export interface CounterDelta {
   key: string;
@@ -126,9 +138,11 @@ export interface CounterDelta {
 export interface Counters {
   /**
    * Adds `delta` (may be negative) to the counter and returns the new value. With `limit`, the
-   * add is refused (applied: false, value unchanged) when the result would exceed it.
+   * add is refused (applied: false, value unchanged) when the result would exceed it. With
+   * `expiresAt`, the counter expires then (CounterAddOptions): rate-limit windows and the like
+   * leave nothing behind.
    */
-  add(key: string, delta: number, options?: { limit?: number }): Promise<{ value: number; applied: boolean }>;
+  add(key: string, delta: number, options?: CounterAddOptions): Promise<{ value: number; applied: boolean }>;
   /**
    * Adds every delta, in one round trip (one transaction in SQLite, one bulk write in MongoDB),
    * for bookkeeping that moves several counters at once (agent stats, usage totals). Unlike
@@ -145,8 +159,12 @@ export interface Counters {
    * other at every instant, only on each being exact once the call has resolved.
    */
   addMany(deltas: ReadonlyArray<CounterDelta>): Promise<void>;
+  /** The value, 0 for an absent or expired counter. */
   get(key: string): Promise<number>;
-  /** All counters whose key starts with `prefix`. */
+  /**
+   * All live counters whose key starts with `prefix` (every one for ''), read through the key
+   * index as a range, never a scan of all counters.
+   */
   list(prefix: string): Promise<Record<string, number>>;
 }
 

@@ -89,5 +89,57 @@ export function counterCases(h: () => StoreHarness): void {
       expect(await counters.list('rate:t1:')).toEqual({ 'rate:t1:a': 1, 'rate:t1:b': 2 });
       expect(await counters.list('nothing:')).toEqual({});
     });
+
+    it('lists exactly the keys under a prefix holding SQL wildcards, non-ASCII or astral characters', async () => {
+      const { counters } = h().store;
+      const keys = ['p%x', 'p_x', 'pax', 'é:1', 'é:2', 'f', '\u{1D11E}a', '\uFFFF', '\uFFFFa', '\u{10FFFF}z', 'z\u{10FFFF}', 'z\u{10FFFF}\u{10FFFF}'];
+      for (const [i, key] of keys.entries()) await counters.add(key, i + 1);
+      expect(await counters.list('p%')).toEqual({ 'p%x': 1 });
+      expect(await counters.list('p_')).toEqual({ 'p_x': 2 });
+      expect(await counters.list('é:')).toEqual({ 'é:1': 4, 'é:2': 5 });
+      expect(await counters.list('\uFFFF')).toEqual({ '\uFFFF': 8, '\uFFFFa': 9 });
+      expect(await counters.list('\u{1D11E}')).toEqual({ '\u{1D11E}a': 7 });
+      expect(await counters.list('z\u{10FFFF}')).toEqual({ 'z\u{10FFFF}': 11, 'z\u{10FFFF}\u{10FFFF}': 12 });
+      expect(Object.keys(await counters.list(''))).toHaveLength(keys.length);
+    });
+
+    it('forgets a counter once its expiry has passed: it reads 0, is not listed, and counts again from 0', async () => {
+      const harness = h();
+      const { counters } = harness.store;
+      const soon = new Date(harness.now().getTime() + 60_000).toISOString();
+      expect(await counters.add('window:a', 1, { expiresAt: soon })).toEqual({ value: 1, applied: true });
+      expect(await counters.add('window:a', 1, { expiresAt: soon })).toEqual({ value: 2, applied: true });
+      await counters.add('window:kept', 5);
+      harness.advance(59_000);
+      expect(await counters.get('window:a')).toBe(2);
+      harness.advance(2_000);
+      expect(await counters.get('window:a')).toBe(0);
+      expect(await counters.list('window:')).toEqual({ 'window:kept': 5 });
+      const later = new Date(harness.now().getTime() + 60_000).toISOString();
+      expect(await counters.add('window:a', 1, { expiresAt: later })).toEqual({ value: 1, applied: true });
+      expect(await counters.add('window:a', 3, { expiresAt: later, limit: 3 })).toEqual({ value: 1, applied: false });
+    });
+
+    it('applies a limit to an expired counter as if it were 0', async () => {
+      const harness = h();
+      const { counters } = harness.store;
+      const soon = new Date(harness.now().getTime() + 1_000).toISOString();
+      expect(await counters.add('quota:w', 3, { limit: 3, expiresAt: soon })).toEqual({ value: 3, applied: true });
+      expect((await counters.add('quota:w', 1, { limit: 3, expiresAt: soon })).applied).toBe(false);
+      harness.advance(2_000);
+      const next = new Date(harness.now().getTime() + 1_000).toISOString();
+      expect(await counters.add('quota:w', 2, { limit: 3, expiresAt: next })).toEqual({ value: 2, applied: true });
+    });
+
+    it('keeps the expiry an add without one finds, and never expires a counter given none', async () => {
+      const harness = h();
+      const { counters } = harness.store;
+      await counters.add('e:1', 1, { expiresAt: new Date(harness.now().getTime() + 1_000).toISOString() });
+      await counters.add('e:1', 1);
+      await counters.add('e:forever', 1);
+      harness.advance(10 * 365 * 24 * 3_600_000);
+      expect(await counters.get('e:1')).toBe(0);
+      expect(await counters.get('e:forever')).toBe(1);
+    });
   });
 }

@@ -47,4 +47,15 @@ describe('createRateLimiter', () => {
     limit = 2;
     await expect(limiter.take('a1')).resolves.toBeUndefined();
   });
+
+  it('leaves nothing behind once a window is over (issue "Hardening" 10)', async () => {
+    const limiter = createRateLimiter({ counters: store.counters, clock, limitPerMinute: () => 100 });
+    for (const agent of ['a1', 'a2', 'a3']) await limiter.take(agent);
+    expect(Object.keys(await store.counters.list('ratelimit:'))).toHaveLength(3);
+    // Past the window and its grace, the windows are gone: nothing piles up per agent per minute.
+    clock.advance(3 * 60_000);
+    expect(await store.counters.list('ratelimit:')).toEqual({});
+    await limiter.take('a1');
+    expect(Object.keys(await store.counters.list('ratelimit:'))).toHaveLength(1);
+  });
 });

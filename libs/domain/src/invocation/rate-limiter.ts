@@ -9,6 +9,8 @@ export interface RateLimiter {
 }
 
 const WINDOW_MS = 60_000;
+/** A window's counter outlives the window by this much (clock skew between nodes), then expires. */
+const EXPIRY_GRACE_MS = 60_000;
 
 /**
  * A fixed window per clock minute in the store's atomic counters (`ratelimit:agent:<id>:<minute>`),
@@ -17,7 +19,8 @@ const WINDOW_MS = 60_000;
  * of seconds until the window ends. A fixed window lets a burst of up to twice the limit through
  * across a minute boundary; that is accepted for a guard against runaway callers.
  *
- * The counters port cannot delete, so each agent leaves one small row per minute it was called in.
+ * Each window's counter expires a minute after the window ends, so the store keeps only the
+ * current windows, however many agents and minutes there were (issue "Hardening" 10).
  */
 export function createRateLimiter(deps: { counters: Counters; clock: Clock; limitPerMinute: () => number }): RateLimiter {
   return {
@@ -25,7 +28,8 @@ export function createRateLimiter(deps: { counters: Counters; clock: Clock; limi
       const now = deps.clock.now().getTime();
       const window = Math.floor(now / WINDOW_MS);
       const limit = deps.limitPerMinute();
-      const { applied } = await deps.counters.add(`ratelimit:agent:${agentId}:${window}`, 1, { limit });
+      const expiresAt = new Date((window + 1) * WINDOW_MS + EXPIRY_GRACE_MS).toISOString();
+      const { applied } = await deps.counters.add(`ratelimit:agent:${agentId}:${window}`, 1, { limit, expiresAt });
       if (applied) return;
       const retryAfter = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
       throw Errors.rateLimited(`agent '${agentId}' accepts at most ${limit} invocations per minute: retry in ${retryAfter} s`, retryAfter, {

@@ -37,7 +37,7 @@ export class EmbeddedStore implements Store {
     private readonly db: SqliteHandle,
     private readonly clock: () => Date,
   ) {
-    this.counters = new SqliteCounters(db);
+    this.counters = new SqliteCounters(db, clock);
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {

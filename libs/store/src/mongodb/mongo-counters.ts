@@ -1,14 +1,16 @@
 import { MongoBulkWriteError } from 'mongodb';
-import type { CounterDelta, Counters } from '../store.ts';
+import type { CounterAddOptions, CounterDelta, Counters } from '../store.ts';
 import { bulkIncrement } from './bulk-increment.ts';
+import { expiredCounter, expirySet, liveCounter, liveCountersUnder } from './counter-filters.ts';
 import type { MongoHandle } from './mongo-handle.ts';
 import { isDuplicateKey } from './mongo-handle.ts';
-import { prefixPattern } from './mongo-query.ts';
 import { addWithinLimit } from './limited-add.ts';
 
 interface StoredCounter {
   _id: string;
   value: number;
+  /** The counter's expiry (CounterAddOptions.expiresAt), under a TTL index. */
+  _expires?: Date;
 }
 
 const COLLECTION = 'counters';
@@ -16,40 +18,48 @@ const COLLECTION = 'counters';
 const UPSERT_ATTEMPTS = 3;
 
 /**
- * Counters are documents `{ _id: key, value }` in one `counters` collection. An add without a
- * limit is one `$inc` upsert; with a limit it is the conditional-update loop of `addWithinLimit`.
- * Both are single-document atomic writes, so the limit holds across processes with no
- * transaction. `addMany` is one unordered `bulkWrite` of upserting `$inc`s: each key is atomic,
- * the batch is not (no multi-document transaction, which would need a replica set).
+ * Counters are documents `{ _id: key, value, _expires? }` in one `counters` collection. An add
+ * without a limit is one `$inc` upsert; with a limit it is the conditional-update loop of
+ * `addWithinLimit`. Both are single-document atomic writes, so the limit holds across processes
+ * with no transaction. `addMany` is one unordered `bulkWrite` of upserting `$inc`s: each key is
+ * atomic, the batch is not (no multi-document transaction, which would need a replica set).
+ * An expired counter is hidden from reads, deleted before an add to it (which starts from 0), and
+ * removed by the TTL index on `_expires` otherwise; prefix reads are `_id` ranges (counter-filters.ts).
  */
 export class MongoCounters implements Counters {
-  constructor(private readonly handle: MongoHandle) {}
+  private ready: Promise<unknown> | null = null;
 
-  async add(
-    key: string,
-    delta: number,
-    options: { limit?: number } = {},
-  ): Promise<{ value: number; applied: boolean }> {
+  constructor(
+    private readonly handle: MongoHandle,
+    private readonly clock: () => Date,
+  ) {}
+
+  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<{ value: number; applied: boolean }> {
     const { limit } = options;
     if (!Number.isSafeInteger(delta))
       throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
     if (limit !== undefined && Number.isNaN(limit)) throw new RangeError('counters: limit must be a number');
-    const coll = this.handle.collection<StoredCounter>(COLLECTION);
+    const expiry = expirySet(options.expiresAt);
+    const coll = await this.collection();
+    // An expired counter starts over: it goes first, so the add below never continues it.
+    await coll.deleteOne(expiredCounter(key, this.clock()));
+    const inc = { $inc: { value: delta }, ...expiry };
     if (limit !== undefined) {
       return addWithinLimit(
         {
           incrementIfAtMost: async (ceiling) =>
             (
               await coll.findOneAndUpdate(
-                { _id: key, value: { $lte: ceiling } },
-                { $inc: { value: delta } },
+                { ...liveCounter(key, this.clock()), value: { $lte: ceiling } },
+                inc,
                 { returnDocument: 'after' },
               )
             )?.value ?? null,
-          read: async () => (await coll.findOne({ _id: key }))?.value ?? null,
+          read: async () => (await coll.findOne(liveCounter(key, this.clock())))?.value ?? null,
           insertIfAbsent: async (value) => {
             try {
-              await coll.insertOne({ _id: key, value });
+              const expires = (expiry.$set as { _expires?: Date } | undefined)?._expires;
+              await coll.insertOne({ _id: key, value, ...(expires === undefined ? {} : { _expires: expires }) });
               return true;
             } catch (err) {
               if (isDuplicateKey(err)) return false;
@@ -64,11 +74,7 @@ export class MongoCounters implements Counters {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const stored = await coll.findOneAndUpdate(
-          { _id: key },
-          { $inc: { value: delta } },
-          { upsert: true, returnDocument: 'after' },
-        );
+        const stored = await coll.findOneAndUpdate({ _id: key }, inc, { upsert: true, returnDocument: 'after' });
         if (stored === null) throw new Error(`counters: upsert of '${key}' returned no document`);
         return { value: stored.value, applied: true };
       } catch (err) {
@@ -79,7 +85,7 @@ export class MongoCounters implements Counters {
   }
 
   async addMany(deltas: ReadonlyArray<CounterDelta>): Promise<void> {
-    const coll = this.handle.collection<StoredCounter>(COLLECTION);
+    const coll = await this.collection();
     await bulkIncrement(deltas, async (batch) => {
       try {
         await coll.bulkWrite(
@@ -100,16 +106,24 @@ export class MongoCounters implements Counters {
   }
 
   async get(key: string): Promise<number> {
-    const stored = await this.handle.collection<StoredCounter>(COLLECTION).findOne({ _id: key });
+    const stored = await (await this.collection()).findOne(liveCounter(key, this.clock()));
     return stored?.value ?? 0;
   }
 
   async list(prefix: string): Promise<Record<string, number>> {
-    const found = await this.handle
-      .collection<StoredCounter>(COLLECTION)
-      .find({ _id: { $regex: prefixPattern(prefix) } })
-      .sort({ _id: 1 })
-      .toArray();
+    const found = await (await this.collection()).find(liveCountersUnder(prefix, this.clock())).sort({ _id: 1 }).toArray();
     return Object.fromEntries(found.map((stored) => [stored._id, stored.value]));
+  }
+
+  /** The collection, once its TTL index exists (created on first use, idempotent). */
+  private async collection() {
+    const coll = this.handle.collection<StoredCounter>(COLLECTION);
+    // A failed attempt (connection down) is not kept: the next operation tries again.
+    this.ready ??= coll.createIndex({ _expires: 1 }, { name: 'ttl__expires', expireAfterSeconds: 0 }).catch((error: unknown) => {
+      this.ready = null;
+      throw error;
+    });
+    await this.ready;
+    return coll;
   }
 }

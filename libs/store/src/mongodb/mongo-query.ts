@@ -123,15 +123,6 @@ function checkCount(name: string, value: number): void {
 }
 
 /**
- * An anchored regex source matching exactly the strings that start with `prefix`. Every
- * character that is special outside a class in PCRE (the server's engine) and in JS is escaped;
- * an anchored, case-sensitive `$regex` on `_id` is answered from the `_id` index.
- */
-export function prefixPattern(prefix: string): string {
-  return `^${prefix.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')}`;
-}
-
-/**
  * The JSON text stored as `body` and the parsed copy returned to the caller, so a `Date` comes
  * back as its ISO text and `undefined` fields vanish, exactly as in the embedded adapter.
  */

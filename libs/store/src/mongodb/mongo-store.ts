@@ -41,7 +41,7 @@ export class MongoStore implements Store {
     private readonly handle: MongoHandle,
     private readonly clock: () => Date,
   ) {
-    this.counters = new MongoCounters(handle);
+    this.counters = new MongoCounters(handle, clock);
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
