@@ -75,6 +75,11 @@ export const StorageConfig = Type.Object(
       default: './.agent-platform',
       description: 'Embedded store, vault key, archives, backups and logs live here.',
     }),
+    durability: Type.Union([Type.Literal('full'), Type.Literal('normal')], {
+      default: 'full',
+      description:
+        'Embedded store: "full" syncs every commit to disk (acknowledged writes survive a power loss); "normal" only at checkpoints (a process crash loses nothing, an OS crash may lose the last commits).',
+    }),
   },
   section('Where the platform keeps its files.'),
 );

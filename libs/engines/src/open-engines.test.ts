@@ -23,8 +23,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function config(runtime: Record<string, unknown>): PlatformConfig {
-  return validateConfig({ runtime, storage: { data_dir: join(dir, 'data') } }, { baseDir: dir, source: 'test' });
+function config(runtime: Record<string, unknown>, storage: Record<string, unknown> = {}): PlatformConfig {
+  return validateConfig({ runtime, storage: { data_dir: join(dir, 'data'), ...storage } }, { baseDir: dir, source: 'test' });
 }
 
 async function open(runtime: Record<string, unknown>): Promise<Engines> {
@@ -41,6 +41,13 @@ describe('openEngines, embedded', () => {
     expect((await engines.bus.health()).kind).toBe('embedded');
     expect(existsSync(join(dir, 'data', 'platform.db'))).toBe(true);
     expect(existsSync(join(dir, 'data', 'queue.db'))).toBe(true);
+  });
+
+  it('opens the embedded store with [storage] durability: full by default, normal when asked', async () => {
+    expect(((await open({})).store as { durability?: string }).durability).toBe('full');
+    const relaxed = await openEngines(config({}, { durability: 'normal' }), { clock: systemClock, logger, dataDir: join(dir, 'data') });
+    opened.push(relaxed);
+    expect((relaxed.store as { durability?: string }).durability).toBe('normal');
   });
 
   it('lets two processes of one host share the store and the queue files', async () => {

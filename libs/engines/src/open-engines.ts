@@ -74,7 +74,7 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
         ? import('@agent-platform/store/mongodb').then(({ openMongoStore }) =>
             openMongoStore({ url: runtime.mongodb_url, clock: () => clock.now() }),
           )
-        : openEmbeddedStore({ path: join(dataDir, EMBEDDED_STORE_FILE), clock: () => clock.now() }),
+        : openEmbeddedStore({ path: join(dataDir, EMBEDDED_STORE_FILE), clock: () => clock.now(), durability: config.storage.durability }),
     );
     const bus = await opening(`bus (${runtime.bus})`, (): Promise<Bus> =>
       runtime.bus === 'nats'
@@ -97,7 +97,12 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
               onError: (err) => log.warn({ err }, 'queue connection error'),
             }),
           )
-        : openEmbeddedQueue({ path: join(dataDir, EMBEDDED_QUEUE_FILE), clock, onError: (err) => log.error({ err }, 'queue error') }),
+        : openEmbeddedQueue({
+            path: join(dataDir, EMBEDDED_QUEUE_FILE),
+            clock,
+            durability: config.storage.durability,
+            onError: (err) => log.error({ err }, 'queue error'),
+          }),
     );
     return { store, bus, queue, close };
   } catch (error) {

@@ -17,6 +17,8 @@ export interface EmbeddedQueueOptions {
   leaseMs?: number;
   /** Receives errors of the polling loop (a locked or broken file); it keeps polling. */
   onError?: (error: unknown) => void;
+  /** `[storage] durability`: `full` (default) syncs every commit to disk, `normal` only at checkpoints. */
+  durability?: 'full' | 'normal';
 }
 
 /**
@@ -57,7 +59,7 @@ export class EmbeddedQueue implements Queue {
     for (let deadline = Date.now() + 5_000; ; await new Promise((r) => setTimeout(r, 20))) {
       let db: SqliteDatabase | undefined;
       try {
-        db = openSqlite(options.path);
+        db = openSqlite(options.path, options.durability);
         const jobs = new JobTable(db);
         return new EmbeddedQueue(db, jobs, new SchedulerTable(db, jobs), options);
       } catch (err) {

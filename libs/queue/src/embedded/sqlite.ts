@@ -28,14 +28,18 @@ type SqliteConstructor = new (path: string) => SqliteDatabase;
 
 const require = createRequire(import.meta.url);
 
-/** Opens (creating if needed) a SQLite file set up for several processes sharing it. */
-export function openSqlite(path: string): SqliteDatabase {
+/**
+ * Opens (creating if needed) a SQLite file set up for several processes sharing it. `durability`
+ * is `[storage] durability`, as for the store: `full` syncs every commit (an added job or
+ * schedule survives a power loss once `add` resolved), `normal` only at checkpoints.
+ */
+export function openSqlite(path: string, durability: 'full' | 'normal' = 'full'): SqliteDatabase {
   const Database = require('better-sqlite3') as SqliteConstructor;
   const db = new Database(path);
   // WAL lets readers and one writer work at once; busy_timeout makes a second process wait for
   // the write lock instead of failing with SQLITE_BUSY.
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
   return db;
 }

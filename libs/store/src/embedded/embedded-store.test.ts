@@ -61,6 +61,28 @@ describe('embedded store', () => {
     await expect(log.append(chainLink('w', 1))).rejects.toThrow('embedded store is closed');
   });
 
+  it('refuses at once a write submitted from inside another write, instead of leaving it waiting (issue "Hardening" 11)', async () => {
+    const store = await open();
+    let nested: Promise<unknown> | undefined;
+    const outer = await store.collection<Doc & { n: number }>('items').update('x', () => {
+      nested = store.counters.add('inner', 1);
+      return { id: 'x', n: 1 };
+    });
+    expect(outer?.doc).toEqual({ id: 'x', n: 1 });
+    const stillPending = new Promise((resolve) => setTimeout(() => resolve('still pending after 1 s'), 1_000));
+    const outcome = await Promise.race([nested!.then(() => 'resolved', (e: unknown) => (e as Error).message), stillPending]);
+    expect(outcome).toMatch(/inside another write/);
+    expect(await store.counters.get('inner')).toBe(0);
+  });
+
+  it('syncs every commit to disk by default, and only at checkpoints with durability "normal"', async () => {
+    const full = await open();
+    expect((full as EmbeddedStore).durability).toBe('full');
+    const normal = await openEmbeddedStore({ path: join(dir, 'normal.db'), durability: 'normal' });
+    opened.push(normal);
+    expect((normal as EmbeddedStore).durability).toBe('normal');
+  });
+
   it('refuses names that are not plain identifiers', async () => {
     const store = await open();
     expect(() => store.collection('items; DROP TABLE counters')).toThrow(/invalid collection name/);

@@ -12,7 +12,7 @@ import type {
 import { SqliteAppendLog } from './sqlite-append-log.ts';
 import { SqliteCollection } from './sqlite-collection.ts';
 import { SqliteCounters } from './sqlite-counters.ts';
-import { SqliteHandle } from './sqlite-handle.ts';
+import { SqliteHandle, type Durability } from './sqlite-handle.ts';
 import { HandleCache } from '../handle-cache.ts';
 
 export interface EmbeddedStoreOptions {
@@ -20,6 +20,8 @@ export interface EmbeddedStoreOptions {
   path: string;
   /** Time source for TTL visibility; defaults to the system clock. */
   clock?: () => Date;
+  /** `[storage] durability`: `full` (default) syncs every commit to disk, `normal` only at checkpoints. */
+  durability?: Durability;
 }
 
 /**
@@ -38,6 +40,11 @@ export class EmbeddedStore implements Store {
     private readonly clock: () => Date,
   ) {
     this.counters = new SqliteCounters(db, clock);
+  }
+
+  /** What a resolved write survives (`SqliteHandle.open`). */
+  get durability(): Durability {
+    return this.db.durability;
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
@@ -87,7 +94,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
 }
 
 function openOnce(options: EmbeddedStoreOptions): Store {
-  const db = SqliteHandle.open(options.path);
+  const db = SqliteHandle.open(options.path, options.durability);
   try {
     return new EmbeddedStore(db, options.clock ?? (() => new Date()));
   } catch (err) {

@@ -39,9 +39,14 @@ const LOCK_RETRY_MS = [0, 0, 1, 1, 2, 4, 8] as const;
  * - isolated and linearizable: the database-wide write lock is held from the first write's reads
  *   to the commit, and the writes run one after the other in submission order, each seeing the
  *   ones before it (a log tip, a counter value, a document version);
- * - durable when it resolves: promises settle only after the COMMIT returned; if the COMMIT (or
- *   an error after which SQLite rolled back the whole transaction) fails, every write of the
- *   batch rejects, and none of them was applied.
+ * - committed when it resolves: promises settle only after the COMMIT returned; if the COMMIT
+ *   (or an error after which SQLite rolled back the whole transaction) fails, every write of the
+ *   batch rejects, and none of them was applied. How durable a resolved write is depends on the
+ *   connection's `synchronous` setting, `[storage] durability` (sqlite-handle.ts): with `full`
+ *   (the default) the COMMIT returns after the WAL was synced to disk, so a resolved write
+ *   survives an OS crash or a power loss; with `normal` it survives a crash of the process only.
+ * A write submitted while a batch runs (from inside another write's function) is refused at once:
+ * it would run outside the transaction it seems to belong to, after it.
  * A caller awaits its write before its next operation, so one caller never has two writes in one
  * batch out of order; reads are not queued (a read runs at once, before any write still waiting
  * for its batch, which is a valid order for calls that overlap in time).
@@ -60,6 +65,8 @@ export class GroupCommit {
   /** When the queued batch first failed to get the lock; null while it has not. */
   private waitingSince: number | null = null;
   private attempts = 0;
+  /** True while a batch's write functions run (they must not submit writes of their own). */
+  private running = false;
 
   /** `connection` throws the store's "closed" error once the handle is closed. */
   constructor(
@@ -68,6 +75,11 @@ export class GroupCommit {
   ) {}
 
   submit<R>(write: () => R): Promise<R> {
+    if (this.running) {
+      return Promise.reject(
+        new Error('embedded store: a write was submitted from inside another write; make it after that write has resolved'),
+      );
+    }
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       if (this.scheduled) return;
@@ -118,11 +130,14 @@ export class GroupCommit {
     const batch = this.queue;
     this.queue = [];
     let settled: Settled[];
+    this.running = true;
     try {
       settled = commit(db, batch);
     } catch (error) {
       for (const queued of batch) queued.reject(error);
       return true;
+    } finally {
+      this.running = false;
     }
     batch.forEach((queued, i) => {
       const outcome = settled[i]!;

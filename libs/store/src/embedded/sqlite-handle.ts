@@ -3,6 +3,9 @@ import { GroupCommit } from './group-commit.ts';
 
 export type SqlValue = string | number | bigint | null;
 
+/** `[storage] durability`: `full` syncs every commit to disk, `normal` only at checkpoints. */
+export type Durability = 'full' | 'normal';
+
 /** The slice of better-sqlite3 this adapter uses (the package ships no TypeScript types). */
 export interface SqliteStatement {
   run(...params: SqlValue[]): { changes: number };
@@ -57,21 +60,30 @@ export class SqliteHandle {
 
   /**
    * Opens the file in WAL mode so readers never block the single writer and several processes
-   * can share it; `synchronous = NORMAL` is durable across process crashes in WAL mode (only an
-   * OS crash or power loss can drop the last commits), which is the trade the embedded mode makes.
+   * can share it. `durability` (`[storage] durability`) picks `synchronous`: `full` (the default)
+   * syncs the WAL at every commit, so what a write acknowledged survives an OS crash or a power
+   * loss (audit entries, spend counters, idempotency results); `normal` syncs only at checkpoints:
+   * it survives a crash of the process, but an OS crash or power loss can drop the last commits
+   * (and a missing tail of the audit chain is invisible to its verification). Measured cost of
+   * `full`: docs/performance.md.
    */
-  static open(path: string): SqliteHandle {
+  static open(path: string, durability: Durability = 'full'): SqliteHandle {
     const Database = requireCjs('better-sqlite3') as SqliteConstructor;
     const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
     try {
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+      db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     } catch (err) {
       db.close();
       throw err;
     }
     return new SqliteHandle(db);
+  }
+
+  /** The durability this connection runs with, read back from SQLite. */
+  get durability(): Durability {
+    return Number(this.database.pragma('synchronous', { simple: true })) >= 2 ? 'full' : 'normal';
   }
 
   get isOpen(): boolean {
