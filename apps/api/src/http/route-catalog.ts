@@ -8,6 +8,10 @@ export interface RouteRecord {
   hasResponseSchema: boolean;
   /** Registered by a framework plugin (Swagger UI assets, CORS preflight), not by our code. */
   framework: boolean;
+  /** The request schemas (JSON Schema, from TypeBox), for tests that generate requests (the fuzz pass). */
+  request: { body?: unknown; querystring?: unknown; params?: unknown };
+  /** Path params that must be UUIDs, with the id kind (`RouteAccess.ids`). */
+  ids: Record<string, string>;
 }
 
 const catalogs = new WeakMap<object, RouteRecord[]>();
@@ -27,13 +31,16 @@ export function trackRoutes(app: ApiApp): void {
     const isDocs = route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`);
     if (isDocs) route.config = { ...route.config, action: 'authenticated' };
     const isPreflight = route.method === 'OPTIONS' && route.url === '*';
-    const config = route.config as { action?: string } | undefined;
+    const config = route.config as { action?: string; ids?: Record<string, string> } | undefined;
+    const schema = route.schema;
     records.push({
       method: Array.isArray(route.method) ? route.method.join(',') : String(route.method),
       url: route.url,
       action: config?.action,
       hasResponseSchema: route.schema?.response !== undefined,
       framework: isDocs || isPreflight,
+      request: { body: schema?.body, querystring: schema?.querystring, params: schema?.params },
+      ids: config?.ids ?? {},
     });
   });
 }

@@ -25,7 +25,7 @@ export type ValueClass = (typeof VALUE_CLASSES)[number];
 
 export const ValueEventsQuery = Type.Object(
   {
-    window: Type.Integer({ minimum: 1, default: 2592000, description: 'Seconds back from now; default 30 days.' }),
+    window: Type.Integer({ minimum: 1, maximum: 3_155_760_000, default: 2592000, description: 'Seconds back from now; default 30 days, at most 100 years.' }),
     weeks: Type.Integer({ minimum: 1, maximum: 520, default: 12, description: 'Weekly buckets, the current week included.' }),
   },
   { additionalProperties: false },
