@@ -1,29 +1,22 @@
 import { request } from 'node:http';
-import { startFakeOpenAiServer, waitUntil, type FakeOpenAiServer } from '@agent-platform/testkit';
+import { waitUntil } from '@agent-platform/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startHeldModel, type HeldModel } from '../testing/held-model.ts';
 import { insertAgent, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
 // Issue "Hardening" 8: a client that went away stopped only the api's wait; the model call ran to
 // its end and was charged. Its cancellation now reaches the worker running it (docs/invocation.md).
 let api: PlatformTestApi | null = null;
-let fake: FakeOpenAiServer;
-let release: () => void;
+let model: HeldModel;
 
 beforeEach(async () => {
-  const held = new Promise<void>((resolve) => (release = resolve));
-  fake = await startFakeOpenAiServer({ fallback: () => ({ text: 'a long answer', hold: held, usage: { prompt_tokens: 100, completion_tokens: 100 } }) });
-  api = await startPlatformTestApi({
-    config: {
-      providers: [{ id: 'oa', kind: 'openai', base_url: fake.url, models: ['m'], input_usd_per_mtok: 1, output_usd_per_mtok: 1 }],
-      models: { default: 'oa/m' },
-    },
-  });
+  model = await startHeldModel({ usage: { prompt_tokens: 100, completion_tokens: 100 } });
+  api = await startPlatformTestApi({ config: model.config });
 });
 afterEach(async () => {
-  release();
   await api?.close();
   api = null;
-  await fake.close();
+  await model.close();
 });
 
 /** Sends a POST and destroys the connection once `until` holds, like a client that gave up. */
@@ -52,8 +45,8 @@ describe('a client that disconnects', () => {
     it(`cancels its ${route}: the model call is stopped, nothing is charged, the key stays free`, async () => {
       const t = api!;
       const agent = await insertAgent(t);
-      await sendAndHangUp(t.url, `/agents/${agent.id}/${route}`, body, () => fake.requests.length === 1);
-      await waitUntil(() => fake.requests[0]!.cancelled, { message: 'the provider request being cancelled', timeoutMs: 5_000 });
+      await sendAndHangUp(t.url, `/agents/${agent.id}/${route}`, body, () => model.server.requests.length === 1);
+      await waitUntil(() => model.server.requests[0]!.cancelled, { message: 'the provider request being cancelled', timeoutMs: 5_000 });
       await waitUntil(async () => (await t.deps.agentStats.read(agent.id)).invocation_metrics.error_count === 1, {
         message: 'the invocation to be counted as failed',
       });
@@ -62,7 +55,7 @@ describe('a client that disconnects', () => {
       expect(status.cloud_spend?.spent_usd ?? 0).toBe(0);
       if (route === 'invoke') {
         // Not remembered: a retry with the same key runs.
-        release();
+        model.release();
         const retry = await t.request('POST', `/agents/${agent.id}/invoke`, { body });
         expect(retry.status).toBe(200);
         expect(retry.body.error).toBeUndefined();

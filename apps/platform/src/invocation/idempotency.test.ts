@@ -1,4 +1,5 @@
-import { startFakeOpenAiServer, waitUntil, type FakeOpenAiServer } from '@agent-platform/testkit';
+import { waitUntil } from '@agent-platform/testkit';
+import { startHeldModel, type HeldModel } from '../testing/held-model.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { insertAgent, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
@@ -6,12 +7,12 @@ import { insertAgent, startPlatformTestApi, type PlatformTestApi } from '../test
 // with category DuplicateInvocation and HTTP 200". Keys are per agent and per caller, bound to
 // the request they were first used with, and outlive restarts (docs/invocation.md).
 let api: PlatformTestApi | null = null;
-let fake: FakeOpenAiServer | null = null;
+let held: HeldModel | null = null;
 afterEach(async () => {
   await api?.close();
   api = null;
-  await fake?.close();
-  fake = null;
+  await held?.close();
+  held = null;
 });
 
 const invoke = (t: PlatformTestApi, agentId: string, key: string, message = 'file claim 77', token?: string) =>
@@ -99,22 +100,9 @@ describe('idempotency keys on invoke', () => {
   });
 
   it('lets a repeat wait for the running first call without taking a worker slot', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const model = await startFakeOpenAiServer({
-      fallback: (request) => {
-        const text = String(request.body?.messages?.at(-1)?.content ?? '');
-        return text.startsWith('slow') ? { text, hold: held } : { text };
-      },
-    });
-    fake = model;
-    api = await startPlatformTestApi({
-      config: {
-        providers: [{ id: 'oa', kind: 'openai', base_url: model.url, models: ['m'] }],
-        models: { default: 'oa/m' },
-        agents: { worker_concurrency: 2, invocation_timeout_secs: 10 },
-      },
-    });
+    held = await startHeldModel({ holds: (text) => text.startsWith('slow') });
+    const model = held.server;
+    api = await startPlatformTestApi({ config: { ...held.config, agents: { worker_concurrency: 2, invocation_timeout_secs: 10 } } });
     const agent = await insertAgent(api);
     const t = api;
     const first = invoke(t, agent.id, 'slow-key', 'slow first');
@@ -124,7 +112,7 @@ describe('idempotency keys on invoke', () => {
     const unrelated = await invoke(t, agent.id, 'other-key', 'quick one');
     expect(unrelated.body).toMatchObject({ content: 'quick one' });
     expect(model.requests).toHaveLength(2);
-    release();
+    held.release();
     const settled = await Promise.all([first, ...repeats]);
     expect(settled[0].body).toMatchObject({ content: 'slow first' });
     for (const repeat of settled.slice(1)) expect(repeat.body.error).toMatchObject({ category: 'DuplicateInvocation', details: { result: settled[0].body } });

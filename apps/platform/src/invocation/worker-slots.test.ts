@@ -1,32 +1,25 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { startFakeOpenAiServer, waitUntil, type FakeOpenAiServer } from '@agent-platform/testkit';
+import { waitUntil } from '@agent-platform/testkit';
+import { startHeldModel, type HeldModel } from '../testing/held-model.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { insertAgent, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
 // [agents] worker_concurrency through the real invocation service (docs/invocation.md "Worker
 // concurrency"): the wait for a slot counts within the invocation timeout, from arrival.
 let api: PlatformTestApi | null = null;
-let fake: FakeOpenAiServer | null = null;
+let held: HeldModel | null = null;
 afterEach(async () => {
   await api?.close();
   api = null;
-  await fake?.close();
-  fake = null;
+  await held?.close();
+  held = null;
 });
 
 describe('worker slots', () => {
   it('answers Timeout to an invocation that waited out invocation_timeout_secs for a slot, and never calls the model', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const model = await startFakeOpenAiServer({ fallback: (request) => ({ text: String(request.body?.messages?.at(-1)?.content), hold: held }) });
-    fake = model;
-    api = await startPlatformTestApi({
-      config: {
-        providers: [{ id: 'oa', kind: 'openai', base_url: model.url, models: ['m'] }],
-        models: { default: 'oa/m' },
-        agents: { worker_concurrency: 1, invocation_timeout_secs: 30 },
-      },
-    });
+    held = await startHeldModel();
+    const model = held.server;
+    api = await startPlatformTestApi({ config: { ...held.config, agents: { worker_concurrency: 1, invocation_timeout_secs: 30 } } });
     const agent = await insertAgent(api);
     const t = api;
     const first = t.request('POST', `/agents/${agent.id}/send`, { body: { message: 'long one' } });
@@ -38,7 +31,7 @@ describe('worker slots', () => {
     const queued = await t.request('POST', `/agents/${agent.id}/send`, { body: { message: 'queued' } });
     expect(queued.status).toBe(500);
     expect(queued.body.error).toMatchObject({ category: 'Timeout', message: expect.stringMatching(/waiting for a free slot.*worker_concurrency/) });
-    release();
+    held.release();
     expect((await first).body).toMatchObject({ content: 'long one' });
     expect(model.requests.map((r) => r.body.messages.at(-1).content)).toEqual(['long one']);
     // The queued one never ran: it is not counted as received.

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AppendLog, LogOptions, Store } from '@agent-platform/store';
+import type { AppendLog, LogListQuery, LogOptions, Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { PlatformError } from '../errors/platform-error.ts';
 import { fixedClock } from '../time/clock.ts';
@@ -60,6 +60,27 @@ async function verifyEnabled(audit: AuditTrail, options: { full?: boolean } = {}
   const report = await audit.verify(options);
   if (report.valid === null) throw new Error('audit unexpectedly disabled');
   return report;
+}
+
+/** The store, with its logs' `list` and `scan` calls reported before they run. */
+function spyingLogs(inner: Store, spy: { list?: (query: LogListQuery<object> | undefined) => void; scan?: (from: number, limit: number) => void }): Store {
+  return {
+    counters: inner.counters,
+    health: () => inner.health(),
+    close: () => inner.close(),
+    collection: (n, o) => inner.collection(n, o),
+    log: <T extends object>(name: string, o?: LogOptions<T>) => {
+      const log = inner.log<T>(name, o);
+      const spied: AppendLog<T> = {
+        append: (b) => log.append(b),
+        tip: () => log.tip(),
+        count: () => log.count(),
+        list: (q) => (spy.list?.(q as LogListQuery<object> | undefined), log.list(q)),
+        scan: (from, limit) => (spy.scan?.(from, limit), log.scan(from, limit)),
+      };
+      return spied;
+    },
+  };
 }
 
 /** Rewrites one stored entry's JSON body in the SQLite file, as an attacker with file access would. */
@@ -166,29 +187,10 @@ describe('audit trail', () => {
 
   it('verifies in bounded batches past one batch and finds a break beyond the first', async () => {
     const requested: number[] = [];
-    const spyStore: Store = {
-      counters: store.counters,
-      health: () => store.health(),
-      close: () => store.close(),
-      collection: (n, o) => store.collection(n, o),
-      log: <T extends object>(name: string, o?: LogOptions<T>) => {
-        const log = store.log<T>(name, o);
-        const spied: AppendLog<T> = {
-          append: (b) => log.append(b),
-          tip: () => log.tip(),
-          count: () => log.count(),
-          list: (q) => {
-            requested.push(q?.limit ?? Number.POSITIVE_INFINITY);
-            return log.list(q);
-          },
-          scan: (from, limit) => {
-            requested.push(limit);
-            return log.scan(from, limit);
-          },
-        };
-        return spied;
-      },
-    };
+    const spyStore = spyingLogs(store, {
+      list: (q) => requested.push(q?.limit ?? Number.POSITIVE_INFINITY),
+      scan: (_from, limit) => requested.push(limit),
+    });
     const audit = createAuditTrail({ store: spyStore, clock, enabled: true });
     const total = VERIFY_BATCH * 2 + 17;
     for (let i = 1; i <= total; i++) await audit.record(input(i, { metadata: null }));
@@ -200,23 +202,7 @@ describe('audit trail', () => {
 
   it('walks from the verified prefix, shares one walk among concurrent callers, and starts over when full', async () => {
     const scans: number[] = [];
-    const spyStore: Store = {
-      counters: store.counters,
-      health: () => store.health(),
-      close: () => store.close(),
-      collection: (n, o) => store.collection(n, o),
-      log: <T extends object>(name: string, o?: LogOptions<T>) => {
-        const log = store.log<T>(name, o);
-        const spied: AppendLog<T> = {
-          append: (b) => log.append(b),
-          tip: () => log.tip(),
-          count: () => log.count(),
-          list: (q) => log.list(q),
-          scan: (from, limit) => (scans.push(from), log.scan(from, limit)),
-        };
-        return spied;
-      },
-    };
+    const spyStore = spyingLogs(store, { scan: (from) => scans.push(from) });
     const audit = createAuditTrail({ store: spyStore, clock, enabled: true });
     for (let i = 1; i <= 10; i++) await audit.record(input(i, { metadata: null }));
     const reports = await Promise.all(Array.from({ length: 20 }, () => verifyEnabled(audit)));
