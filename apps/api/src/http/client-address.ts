@@ -58,7 +58,8 @@ function isTrusted(address: string, trusted: TrustedProxies): boolean {
  * A malformed entry stops the walk at the hop that reported it. `peer` is undefined on a unix socket.
  */
 export function resolveClientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trusted: TrustedProxies): string {
-  const direct = peer === undefined ? UNIX_SOCKET_CLIENT : (normalizeAddress(peer)?.address ?? peer);
+  // Node reports IPv4 clients of a dual-stack listener as `::ffff:a.b.c.d`: the plain form is the client.
+  const direct = peer === undefined ? UNIX_SOCKET_CLIENT : /^::ffff:/i.test(peer) ? (normalizeAddress(peer)?.address ?? peer) : peer;
   if (trusted.none || forwardedFor === undefined) return direct;
   const peerTrusted = peer === undefined ? trusted.unix : isTrusted(peer, trusted);
   if (!peerTrusted) return direct;

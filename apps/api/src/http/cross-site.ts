@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { isLoopbackHost } from '@agent-platform/config';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ConfigHolder } from '../deps.ts';
 
 /**
@@ -21,21 +21,31 @@ import type { ConfigHolder } from '../deps.ts';
  * CORS preflight, which only `allowed_origins` pass.
  */
 export function crossSiteHook(config: ConfigHolder, tls: boolean) {
-  return async function crossSite(request: FastifyRequest): Promise<void> {
+  // A callback hook, not an async one: it runs on every request and has nothing to wait for.
+  return function crossSite(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const current = config.current();
-    if (current.auth.mode !== 'disabled' || request.socket.remoteAddress === undefined) return;
-    const host = request.headers.host;
-    if (host !== undefined && !hostAllowed(hostName(host), current.server.allowed_hosts)) {
-      throw refused(`the Host '${truncate(host)}' is not a loopback name, an IP address or one of [server] allowed_hosts`, { host: truncate(host) });
+    if (current.auth.mode !== 'disabled' || request.socket.remoteAddress === undefined) {
+      done();
+      return;
     }
-    const origin = request.headers.origin;
-    if (origin !== undefined) {
-      if (origin === `${tls ? 'https' : 'http'}://${host ?? ''}` || originAllowed(origin, current)) return;
-      throw refused(`the Origin '${truncate(origin)}' is another site`, { origin: truncate(origin) });
-    }
-    const site = request.headers['sec-fetch-site'];
-    if (site === 'cross-site' || site === 'same-site') throw refused(`the browser marked it Sec-Fetch-Site: ${site}`, { sec_fetch_site: site });
+    done(refusal(request, current, tls));
   };
+}
+
+/** Why the request is refused, or undefined when it may go on. */
+function refusal(request: FastifyRequest, current: PlatformConfig, tls: boolean): Error | undefined {
+  const host = request.headers.host;
+  if (host !== undefined && !hostAllowed(hostName(host), current.server.allowed_hosts)) {
+    return refused(`the Host '${truncate(host)}' is not a loopback name, an IP address or one of [server] allowed_hosts`, { host: truncate(host) });
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined) {
+    if (origin === `${tls ? 'https' : 'http'}://${host ?? ''}` || originAllowed(origin, current)) return undefined;
+    return refused(`the Origin '${truncate(origin)}' is another site`, { origin: truncate(origin) });
+  }
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site') return refused(`the browser marked it Sec-Fetch-Site: ${site}`, { sec_fetch_site: site });
+  return undefined;
 }
 
 function refused(why: string, details: Record<string, unknown>): Error {
