@@ -1,5 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { createConfigHolder, loadLicence, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
 import {
+  createRunBus,
+  createRunSweeper,
+  createStepExecutor,
   createAgentStats,
   createAgentStore,
   createInvocationService,
@@ -14,13 +18,13 @@ import {
   type ModelRegistry,
   type SessionStore,
 } from '@agent-platform/domain';
-import { Subjects, type IdempotencySettledMessage } from '@agent-platform/contracts';
+import { Subjects, type IdempotencySettledMessage, type PlatformConfig } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { Logger } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import type { Store } from '@agent-platform/store';
-import { createAgentWorkerService } from './service.ts';
+import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
 
 /** The shared pieces an invocation runs over; the all-in-one root passes the api's. */
 export interface InvocationSources {
@@ -62,6 +66,28 @@ export function composeInvocationService(sources: InvocationSources): Invocation
 }
 
 /**
+ * The workflow side of a worker over the same sources: the step executor (its invocations go
+ * through `invocation`, the worker's own service) and the sweeper. `busForgetsOnRestart`: the
+ * embedded bus of the all-in-one, whose step messages a crash loses (the first sweep re-publishes).
+ */
+export function composeWorkflowRunner(
+  sources: InvocationSources,
+  invocation: InvocationService,
+  options: { busForgetsOnRestart: boolean },
+): AgentWorkerDeps['workflows'] {
+  const log = sources.logger.child({ service: 'workflows' });
+  const warn = (context: Record<string, unknown>, message: string): void => log.warn(context, message);
+  const settings = (): PlatformConfig['workflows'] => sources.config.current().workflows;
+  const runBus = createRunBus(sources.bus, sources.clock, warn);
+  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn };
+  return {
+    executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID() }),
+    sweeper: createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart }),
+    stepConcurrency: () => settings().step_concurrency,
+  };
+}
+
+/**
  * The agent worker running alone (a fleet member): its own engines from `[runtime]`, the
  * licence and model providers from the same config file as the api nodes, and the invocation
  * service over the shared store, so idempotency keys, rate limits, budgets, sessions and usage
@@ -81,7 +107,7 @@ export async function composeAgentWorker(
     config.onChange(async ({ config: next }) => {
       licence = await loadLicence(next, logger);
     });
-    const invocation = composeInvocationService({
+    const sources: InvocationSources = {
       config,
       clock,
       logger,
@@ -95,10 +121,13 @@ export async function composeAgentWorker(
         onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
       }),
       licence: { gate: createLicenceGate({ store, clock, state: () => licence }) },
-    });
+    };
+    const invocation = composeInvocationService(sources);
+    // A worker alone is on a fleet bus (it refuses the embedded one), which keeps step messages.
+    const workflows = composeWorkflowRunner(sources, invocation, { busForgetsOnRestart: false });
     return {
       logger,
-      services: [createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents })],
+      services: [createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows })],
       close: () => engines.close(),
       reload: async () => void (await config.reload()),
     };

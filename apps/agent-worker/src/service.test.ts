@@ -36,6 +36,12 @@ async function startWorker(
     logger,
     settings: () => settings,
     invocation: { execute: async () => outcome(''), abortAgent: () => 0, cancel: () => false, idempotencySettled: () => undefined, ...invocation },
+    // Workflow steps are tested in libs/domain and end to end (apps/platform/src/workflows).
+    workflows: {
+      executor: { handle: async () => undefined, cancelRun: () => 0 },
+      sweeper: { start: () => undefined, stop: async () => undefined, sweepOnce: async () => 0 },
+      stepConcurrency: () => 1,
+    },
   });
   await worker.start();
   workers.push(worker);

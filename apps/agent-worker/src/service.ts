@@ -1,8 +1,16 @@
-import { QueueGroups, Subjects, type AgentAbortMessage, type AgentCancelMessage, type IdempotencySettledMessage } from '@agent-platform/contracts';
+import {
+  QueueGroups,
+  Subjects,
+  type AgentAbortMessage,
+  type AgentCancelMessage,
+  type IdempotencySettledMessage,
+  type WorkflowCancelMessage,
+} from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
-import type { InvocationService } from '@agent-platform/domain';
+import type { InvocationService, RunSweeper, StepExecutor } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import { invokeHandler } from './handlers/invoke-handler.ts';
+import { consumeWorkflowSteps } from './handlers/workflow-step-handler.ts';
 import { createInvocationSlots } from './invocation-slots.ts';
 
 export interface AgentWorkerDeps {
@@ -12,6 +20,8 @@ export interface AgentWorkerDeps {
   logger: Logger;
   /** `[agents]` of the running config: `worker_concurrency`. */
   settings: () => { worker_concurrency: number };
+  /** Workflow steps (docs/workflows.md): executed from the `workflow.steps` stream, swept for lost ones. */
+  workflows: { executor: StepExecutor; sweeper: RunSweeper; stepConcurrency: () => number };
 }
 
 export interface AgentWorkerService {
@@ -27,7 +37,9 @@ export interface AgentWorkerService {
  * `agents.abort` aborts the named agent's invocations that run here (suspend, DECISIONS D9),
  * `agents.cancel` stops one invocation whose caller went away, and `agents.idempotency.settled`
  * wakes the repeats of an idempotency key waiting here. At most `[agents] worker_concurrency`
- * invocations run here at once; the others wait in arrival order.
+ * invocations run here at once; the others wait in arrival order. It also executes workflow steps
+ * from the durable stream `workflow.steps` (shared by every worker), aborts a cancelled run's
+ * steps on `workflows.cancel`, and sweeps for runs whose steps were lost (run-sweeper.ts).
  */
 export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerService {
   const log = deps.logger.child({ service: 'agent-worker' });
@@ -51,16 +63,24 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
           if (deps.invocation.cancel(message.invocation_id, message.reason)) log.info({ invocation_id: message.invocation_id }, 'cancelled an invocation');
         }),
         deps.bus.listen<IdempotencySettledMessage>(Subjects.idempotencySettled, (message) => deps.invocation.idempotencySettled(message.id)),
+        deps.bus.listen<WorkflowCancelMessage>(Subjects.workflowCancel, (message) => {
+          const aborted = deps.workflows.executor.cancelRun(message.run_id, message.reason);
+          if (aborted > 0) log.info({ run_id: message.run_id, aborted }, 'aborted the steps of a cancelled workflow run');
+        }),
       ]);
-      subscriptions.push(await deps.bus.serve(Subjects.agentInvoke, handler, { queue: QueueGroups.agentWorkers }), ...listeners);
+      const invocations = await deps.bus.serve(Subjects.agentInvoke, handler, { queue: QueueGroups.agentWorkers });
+      const steps = await consumeWorkflowSteps({ bus: deps.bus, executor: deps.workflows.executor, logger: log, concurrency: deps.workflows.stepConcurrency() });
+      subscriptions.push(invocations, steps, ...listeners);
+      deps.workflows.sweeper.start();
       log.debug('agent-worker started');
     },
     async stop() {
-      const [invocations, ...listeners] = subscriptions;
+      const [invocations, steps, ...listeners] = subscriptions;
       subscriptions = [];
-      // Invocations first: they stop arriving, the running ones finish. The listeners stay until
-      // then, so a suspend, a cancel or a settled key during the drain still reaches the work here.
-      await invocations?.drain();
+      await deps.workflows.sweeper.stop();
+      // Work first: it stops arriving, what runs finishes. The listeners stay until then, so a
+      // suspend, a cancel or a settled key during the drain still reaches the work here.
+      await Promise.all([invocations?.drain(), steps?.drain()]);
       await Promise.all(listeners.map((l) => l.drain()));
       log.debug('agent-worker stopped');
     },

@@ -11,6 +11,8 @@ import {
   createMemoryStore,
   createSessionStore,
   createVault,
+  createRunBus,
+  createWorkflowService,
   directoryPackageSource,
   systemClock,
   type Clock,
@@ -79,6 +81,11 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     warnIfMessagesOutgrowTheBus(boot, bus, logger);
     config.onChange(({ config: next }) => warnIfMessagesOutgrowTheBus(next, bus, logger));
 
+    const warn = (context: Record<string, unknown>, message: string): void => logger.warn(context, message);
+    const models = createProviders(() => config.current(), {
+      env: options.env,
+      onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+    });
     const deps: ApiDeps = {
       config,
       version,
@@ -93,10 +100,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
       vault: instrumentVault(createVault({ store, clock, key: vaultKey }), metrics),
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
-      models: createProviders(() => config.current(), {
-        env: options.env,
-        onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
-      }),
+      models,
       licence,
       agents,
       sessions,
@@ -104,6 +108,16 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
       catalog: createCatalogService({ store, agents, sessions, memory, clock, source: directoryPackageSource(version) }),
       memory,
+      workflows: createWorkflowService({
+        store,
+        clock,
+        agents,
+        licence: licence.gate,
+        models,
+        runBus: createRunBus(bus, clock, warn),
+        settings: () => config.current().workflows,
+        warn,
+      }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

@@ -14,6 +14,7 @@ import type {
   ModelRegistry,
   SessionStore,
   Vault,
+  WorkflowService,
 } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
@@ -60,6 +61,8 @@ export interface ApiDeps {
   catalog: CatalogService;
   /** Per-agent key-value memory. */
   memory: MemoryStore;
+  /** Workflow definitions and runs (docs/workflows.md); agent workers execute the steps. */
+  workflows: WorkflowService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

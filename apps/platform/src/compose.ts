@@ -1,5 +1,5 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { composeInvocationService, createAgentWorkerService } from '@agent-platform/agent-worker';
+import { composeInvocationService, composeWorkflowRunner, createAgentWorkerService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService, fireTimeoutMs } from '@agent-platform/scheduler';
 
@@ -11,12 +11,16 @@ import { createSchedulerService, fireTimeoutMs } from '@agent-platform/scheduler
  * fires the schedules on the queue as invocations on the same bus.
  */
 export function composePlatformServices(deps: ApiDeps): ProcessService[] {
+  const invocation = composeInvocationService(deps);
   return [
     createAgentWorkerService({
       bus: deps.bus,
-      invocation: composeInvocationService(deps),
+      invocation,
       logger: deps.logger,
       settings: () => deps.config.current().agents,
+      // The embedded bus keeps step messages in this process only: after a crash the first sweep
+      // publishes again every step that was waiting (docs/workflows.md "Crash safety").
+      workflows: composeWorkflowRunner(deps, invocation, { busForgetsOnRestart: deps.config.current().runtime.bus === 'embedded' }),
     }),
     createSchedulerService({
       queue: deps.queue,

@@ -32,6 +32,8 @@ export const AgentInvokeRequest = Type.Object({
   caller: Type.Optional(Type.String({ minLength: 1 })),
   /** Unique per request (a UUID): an `agents.cancel` naming it stops the invocation wherever it runs. */
   invocation_id: Type.Optional(Type.String({ minLength: 1 })),
+  /** The longest the invocation may run when shorter than `[agents] invocation_timeout_secs` (legacy POST /workflows/step). */
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type AgentInvokeRequest = Static<typeof AgentInvokeRequest>;
 

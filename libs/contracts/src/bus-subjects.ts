@@ -16,6 +16,22 @@ export const Subjects = {
    * (`agents.stream.<uuid>`, named in the request's `stream_subject`).
    */
   agentStream: (requestId: string) => `agents.stream.${requestId}`,
+  /** Notification: abort the in-flight steps of one workflow run (cancel), by `run_id`. */
+  workflowCancel: 'workflows.cancel',
+  /** Notifications: the run document of one run changed (`workflows.runs.<run id>`); listeners re-read it. */
+  workflowRunChanged: (runId: string) => `workflows.runs.${runId}`,
+} as const;
+
+/** Durable streams (at-least-once, de-duplicated by envelope id): one row each in docs/architecture.md. */
+export const Streams = {
+  /** One message per dispatched workflow step (WorkflowStepMessage). */
+  workflowSteps: 'workflow.steps',
+} as const;
+
+/** Durable consumer names: consumers sharing one split its messages across processes. */
+export const Durables = {
+  /** The agent workers that execute workflow steps. */
+  workflowWorkers: 'workflow-workers',
 } as const;
 
 export const QueueGroups = {

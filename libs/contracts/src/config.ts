@@ -189,6 +189,24 @@ export const AgentsConfig = Type.Object(
   section('Agent invocations: rate limit, session context, timeout, idempotency (docs/invocation.md).'),
 );
 
+export const WorkflowsConfig = Type.Object(
+  {
+    step_concurrency: Positive('Workflow steps one agent worker runs at once; more wait on the bus for a free worker.', 32),
+    lease_secs: Positive(
+      'A worker holding a step renews its lease every third of this; a step whose lease lapses (its worker died) is dispatched again.',
+      3,
+    ),
+    sweep_interval_ms: Positive('How often each worker looks for steps to re-dispatch (lapsed leases, lost or delayed messages).', 1000),
+    redispatch_after_secs: Positive(
+      'A dispatched step that no worker has taken after this long is published again (its message may have been lost).',
+      15,
+    ),
+    retry_backoff_ms: Positive('error_mode Retry: the wait before retry n is this times 2^(n-1).', 1000),
+    retry_max_backoff_ms: Positive('error_mode Retry: the longest wait between two attempts of a step.', 60000),
+  },
+  section('Durable workflow runs: step leases, re-dispatch and retries (docs/workflows.md).'),
+);
+
 export const VaultConfig = Type.Object(
   {
     key_env: EnvName(
@@ -257,6 +275,7 @@ export const PlatformConfig = Type.Object(
     models: ModelsConfig,
     model_calls: ModelCallsConfig,
     agents: AgentsConfig,
+    workflows: WorkflowsConfig,
     vault: VaultConfig,
     audit: AuditConfig,
     logging: LoggingConfig,

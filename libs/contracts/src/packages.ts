@@ -228,6 +228,11 @@ export const WorkflowTemplatePayload = Type.Object(
     steps: Type.Array(WorkflowStep, { minItems: 1 }),
     /** Seeds for `{{name}}` placeholders. */
     variables: StringTable(),
+    /**
+     * Beyond the spec: the workflow type its runs count under (licence transaction budgets, value
+     * events); default the package name (docs/workflows.md "Licence").
+     */
+    workflow_type: Type.Optional(Type.String({ minLength: 1 })),
   },
   strict,
 );

@@ -26,10 +26,11 @@ export interface InvokeHandlerDeps {
 export function invokeHandler(deps: InvokeHandlerDeps) {
   return async (payload: unknown): Promise<AgentInvokeReply> => {
     if (!isAgentInvokeRequest(payload)) throw Errors.validation('agents.invoke: the request does not match AgentInvokeRequest');
-    const { stream_subject: streamSubject, ...request } = payload;
+    const { stream_subject: streamSubject, timeout_ms: timeoutMs, ...request } = payload;
     const options: InvocationOptions = {
       acquireSlot: (signal) => deps.slots.acquire(signal),
       checkDeliverable: (result) => assertDeliverable(deps.bus, result),
+      ...(timeoutMs === undefined ? {} : { timeoutSecs: timeoutMs / 1000 }),
     };
     if (streamSubject !== undefined) {
       options.onToken = (token: string): void => {

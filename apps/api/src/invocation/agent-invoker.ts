@@ -32,7 +32,14 @@ export interface AgentInvoker {
    * Aborting `signal` (the client went away) stops the wait and sends `agents.cancel` for this
    * invocation: the worker running it stops the model call, and nothing is charged.
    */
-  invoke(request: InvocationCall, options?: { signal?: AbortSignal; onToken?: (text: string) => void }): Promise<AgentInvokeReply>;
+  invoke(request: InvocationCall, options?: InvokeOptions): Promise<AgentInvokeReply>;
+}
+
+export interface InvokeOptions {
+  signal?: AbortSignal;
+  onToken?: (text: string) => void;
+  /** A limit shorter than `[agents] invocation_timeout_secs` (the legacy workflow step's `timeout`). */
+  timeoutMs?: number;
 }
 
 /**
@@ -62,10 +69,15 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
     },
 
     async invoke(request, options = {}) {
-      const timeoutSecs = deps.config.current().agents.invocation_timeout_secs + BUS_GRACE_SECS;
+      const limitSecs = Math.min(deps.config.current().agents.invocation_timeout_secs, (options.timeoutMs ?? Number.POSITIVE_INFINITY) / 1000);
+      const timeoutSecs = limitSecs + BUS_GRACE_SECS;
       const invocationId = randomUUID();
       let stream: Subscription | null = null;
-      let payload: AgentInvokeRequest = { ...request, invocation_id: invocationId };
+      let payload: AgentInvokeRequest = {
+        ...request,
+        invocation_id: invocationId,
+        ...(options.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs }),
+      };
       const { onToken, signal } = options;
       if (onToken !== undefined) {
         // Listening before the request is sent: no token can arrive before someone hears it.

@@ -18,6 +18,7 @@ export const AUDIT_CATEGORIES = [
   'audit',
   'system',
   'agents',
+  'workflows',
   'request',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));

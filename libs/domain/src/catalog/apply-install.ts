@@ -1,7 +1,9 @@
 import type { InstalledItem } from '@agent-platform/contracts';
 import type { Collection, Doc } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
+import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
+import { drainAdmission, setAdmission } from '../workflows/workflow-admissions.ts';
 import type { Clock } from '../time/clock.ts';
 import type { CatalogCollections, InstalledPackageRecord } from './catalog-records.ts';
 import type { InstallAction, PlannedPackage } from './install-plan.ts';
@@ -15,6 +17,7 @@ import {
 } from './package-entities.ts';
 
 export interface ApplyDeps {
+  store: Store;
   records: CatalogCollections;
   agents: AgentStore;
   clock: Clock;
@@ -101,7 +104,13 @@ async function realise(
     case 'workflow.json': {
       const prev = (await records.workflows.find({ where: { name: meta.name }, limit: 1 }))[0]?.doc ?? null;
       const next = workflowFromPackage(meta, payload.data, prev, { id: deps.newId(), now });
-      return (await replaceDoc(records.workflows, next.id, undo, () => next)).id;
+      await replaceDoc(records.workflows, next.id, undo, () => next);
+      // docs/workflows.md "Admission": the new version admits runs; a replaced one drains.
+      undo.push(await setAdmission(deps.store, next.id, next.version, 'active', now));
+      if (prev !== null && prev.uninstalled_at === null && prev.version !== next.version) {
+        undo.push(await drainAdmission(deps.store, prev.id, prev.version, now));
+      }
+      return next.id;
     }
   }
 }

@@ -108,6 +108,13 @@ export interface WorkflowRecord {
   steps: WorkflowStep[];
   variables: Record<string, string>;
   agents_required: string[];
+  /** What its runs count under: workflow.json `workflow_type`, else the package name. */
+  workflow_type: string;
+  /**
+   * Set when its package was uninstalled: the record stays (hidden from GET /workflows) so that
+   * runs in flight finish and GET /workflows/{id} shows the drain; a reinstall clears it.
+   */
+  uninstalled_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -8,6 +8,7 @@ import { clearAgentStats } from '../agents/create-agent-stats.ts';
 import { Errors } from '../errors/errors.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { Clock } from '../time/clock.ts';
+import { drainAdmission } from '../workflows/workflow-admissions.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
 import { planInstall } from './install-plan.ts';
@@ -76,9 +77,15 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
         await clearAgentStats(deps.store.counters, agent.id);
         return;
       }
-      case 'workflow-template':
-        await records.workflows.delete(record.entity_id);
+      case 'workflow-template': {
+        // A tombstone, not a delete: runs in flight finish, and the drain shows (docs/workflows.md).
+        const now = deps.clock.now().toISOString();
+        const workflow = await records.workflows.update(record.entity_id, (current) =>
+          current === null ? null : { ...current.doc, uninstalled_at: now, updated_at: now },
+        );
+        if (workflow !== null) await drainAdmission(deps.store, workflow.doc.id, workflow.doc.version, now);
         return;
+      }
       case 'competency':
         await records.competencies.delete(record.name);
         return;
@@ -102,7 +109,7 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
       return applyPlan(
         plan,
-        { records, agents: deps.agents, clock: deps.clock, newId: randomUUID },
+        { store: deps.store, records, agents: deps.agents, clock: deps.clock, newId: randomUUID },
         activate,
       );
     },

@@ -144,6 +144,8 @@ export function workflowFromPackage(
     steps: payload.steps,
     variables: payload.variables,
     agents_required: [...payload.agents_required],
+    workflow_type: payload.workflow_type ?? meta.name,
+    uninstalled_at: null,
     created_at: previous?.created_at ?? fresh.now,
     updated_at: fresh.now,
   };

@@ -50,6 +50,17 @@ export interface InvocationOptions {
    * licence is charged and the result remembered, so an undelivered answer costs nothing.
    */
   checkDeliverable?: (result: InvocationOutcome) => void;
+  /**
+   * The longest this invocation may run, when shorter than `[agents] invocation_timeout_secs`
+   * (a workflow step's `timeout_secs`, the legacy step's `timeout`).
+   */
+  timeoutSecs?: number;
+  /**
+   * Leaves the agent's canonical session alone: the model sees only the system prompt and this
+   * message, and nothing is appended. Workflow steps run so, so a step's output depends on its
+   * input alone and a step re-executed after a crash sees what the first execution saw.
+   */
+  stateless?: boolean;
 }
 
 export interface InvocationExecution {
@@ -137,12 +148,14 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
   const nowMs = (): number => deps.clock.now().getTime();
 
   async function execute(request: InvocationRequest, options: InvocationOptions = {}): Promise<InvocationExecution> {
-    const timeoutSecs = deps.settings().invocation_timeout_secs;
+    const timeoutSecs = Math.min(deps.settings().invocation_timeout_secs, options.timeoutSecs ?? Number.POSITIVE_INFINITY);
     const controller = new AbortController();
     const slotWait: SlotWait = { startedMs: null, endedMs: null };
     // Tracked before the agent is read: a suspend or cancel landing after that read still finds us.
     const untrack = aborts.track(request.agent_id, controller, request.invocation_id);
-    const timer = setTimeout(() => controller.abort(timeoutError(request.agent_id, timeoutSecs, slotWait)), timeoutSecs * 1000);
+    const timer = setTimeout(() => controller.abort(timeoutError(request.agent_id, timeoutSecs, slotWait, timeoutSecs < deps.settings().invocation_timeout_secs)),
+      timeoutSecs * 1000,
+    );
     const outer = options.signal;
     const onOuterAbort = (): void => controller.abort(outer?.reason ?? Errors.invocationCancelled('its caller went away'));
     if (outer?.aborted) onOuterAbort();
@@ -159,8 +172,9 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     }
   }
 
-  function timeoutError(agentId: string, timeoutSecs: number, slotWait: SlotWait): Error {
-    const base = `invocation of agent '${agentId}' exceeded ${timeoutSecs} s ([agents] invocation_timeout_secs)`;
+  function timeoutError(agentId: string, timeoutSecs: number, slotWait: SlotWait, own: boolean): Error {
+    const limit = own ? 'its own timeout' : '[agents] invocation_timeout_secs';
+    const base = `invocation of agent '${agentId}' exceeded ${timeoutSecs} s (${limit})`;
     if (slotWait.startedMs === null) return Errors.timeout(base);
     const waitedSecs = (((slotWait.endedMs ?? nowMs()) - slotWait.startedMs) / 1000).toFixed(1);
     return Errors.timeout(`${base}, ${waitedSecs} s of it waiting for a free slot on a busy agent worker ([agents] worker_concurrency)`);
@@ -222,7 +236,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       // loses one usage event, instead of leaving a pending key that a retry would run again
       // (no idempotency key may ever execute twice).
       await claim?.complete(result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result'));
-      await bookkeep(agent, request, answered);
+      await bookkeep(agent, request, answered, options.stateless === true);
       await deps.stats.finished(agent.id, source, { ok: true, duration_ms: result.duration_ms });
       return { result, duplicate: false };
     } catch (raw) {
@@ -237,7 +251,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     agent: AgentRecord,
     request: InvocationRequest,
     signal: AbortSignal,
-    { onToken, checkDeliverable }: InvocationOptions,
+    options: InvocationOptions,
     started: number,
   ): Promise<Answered> {
     const model = deps.models.resolve();
@@ -246,14 +260,14 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
     });
     try {
-      const messages = await conversation(agent, request.message);
+      const messages = await conversation(agent, request.message, options.stateless === true);
       const loop = await runToolLoop({
         provider: model.provider,
         request: { model: model.model, messages },
         tools: [],
         signal,
         clock: deps.clock,
-        ...(onToken === undefined ? {} : { onToken }),
+        ...(options.onToken === undefined ? {} : { onToken: options.onToken }),
       });
       const cost = costOf(deps.prices(model.provider.id), loop);
       const result: InvocationOutcome = {
@@ -266,7 +280,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
         usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
       };
       // An answer its caller cannot receive is not charged (issue "Hardening" 2).
-      checkDeliverable?.(result);
+      options.checkDeliverable?.(result);
       if (signal.aborted) throw signal.reason;
       await reservation.commit({ cost_usd: cost });
       return { result, model, loop, cost };
@@ -276,9 +290,9 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     }
   }
 
-  async function conversation(agent: AgentRecord, message: string): Promise<ChatMessage[]> {
+  async function conversation(agent: AgentRecord, message: string, stateless: boolean): Promise<ChatMessage[]> {
     const system = composeSystemPrompt(agent, await loadAgentCompetencies(deps.store, agent));
-    const history = await deps.sessions.history(agent.id, deps.settings().session_max_bytes);
+    const history = stateless ? [] : await deps.sessions.history(agent.id, deps.settings().session_max_bytes);
     return [
       ...(system === '' ? [] : [{ role: 'system' as const, content: system }]),
       ...history.map((turn) => ({ role: turn.role, content: turn.content })),
@@ -287,19 +301,21 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
   }
 
   /** The answer is already paid for and correct: failing to record it must not fail the call. */
-  async function bookkeep(agent: AgentRecord, request: InvocationRequest, { model, loop, cost }: Answered): Promise<void> {
+  async function bookkeep(agent: AgentRecord, request: InvocationRequest, { model, loop, cost }: Answered, stateless: boolean): Promise<void> {
     const at = deps.clock.now().toISOString();
-    await deps.sessions
-      .append(
-        agent.id,
-        [
-          { role: 'user', content: request.message, at },
-          { role: 'assistant', content: loop.content, at },
-        ],
-        deps.settings().session_max_turns,
-        deps.settings().session_max_bytes,
-      )
-      .catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not append to the agent session'));
+    if (!stateless) {
+      await deps.sessions
+        .append(
+          agent.id,
+          [
+            { role: 'user', content: request.message, at },
+            { role: 'assistant', content: loop.content, at },
+          ],
+          deps.settings().session_max_turns,
+          deps.settings().session_max_bytes,
+        )
+        .catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not append to the agent session'));
+    }
     const workflowType = request.workflow_type ?? null;
     await recordUsageEvent(deps.store, {
       at,

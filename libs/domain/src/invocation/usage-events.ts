@@ -21,6 +21,11 @@ export interface UsageEvent {
   /** The value class of the workflow type (value-class.ts), or null. */
   value_class: string | null;
   source: string;
+  /**
+   * Set on the value event of a workflow run (docs/workflows.md "Licence"): one per run that
+   * Completed or was Escalated, with no tokens and no cost of its own (its steps recorded theirs).
+   */
+  run_id?: string;
 }
 
 export const USAGE_EVENTS_LOG = 'usage_events';

@@ -47,6 +47,15 @@ export interface Reservation {
 export interface LicenceGate {
   /** Refuses, or reserves the call's transaction and returns the reservation to settle. */
   authorize(request: LicenceRequest): Promise<Reservation>;
+  /**
+   * A workflow run's transaction (docs/workflows.md "Licence"): the same checks as `authorize`
+   * for the provider its steps will use, then one transaction of `workflow_type` reserved for the
+   * whole run. Returns the counter holding it, which the run stores so that any process can give
+   * it back (`releaseRun`) if the run fails; the steps' own calls then take no transaction.
+   */
+  reserveRun(request: LicenceRequest & { workflow_type: string }): Promise<string>;
+  /** Gives back the transaction `reserveRun` took (a run that failed is not counted, D3). */
+  releaseRun(counterKey: string): Promise<void>;
   /** Usage of the held licence in its current period; empty without a licence. */
   usage(): Promise<LicenceUsage>;
   /** GET /licence/status for the held licence, read from one snapshot of the state. */
@@ -93,19 +102,30 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
   const usageOf = (state: LicenceState): Promise<LicenceUsage> =>
     state.kind === 'loaded' ? readLicenceUsage(counters, state.licence) : Promise.resolve(EMPTY_LICENCE_USAGE);
 
+  /** Every check before the transaction; returns the licence's counter keys and what was reserved. */
+  const admit = async (request: LicenceRequest): Promise<{ keys: LicenceCounterKeys; reserved: string | null }> => {
+    const state = deps.state();
+    if (state.kind === 'none') {
+      throw Errors.permissionDenied(`model invocation refused: no valid licence is loaded (${state.reason})`, { reason: 'no_licence' });
+    }
+    const { licence } = state;
+    const keys = licenceCounterKeys(licence);
+    const refusal = checkLicence(licence, request, deps.clock.now()) ?? (await checkSpend(licence, keys, request, counters));
+    if (refusal !== null) throw refusal;
+    return { keys, reserved: await reserveTransaction(licence, keys, request, counters) };
+  };
+
   return {
     async authorize(request) {
-      const state = deps.state();
-      if (state.kind === 'none') {
-        throw Errors.permissionDenied(`model invocation refused: no valid licence is loaded (${state.reason})`, { reason: 'no_licence' });
-      }
-      const { licence } = state;
-      const keys = licenceCounterKeys(licence);
-      const refusal = checkLicence(licence, request, deps.clock.now()) ?? (await checkSpend(licence, keys, request, counters));
-      if (refusal !== null) throw refusal;
-      const reserved = await reserveTransaction(licence, keys, request, counters);
+      const { keys, reserved } = await admit(request);
       return settleOnce(keys, request, reserved);
     },
+    async reserveRun(request) {
+      const { reserved } = await admit(request);
+      if (reserved === null) throw new TypeError('reserveRun needs a workflow_type');
+      return reserved;
+    },
+    releaseRun: async (counterKey) => void (await counters.add(counterKey, -1)),
     usage: () => usageOf(deps.state()),
     async status() {
       const state = deps.state();

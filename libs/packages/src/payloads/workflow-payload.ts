@@ -5,7 +5,7 @@ import { checkVariableName, normalizeStep } from './normalize-step.ts';
 import { readPackageNames } from './package-refs.ts';
 import { decodeText, parseJsonObject } from './payload-text.ts';
 
-const KEYS = ['description', 'agents_required', 'steps', 'variables'] as const;
+const KEYS = ['description', 'agents_required', 'steps', 'variables', 'workflow_type'] as const;
 const FORBIDDEN = { name: 'a workflow takes its name from package.toml (package.name)' };
 const PLACEHOLDER = /\{\{\s*([^{}\s]+)\s*\}\}/g;
 
@@ -25,6 +25,8 @@ export function checkWorkflowPayload(
     steps: checkSteps(p, data),
     variables: checkVariables(p, data),
   };
+  const workflowType = readString(p, data, 'workflow_type', '', { nonBlank: true });
+  if (workflowType !== undefined) payload.workflow_type = workflowType;
   warnUndefinedVariables(p, payload);
   warnAgentsNotRequired(p, payload);
   return p.count() === 0 ? payload : undefined;

@@ -1,0 +1,54 @@
+import { Durables, isWorkflowStepMessage, Streams } from '@agent-platform/contracts';
+import type { Bus, Subscription } from '@agent-platform/bus';
+import { Errors, type StepExecutor } from '@agent-platform/domain';
+import type { Logger } from '@agent-platform/observability';
+
+export interface WorkflowStepConsumerDeps {
+  bus: Bus;
+  executor: StepExecutor;
+  logger: Logger;
+  /** Steps this worker runs at once (`[workflows] step_concurrency`). */
+  concurrency: number;
+}
+
+/** Redeliveries of a message whose handling failed on I/O (the store was unreachable). */
+const MAX_DELIVER = 10;
+const BACKOFF_MS = [500, 1_000, 2_000, 5_000];
+/**
+ * How long a delivery may go unacknowledged before the bus presumes its worker dead. The lease in
+ * the run document, not this, is what recovers a step in seconds (run-sweeper.ts); a redelivery
+ * of a step still running finds its lease and does nothing.
+ */
+const ACK_WAIT_MS = 30_000;
+
+/**
+ * Consumes `workflow.steps` under the durable `workflow-workers`, shared by every agent worker so
+ * the steps of a FanOut group spread over the fleet. The message only names a pending step; the
+ * executor decides from the run document whether and how it runs. A failure to reach the store is
+ * retryable (redelivery with backoff); a message past its redeliveries is dead-lettered and the
+ * sweeper re-dispatches the step it named, so nothing depends on one message surviving.
+ */
+export async function consumeWorkflowSteps(deps: WorkflowStepConsumerDeps): Promise<Subscription> {
+  return deps.bus.consume(
+    Streams.workflowSteps,
+    {
+      durable: Durables.workflowWorkers,
+      maxDeliver: MAX_DELIVER,
+      backoffMs: BACKOFF_MS,
+      ackWaitMs: ACK_WAIT_MS,
+      concurrency: deps.concurrency,
+      onDeadLetter: (envelope, error) => deps.logger.error({ err: error, message_id: envelope.id }, 'a workflow step message was dead-lettered; the sweeper re-dispatches its step'),
+    },
+    async (envelope) => {
+      if (!isWorkflowStepMessage(envelope.data)) {
+        deps.logger.error({ message_id: envelope.id }, 'workflow.steps message without a valid WorkflowStepMessage; dropped');
+        return;
+      }
+      try {
+        await deps.executor.handle(envelope.data);
+      } catch (error) {
+        throw Errors.unavailable('the workflow run store', error);
+      }
+    },
+  );
+}

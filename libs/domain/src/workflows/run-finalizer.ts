@@ -1,0 +1,64 @@
+import { TERMINAL_RUN_STATES } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import { recordUsageEvent } from '../invocation/usage-events.ts';
+import { valueClassOf } from '../invocation/value-class.ts';
+import type { LicenceGate } from '../licence/licence-gate.ts';
+import type { Clock } from '../time/clock.ts';
+import type { Warn } from './run-bus.ts';
+import { workflowRuns, type WorkflowRunRecord } from './run-record.ts';
+import { settleDrain } from './workflow-admissions.ts';
+
+export interface RunFinalizerDeps {
+  store: Store;
+  clock: Clock;
+  licence: Pick<LicenceGate, 'releaseRun'>;
+  warn: Warn;
+}
+
+/**
+ * The bookkeeping of a run that reached a terminal state, done once by whichever process ended
+ * it (docs/workflows.md "Licence"): a Failed run gives its licence transaction back (D3: a
+ * failed call is not counted); a Completed or Escalated one keeps it and records one value event;
+ * a draining definition with nothing left in flight becomes suspended.
+ *
+ * At most once: the run is marked `finalized` (with the transaction's fate) BEFORE the counters
+ * and the log are written, so a crash in between leaves a transaction counted and a value event
+ * missing, never a transaction given back twice.
+ */
+export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunRecord): Promise<void> {
+  if (!TERMINAL_RUN_STATES.has(ended.state) || ended.finalized) return;
+  const failed = ended.state === 'Failed';
+  let won = false;
+  const stored = await workflowRuns(deps.store).update(ended.id, (current) => {
+    won = false;
+    if (current === null || current.doc.finalized || !TERMINAL_RUN_STATES.has(current.doc.state)) return null;
+    won = true;
+    const transaction = current.doc.transaction === null ? null : { ...current.doc.transaction, state: failed ? ('released' as const) : ('committed' as const) };
+    return { ...current.doc, finalized: true, transaction };
+  });
+  if (!won || stored === null) return;
+  const run = stored.doc;
+  const at = deps.clock.now().toISOString();
+  try {
+    if (failed && ended.transaction?.state === 'held') await deps.licence.releaseRun(ended.transaction.counter_key);
+    if (!failed) {
+      await recordUsageEvent(deps.store, {
+        at,
+        agent_id: '',
+        provider_id: '',
+        model: '',
+        input_tokens: 0,
+        output_tokens: 0,
+        model_calls: 0,
+        cost_usd: 0,
+        workflow_type: run.workflow_type,
+        value_class: valueClassOf(run.workflow_type),
+        source: 'Workflow',
+        run_id: run.id,
+      });
+    }
+    await settleDrain(deps.store, run.workflow_id, run.definition.version, at);
+  } catch (err) {
+    deps.warn({ err, run_id: run.id }, 'could not finish the bookkeeping of an ended workflow run');
+  }
+}

@@ -1,0 +1,130 @@
+import type { PlatformConfig } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import type { LicenceGate } from '../licence/licence-gate.ts';
+import type { Clock } from '../time/clock.ts';
+import { escalateIfUnsafe, leaseLive, markDispatched } from './planner/run-planner.ts';
+import type { RunBus, Warn } from './run-bus.ts';
+import { finalizeRun } from './run-finalizer.ts';
+import { workflowRuns, type PendingStep } from './run-record.ts';
+import { transitionRun } from './run-transition.ts';
+import { drainingAdmissions, settleDrain } from './workflow-admissions.ts';
+
+export interface RunSweeperDeps {
+  store: Store;
+  clock: Clock;
+  runBus: RunBus;
+  licence: Pick<LicenceGate, 'releaseRun'>;
+  settings: () => PlatformConfig['workflows'];
+  warn: Warn;
+  /**
+   * The bus keeps nothing across a restart of this process (the embedded bus of the all-in-one):
+   * the first sweep then publishes again every step that was published and not yet taken,
+   * without waiting for it to be overdue.
+   */
+  busForgetsOnRestart?: boolean;
+}
+
+export interface RunSweeper {
+  start(): void;
+  /** Stops the timer and waits for a sweep in progress. */
+  stop(): Promise<void>;
+  /** One pass (tests call it directly); returns how many runs it changed. */
+  sweepOnce(): Promise<number>;
+}
+
+/** Runs looked at per page; a pass reads pages until the next run is not due. */
+const PAGE = 50;
+/** Every this many passes, draining definitions with nothing in flight are settled. */
+const DRAIN_EVERY = 10;
+
+/**
+ * No run stays Running forever (docs/workflows.md "Crash safety"). Every agent worker sweeps: it
+ * reads the Running runs in `check_at` order (an index), and for each one that is due
+ * re-dispatches what nobody is doing: a step whose lease lapsed (its worker died; unless it
+ * dispatched unconfirmed writes, then the run is Escalated), a step published long ago that no
+ * worker took (its message was lost), a retry whose backoff is over. Re-dispatching is one
+ * versioned write per run, so of several sweepers at once one does it and the others find nothing
+ * due; a duplicate message is harmless anyway (the claim is the lock).
+ */
+export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
+  const runs = workflowRuns(deps.store);
+  const now = (): Date => deps.clock.now();
+  let timer: NodeJS.Timeout | null = null;
+  let sweeping: Promise<number> | null = null;
+  let passes = 0;
+  let forgetful = deps.busForgetsOnRestart === true;
+
+  async function revive(id: string, eager: boolean): Promise<boolean> {
+    const redispatchAfterMs = deps.settings().redispatch_after_secs * 1000;
+    const done = await transitionRun(runs, id, { now, redispatchAfterMs }, (draft) => {
+      const at = now();
+      if (draft.state !== 'Running') return null;
+      const dispatch: PendingStep[] = [];
+      for (const entry of Object.values(draft.pending)) {
+        if (leaseLive(entry, at)) continue;
+        if (entry.lease !== null) {
+          if (escalateIfUnsafe(draft, entry, at)) return { dispatch: [], escalated: true };
+        } else if (entry.dispatched_at !== null) {
+          if (!eager && Date.parse(entry.dispatched_at) + redispatchAfterMs > at.getTime()) continue;
+        } else if (Date.parse(entry.due_at) > at.getTime()) continue;
+        markDispatched(entry, at);
+        dispatch.push(entry);
+      }
+      return dispatch.length === 0 ? null : { dispatch, escalated: false };
+    });
+    if (done === null) return false;
+    await deps.runBus.dispatch(id, done.result.dispatch);
+    deps.runBus.changed(id);
+    if (done.result.escalated) await finalizeRun(deps, done.run);
+    return true;
+  }
+
+  async function pass(): Promise<number> {
+    const eager = forgetful;
+    forgetful = false;
+    let changed = 0;
+    const seen = new Set<string>();
+    for (;;) {
+      const at = now().toISOString();
+      const page = await runs.find({ where: { state: 'Running' }, orderBy: { field: 'check_at', direction: 'asc' }, limit: PAGE });
+      const due = page.filter(({ doc }) => !seen.has(doc.id) && (eager || (doc.check_at !== null && doc.check_at <= at)));
+      for (const { doc } of due) {
+        seen.add(doc.id);
+        if (await revive(doc.id, eager).catch((err: unknown) => (deps.warn({ err, run_id: doc.id }, 'could not re-dispatch a workflow run'), false))) changed += 1;
+      }
+      if (due.length === 0 || page.length < PAGE) break;
+    }
+    if (++passes % DRAIN_EVERY === 0) await settleDrains();
+    return changed;
+  }
+
+  async function settleDrains(): Promise<void> {
+    const at = now().toISOString();
+    for (const admission of await drainingAdmissions(deps.store)) {
+      await settleDrain(deps.store, admission.workflow_id, admission.version, at);
+    }
+  }
+
+  const sweepOnce = (): Promise<number> => {
+    sweeping ??= pass().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+
+  return {
+    start() {
+      if (timer !== null) return;
+      timer = setInterval(() => {
+        sweepOnce().catch((err: unknown) => deps.warn({ err }, 'workflow sweep failed; the next one tries again'));
+      }, deps.settings().sweep_interval_ms);
+      timer.unref();
+    },
+    async stop() {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      await sweeping?.catch(() => 0);
+    },
+    sweepOnce,
+  };
+}

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { TERMINAL_RUN_STATES, type PlatformConfig, type StepResultView, type WorkflowStepMessage } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import type { AgentStore } from '../agents/agent-store.ts';
+import { Errors } from '../errors/errors.ts';
+import { PlatformError } from '../errors/platform-error.ts';
+import type { InvocationService } from '../invocation/invocation-service.ts';
+import type { LicenceGate } from '../licence/licence-gate.ts';
+import type { Clock } from '../time/clock.ts';
+import { applyOutcome, escalateIfUnsafe, leaseLive, type StepOutcome } from './planner/run-planner.ts';
+import { renderPrompt } from './render-prompt.ts';
+import type { RunBus, Warn } from './run-bus.ts';
+import { finalizeRun } from './run-finalizer.ts';
+import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
+import { transitionRun } from './run-transition.ts';
+import { agentLabel, collectAgentOf, stepAgent } from './step-agents.ts';
+
+export interface StepExecutorDeps {
+  store: Store;
+  clock: Clock;
+  agents: Pick<AgentStore, 'get' | 'getByName'>;
+  invocation: Pick<InvocationService, 'execute'>;
+  licence: Pick<LicenceGate, 'releaseRun'>;
+  runBus: RunBus;
+  settings: () => PlatformConfig['workflows'];
+  /** This process (a UUID): the holder named in the leases it takes. */
+  holder: string;
+  warn: Warn;
+}
+
+/** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
+export interface StepExecutor {
+  /** One `workflow.steps` message, start to checkpoint. Domain failures settle the step; only I/O errors throw (redelivery). */
+  handle(message: WorkflowStepMessage): Promise<void>;
+  /** Aborts this process's executions of the run (it was cancelled); returns how many. */
+  cancelRun(runId: string, reason: string): number;
+}
+
+/** The identity workflow steps invoke agents as (their usage rows and logs show it). */
+export const WORKFLOW_CALLER = 'system:workflow';
+
+interface Claimed {
+  run: WorkflowRunRecord;
+  entry: PendingStep;
+  token: string;
+}
+
+/**
+ * A message names a pending step; the run document decides whether it runs. The executor:
+ * 1. claims the step: one write that gives this process a lease on it, only if the run is
+ *    Running, the step is still pending, due, and nobody holds a live lease (a redelivered or
+ *    re-dispatched copy of a message finds the lease, or the checkpoint, and does nothing);
+ * 2. invokes the agent (stateless, with the step's timeout), renewing the lease every third of
+ *    `lease_secs`; losing the lease (the run was cancelled, another process took over after a
+ *    pause) aborts the invocation;
+ * 3. checkpoints: one write that records the outcome, applies the step and error modes (planner)
+ *    and marks the next steps dispatched, fenced by the lease token so only the claim's own
+ *    execution can settle it; then publishes those steps.
+ * A crash between 3's write and the publish leaves dispatched-but-unpublished steps: overdue,
+ * the sweeper publishes them. A crash during 2 leaves a lapsing lease: the sweeper re-dispatches.
+ * Either way a checkpointed step never runs again.
+ */
+export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
+  const runs = workflowRuns(deps.store);
+  const now = (): Date => deps.clock.now();
+  const running = new Map<string, Set<AbortController>>();
+  const options = () => ({ now, redispatchAfterMs: deps.settings().redispatch_after_secs * 1000 });
+  const leaseMs = (): number => deps.settings().lease_secs * 1000;
+
+  async function claim(message: WorkflowStepMessage): Promise<Claimed | 'escalated' | null> {
+    const token = randomUUID();
+    const done = await transitionRun(runs, message.run_id, options(), (draft): PendingStep | 'escalated' | null => {
+      const entry = draft.pending[message.step_key];
+      const at = now();
+      if (draft.state !== 'Running' || entry === undefined || entry.dispatched_at === null) return null;
+      if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
+      if (entry.lease !== null && escalateIfUnsafe(draft, entry, at)) return 'escalated';
+      entry.lease = { holder: deps.holder, token, until: new Date(at.getTime() + leaseMs()).toISOString() };
+      return entry;
+    });
+    if (done === null) return null;
+    if (done.result === 'escalated') {
+      await settled(done.run);
+      return 'escalated';
+    }
+    return { run: done.run, entry: done.result, token };
+  }
+
+  /** Extends the lease; false when it is no longer ours (cancelled, ended, taken over). */
+  async function renew(runId: string, key: string, token: string): Promise<boolean> {
+    const done = await transitionRun(runs, runId, options(), (draft) => {
+      const entry = draft.pending[key];
+      if (TERMINAL_RUN_STATES.has(draft.state) || entry?.lease?.token !== token) return null;
+      entry.lease.until = new Date(now().getTime() + leaseMs()).toISOString();
+      return true;
+    });
+    return done !== null;
+  }
+
+  async function execute(claimed: Claimed, signal: AbortSignal): Promise<StepOutcome> {
+    const { run, entry } = claimed;
+    const step = run.definition.steps[entry.index]!;
+    const agent = await stepAgent(deps.agents, step.agent);
+    if (agent === null) return { kind: 'failed', error: Errors.notFound('agent', agentLabel(step.agent)).message };
+    try {
+      const { result } = await deps.invocation.execute(
+        {
+          agent_id: agent.id,
+          source: { Workflow: { run_id: run.id, workflow_id: run.workflow_id, step: step.name } },
+          message: renderPrompt(step.prompt_template, entry.input, run.progress.variables),
+          correlation_id: run.id,
+          caller: WORKFLOW_CALLER,
+        },
+        { timeoutSecs: step.timeout_secs, stateless: true, signal },
+      );
+      const view: StepResultView = {
+        step_name: step.name,
+        agent_id: agent.id,
+        agent_name: agent.name,
+        output: result.content,
+        tokens_used: result.tokens_used,
+        duration_ms: result.duration_ms,
+      };
+      return { kind: 'succeeded', result: view };
+    } catch (error) {
+      if (error instanceof PlatformError && error.category === 'RateLimited') {
+        const until = new Date(now().getTime() + (error.retryAfterSecs ?? 1) * 1000).toISOString();
+        return { kind: 'deferred', until, error: error.message };
+      }
+      return { kind: 'failed', error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Records the outcome if the claim still holds, and publishes what comes next. */
+  async function checkpoint(claimed: Claimed, outcome: StepOutcome): Promise<void> {
+    const { entry, token } = claimed;
+    const collectAgent = await collectAgentOf(deps.agents, claimed.run);
+    const done = await transitionRun(runs, claimed.run.id, options(), (draft) => {
+      if (TERMINAL_RUN_STATES.has(draft.state) || draft.pending[entry.key]?.lease?.token !== token) return null;
+      const othersInFlight = Object.values(draft.pending).some((e) => e.key !== entry.key && e.lease !== null);
+      const planned = applyOutcome(draft, entry.key, outcome, {
+        now: now(),
+        retryDelayMs: (n) => Math.min(deps.settings().retry_backoff_ms * 2 ** (n - 1), deps.settings().retry_max_backoff_ms),
+        collectAgent,
+      });
+      return { planned, othersInFlight };
+    });
+    if (done === null) return;
+    const { run, result } = done;
+    await deps.runBus.dispatch(run.id, result.planned.dispatch);
+    // A FanOut member that failed the run stops its siblings (their work can no longer count).
+    if (run.state === 'Failed' && result.othersInFlight) deps.runBus.cancel(run.id, run.error ?? 'the run failed');
+    await settled(run);
+  }
+
+  async function settled(run: WorkflowRunRecord): Promise<void> {
+    deps.runBus.changed(run.id);
+    await finalizeRun(deps, run);
+  }
+
+  function track(runId: string, controller: AbortController): () => void {
+    let set = running.get(runId);
+    if (set === undefined) running.set(runId, (set = new Set()));
+    set.add(controller);
+    return () => {
+      set.delete(controller);
+      if (set.size === 0) running.delete(runId);
+    };
+  }
+
+  return {
+    async handle(message) {
+      const claimed = await claim(message);
+      if (claimed === null || claimed === 'escalated') return;
+      const controller = new AbortController();
+      const untrack = track(message.run_id, controller);
+      const heartbeat = setInterval(() => {
+        renew(message.run_id, message.step_key, claimed.token).then(
+          (ours) => {
+            if (!ours) controller.abort(Errors.invocationCancelled('the step is no longer this worker\'s (the run was cancelled or ended)'));
+          },
+          (err: unknown) => deps.warn({ err, run_id: message.run_id }, 'could not renew a workflow step lease'),
+        );
+      }, Math.max(100, Math.floor(leaseMs() / 3)));
+      heartbeat.unref();
+      try {
+        const outcome = await execute(claimed, controller.signal);
+        // Aborted: the run was cancelled or the lease is lost; whoever ended it wrote the outcome.
+        if (controller.signal.aborted) return;
+        await checkpoint(claimed, outcome);
+      } finally {
+        clearInterval(heartbeat);
+        untrack();
+      }
+    },
+
+    cancelRun(runId, reason) {
+      const controllers = running.get(runId);
+      if (controllers === undefined) return 0;
+      for (const controller of controllers) controller.abort(Errors.invocationCancelled(reason));
+      return controllers.size;
+    },
+  };
+}
