@@ -80,9 +80,10 @@ export function composeWorkflowRunner(
   const settings = (): PlatformConfig['workflows'] => sources.config.current().workflows;
   const runBus = createRunBus(sources.bus, sources.clock, warn);
   const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn };
+  const sweeper = createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
-    executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID() }),
-    sweeper: createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart }),
+    executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID(), wake: sweeper.wake }),
+    sweeper,
     stepConcurrency: () => settings().step_concurrency,
   };
 }

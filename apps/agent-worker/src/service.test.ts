@@ -39,7 +39,7 @@ async function startWorker(
     // Workflow steps are tested in libs/domain and end to end (apps/platform/src/workflows).
     workflows: {
       executor: { handle: async () => undefined, cancelRun: () => 0 },
-      sweeper: { start: () => undefined, stop: async () => undefined, sweepOnce: async () => 0 },
+      sweeper: { start: () => undefined, stop: async () => undefined, sweepOnce: async () => 0, wake: () => undefined },
       stepConcurrency: () => 1,
     },
   });

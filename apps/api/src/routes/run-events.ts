@@ -42,7 +42,7 @@ export async function runEventStream(deps: ApiDeps, runId: string, reply: Fastif
         const poke = (): void => {
           look().then((done) => done && stop(), (error: unknown) => {
             clearInterval(timer);
-            reject(error);
+            reject(error instanceof Error ? error : new Error(String(error)));
           });
         };
         // Listening before the first read: no change can slip between the two.

@@ -30,6 +30,11 @@ export interface RunSweeper {
   stop(): Promise<void>;
   /** One pass (tests call it directly); returns how many runs it changed. */
   sweepOnce(): Promise<number>;
+  /**
+   * Looks at one run at `at` (a retry's backoff ends then): sooner than the next pass would. Best
+   * effort, in this process only; the passes remain the guarantee.
+   */
+  wake(runId: string, at: string): void;
 }
 
 /** Runs looked at per page; a pass reads pages until the next run is not due. */
@@ -53,6 +58,7 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
   let sweeping: Promise<number> | null = null;
   let passes = 0;
   let forgetful = deps.busForgetsOnRestart === true;
+  const wakers = new Map<string, NodeJS.Timeout>();
 
   async function revive(id: string, eager: boolean): Promise<boolean> {
     const redispatchAfterMs = deps.settings().redispatch_after_secs * 1000;
@@ -120,9 +126,20 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
       }, deps.settings().sweep_interval_ms);
       timer.unref();
     },
+    wake(runId, at) {
+      clearTimeout(wakers.get(runId));
+      const waker = setTimeout(() => {
+        wakers.delete(runId);
+        revive(runId, false).catch((err: unknown) => deps.warn({ err, run_id: runId }, 'could not dispatch a workflow step that fell due'));
+      }, Math.max(0, Date.parse(at) - now().getTime()));
+      waker.unref();
+      wakers.set(runId, waker);
+    },
     async stop() {
       if (timer !== null) clearInterval(timer);
       timer = null;
+      for (const waker of wakers.values()) clearTimeout(waker);
+      wakers.clear();
       await sweeping?.catch(() => 0);
     },
     sweepOnce,

@@ -25,6 +25,8 @@ export interface StepExecutorDeps {
   settings: () => PlatformConfig['workflows'];
   /** This process (a UUID): the holder named in the leases it takes. */
   holder: string;
+  /** Asks for the run to be looked at when a retry falls due (RunSweeper.wake). */
+  wake?: (runId: string, at: string) => void;
   warn: Warn;
 }
 
@@ -148,6 +150,8 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     if (done === null) return;
     const { run, result } = done;
     await deps.runBus.dispatch(run.id, result.planned.dispatch);
+    const waiting = Object.values(run.pending).filter((e) => e.dispatched_at === null && e.lease === null);
+    if (run.state === 'Running' && waiting.length > 0) deps.wake?.(run.id, waiting.map((e) => e.due_at).sort()[0]!);
     // A FanOut member that failed the run stops its siblings (their work can no longer count).
     if (run.state === 'Failed' && result.othersInFlight) deps.runBus.cancel(run.id, run.error ?? 'the run failed');
     await settled(run);

@@ -1,0 +1,59 @@
+import { waitUntil } from '@agent-platform/testkit';
+import { expect } from 'vitest';
+import type { PlatformTestApi } from './platform-test-api.ts';
+import type { PackageShelf } from './workflow-packages.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- run bodies are read as JSON
+export type RunBody = any;
+
+const TERMINAL = ['Completed', 'Failed', 'Escalated'];
+
+/** Installing workflows and running them over HTTP, for the workflow tests. */
+export interface WorkflowHarness {
+  /** Installs the workflow package (its agents_required from the shelf), activating its agents; returns the workflow id. */
+  install(name: string, workflow: Record<string, unknown>, options?: { version?: string }): Promise<string>;
+  /** POST /workflows/{id}/run, expecting 201 Running. */
+  start(workflowId: string, input: string, headers?: Record<string, string>): Promise<RunBody>;
+  /** GET /runs/{id} until `done(run)`. */
+  waitFor(runId: string, done: (run: RunBody) => boolean, what?: string): Promise<RunBody>;
+  /** Start, then wait for a terminal state. */
+  runToEnd(workflowId: string, input: string): Promise<RunBody>;
+}
+
+export function workflowHarness(api: PlatformTestApi, shelf: PackageShelf, token: () => string): WorkflowHarness {
+  const harness: WorkflowHarness = {
+    async install(name, workflow, options = {}) {
+      const dir = await shelf.workflow(name, workflow, options);
+      const res = await api.request('POST', '/catalog/install', { token: token(), body: { path: dir, activate: true } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.installed.at(-1).id;
+    },
+    async start(workflowId, input, headers = {}) {
+      const res = await api.request('POST', `/workflows/${workflowId}/run`, { token: token(), body: { input }, headers });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body;
+    },
+    async waitFor(runId, done, what = 'the run') {
+      let run: RunBody = null;
+      await waitUntil(
+        async () => {
+          run = (await api.request('GET', `/runs/${runId}`, { token: token() })).body;
+          return done(run);
+        },
+        { timeoutMs: 20_000, message: `${what} (${runId}); last seen ${JSON.stringify(run)}` },
+      );
+      return run;
+    },
+    async runToEnd(workflowId, input) {
+      const started = await harness.start(workflowId, input);
+      expect(started.state).toBe('Running');
+      return harness.waitFor(started.id, (run) => TERMINAL.includes(run.state), 'the run to end');
+    },
+  };
+  return harness;
+}
+
+/** The step names and outputs of a run, for compact assertions. */
+export function outputsOf(run: RunBody): Array<[string, string]> {
+  return (run.step_results as Array<{ step_name: string; output: string }>).map((r) => [r.step_name, r.output]);
+}
