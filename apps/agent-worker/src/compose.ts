@@ -82,7 +82,7 @@ export function composeWorkflowRunner(
   const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn };
   const sweeper = createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
-    executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID(), wake: sweeper.wake }),
+    executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID(), wake: (runId, at) => sweeper.wake(runId, at) }),
     sweeper,
     stepConcurrency: () => settings().step_concurrency,
   };
