@@ -40,8 +40,10 @@ export function workflowHarness(api: PlatformTestApi, shelf: PackageShelf, token
           run = (await api.request('GET', `/runs/${runId}`, { token: token() })).body;
           return done(run);
         },
-        { timeoutMs: 20_000, message: `${what} (${runId}); last seen ${JSON.stringify(run)}` },
-      );
+        { timeoutMs: 20_000, message: `${what} (${runId})` },
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}; last seen ${JSON.stringify(run)}`);
+      });
       return run;
     },
     async runToEnd(workflowId, input) {
