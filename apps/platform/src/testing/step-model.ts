@@ -17,6 +17,8 @@ export interface StepModel {
   /** The default model `oa/m`, with provider calls tried once (a failure fails at once). */
   readonly config: DeepPartial<PlatformConfig>;
   calls(text: string): number;
+  /** Calls whose message was exactly `text` (one step of one run, when each prompt is unique). */
+  exactCalls(text: string): number;
   /** Lets the answers held under `tag` through (and every later one at once). */
   release(tag: string): void;
   close(): Promise<void>;
@@ -63,6 +65,7 @@ export async function startStepModel(): Promise<StepModel> {
       model_calls: { llm_retry_max_attempts: 1 },
     },
     calls: (text) => messages.filter((m) => m.includes(text)).length,
+    exactCalls: (text) => messages.filter((m) => m === text).length,
     release: (tag) => hold(tag).release(),
     close: async () => {
       for (const entry of holds.values()) entry.release();
