@@ -184,7 +184,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   }
 }
 
-async function writeLicence(dir: string, extra: Partial<LicenceClaims>): Promise<{ file: string; public_key_file: string }> {
+export async function writeLicence(dir: string, extra: Partial<LicenceClaims>): Promise<{ file: string; public_key_file: string }> {
   const keys = await generateLicenceKeyPair();
   const now = Math.floor(Date.now() / 1000);
   const claims: LicenceClaims = {

@@ -27,3 +27,4 @@ export type { NatsServerHandle, NatsServerOptions } from './nats-server.ts';
 export { startRedisServer } from './redis-server.ts';
 export type { RedisServerHandle, RedisServerOptions } from './redis-server.ts';
 export { freePort } from './free-port.ts';
+export * from './package-shelf.ts';

@@ -1,7 +1,6 @@
-import { waitUntil } from '@agent-platform/testkit';
 import { expect } from 'vitest';
 import type { PlatformTestApi } from './platform-test-api.ts';
-import type { PackageShelf } from './workflow-packages.ts';
+import { waitUntil, type PackageShelf } from '@agent-platform/testkit';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- run bodies are read as JSON
 export type RunBody = any;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { licenceClaims, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startStepModel, type StepModel } from '../testing/step-model.ts';
 import { workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '../testing/workflow-packages.ts';
+import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 
 // Admission of definitions across upgrade and uninstall (a run executes the definition it started
 // with; a replaced one drains), and runs counted against the licence like invocations

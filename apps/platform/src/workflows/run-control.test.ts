@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEventStream, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startStepModel, type StepModel } from '../testing/step-model.ts';
 import { outputsOf, workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '../testing/workflow-packages.ts';
+import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 
 // Cancel, suspend and resume of a run while a step is in flight, and the run's event stream
 // (docs/workflows.md "Controlling a run", "Run events"). The model stand-in holds a step's answer

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startStepModel, type StepModel } from '../testing/step-model.ts';
 import { workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '../testing/workflow-packages.ts';
+import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 
 // What the sweeper recovers (docs/workflows.md "Crash safety"), on the all-in-one platform: a step
 // whose message was lost, a step whose worker died holding it, a step that may not run again

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startStepModel, type StepModel } from '../testing/step-model.ts';
 import { outputsOf, workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '../testing/workflow-packages.ts';
+import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 
 // Every step mode and error mode of DECISIONS D8 over HTTP, on the all-in-one platform. The
 // model stand-in echoes each step's prompt (so an output shows what the step was given) unless

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startStepModel, type StepModel } from '../testing/step-model.ts';
 import { workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '../testing/workflow-packages.ts';
+import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 
 // The definition and run routes of spec §Workflows and runs: canonical definitions, filters,
 // the spec's errors for bad input (which change nothing), the legacy step, idempotent starts.
