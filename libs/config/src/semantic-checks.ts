@@ -126,6 +126,7 @@ function providerProblems(providers: unknown): string[] {
     }
     if (p.id !== 'local' && p.kind === undefined) problems.push(`${at}.kind: required for providers other than "local" (e.g. "openai")`);
     if (p.kind === 'openai' && p.base_url === undefined) problems.push(`${at}.base_url: required for kind "openai"`);
+    if (p.id !== 'local' && p.delay_ms !== undefined) problems.push(`${at}.delay_ms: only the built-in "local" provider takes a delay`);
     if (typeof p.base_url === 'string' && !isHttpUrl(p.base_url)) problems.push(`${at}.base_url: must be an http:// or https:// URL`);
   });
   return problems;

@@ -139,6 +139,13 @@ export const ProviderConfig = Type.Object(
     models: Type.Optional(Type.Array(Type.String(), { description: 'Model names offered.' })),
     input_usd_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Price per million input tokens.' })),
     output_usd_per_mtok: Type.Optional(Type.Number({ minimum: 0, description: 'Price per million output tokens.' })),
+    delay_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 600_000,
+        description: 'Only for "local": the echo answers after this many milliseconds, to try timeouts, cancellation and crash recovery without a real model.',
+      }),
+    ),
   },
   { ...strict, description: 'One model provider.' },
 );

@@ -43,7 +43,8 @@ export function createProviders(config: ConfigSource, options: CreateProvidersOp
 }
 
 function buildRegistry(config: PlatformConfig, options: CreateProvidersOptions): ModelRegistry {
-  const providers: ModelProvider[] = [createLocalProvider()];
+  const local = config.providers.find((entry) => entry.id === LOCAL_PROVIDER_ID);
+  const providers: ModelProvider[] = [createLocalProvider({ delayMs: local?.delay_ms ?? 0 })];
   for (const entry of config.providers) {
     if (entry.id === LOCAL_PROVIDER_ID) continue;
     if (entry.kind !== 'openai' || entry.base_url === undefined) {

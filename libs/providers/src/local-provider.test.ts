@@ -55,3 +55,18 @@ describe('the local echo model (D6)', () => {
     expect((error as PlatformError).category).toBe('NotFound');
   });
 });
+
+describe('the local model with delay_ms', () => {
+  it('answers after the delay, and an abort ends the wait at once', async () => {
+    const slow = createLocalProvider({ delayMs: 300 });
+    const started = Date.now();
+    const result = await slow.complete({ model: 'echo', messages: [{ role: 'user', content: 'later' }] });
+    expect(result.content).toBe('later');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+
+    const controller = new AbortController();
+    const call = slow.complete({ model: 'echo', messages: [{ role: 'user', content: 'never' }] }, { signal: controller.signal });
+    controller.abort(new Error('cancelled by the caller'));
+    await expect(call).rejects.toThrow('cancelled by the caller');
+  });
+});
