@@ -3,9 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { createScheduleRegistrar, IDEMPOTENCY_COLLECTION, usageEventsLog, type IdempotencyRecord } from '@agent-platform/domain';
 import { connectBullmqQueue, type BullmqQueue } from '@agent-platform/queue/bullmq';
 import type { Store } from '@agent-platform/store';
-import { requireBinary, waitUntil, type RecordedRequest } from '@agent-platform/testkit';
+import { createPackageShelf, requireBinary, waitUntil, type RecordedRequest } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoReply, startFleet, type Fleet } from '../support/fleet.ts';
+import { parseEventStream } from '../../apps/platform/src/testing/platform-test-api.ts';
+import { echoReply, pidOwningPort, startFleet, type Fleet } from '../support/fleet.ts';
 import { call } from '../support/platform-process.ts';
 
 // README "Running a fleet", run as an operator would on one host: nats-server and redis-server,
@@ -21,10 +22,16 @@ const RATE_LIMIT = 60;
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
 
-/** The default model: an echo, except a message starting `slow:` hangs long past any test step. */
+/**
+ * The default model: an echo, except a message starting `slow:` hangs long past any test step, and
+ * one holding `pause:<ms>` answers after that long.
+ */
 function reply(request: RecordedRequest) {
   const answer = echoReply(request);
-  return 'text' in answer && answer.text?.startsWith('slow:') === true ? { ...answer, delay_ms: 60_000 } : answer;
+  if (!('text' in answer)) return answer;
+  if (answer.text.startsWith('slow:')) return { ...answer, delay_ms: 60_000 };
+  const pause = /pause:(\d+)/.exec(answer.text);
+  return pause === null ? answer : { ...answer, delay_ms: Number(pause[1]) };
 }
 
 describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nodes, 2 agent workers, 1 scheduler', () => {
@@ -173,6 +180,51 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
     expect(aborted.body.error).toMatchObject({ category: 'InvalidState', details: { reason: 'suspended' } });
     expect((await call(A, 'POST', `/agents/${agent}/activate`, { token })).status).toBe(200);
     expect(await usageTotal(B)).toBe(before);
+  });
+
+  it('runs a workflow started through one node while the other streams its events; its FanOut steps spread over both workers', async () => {
+    const shelf = await createPackageShelf();
+    try {
+      const fan = Array.from({ length: 6 }, (_, i) => ({ name: `check-${i}`, agent: 'claims-intake', prompt: `pause:300 fan-${i} {{input}}`, mode: 'FanOut' }));
+      const dir = await shelf.workflow('fleet-review', { steps: [...fan, { name: 'gather', agent: 'claims-intake', mode: 'Collect' }] });
+      const install = await call(A, 'POST', '/catalog/install', { token, body: { path: dir } });
+      expect(install.status, JSON.stringify(install.body)).toBe(201);
+      const run = await call(A, 'POST', `/workflows/${install.body.installed[0].id}/run`, { token, body: { input: 'roof claim' } });
+      expect(run.status).toBe(201);
+      const events = parseEventStream((await call(B, 'GET', `/runs/${run.body.id}/events`, { token })).text);
+      expect(events.at(-1)!.event).toBe('end');
+      const final = JSON.parse(events.at(-1)!.data);
+      expect(final.state).toBe('Completed');
+      expect(final.output).toBe(fan.map((_, i) => `pause:300 fan-${i} roof claim`).join('\n\n---\n\n'));
+      expect(events.filter((e) => e.event === 'step')).toHaveLength(7);
+      // Which worker made each model call: the process holding the call's (kept-alive) connection.
+      const pids = fleet.workers.map((w) => w.child.pid!);
+      const callers = new Set<number | null>();
+      for (const request of fleet.provider.requests.filter((r) => JSON.stringify(r.body).includes('roof claim'))) {
+        callers.add(await pidOwningPort(pids, request.remotePort!));
+      }
+      expect([...callers].sort()).toEqual([...pids].sort());
+    } finally {
+      await shelf.close();
+    }
+  });
+
+  it('cancels through one node a run whose step holds a model call on a worker: the call is dropped within a second', async () => {
+    const shelf = await createPackageShelf();
+    try {
+      const dir = await shelf.workflow('fleet-cancel', { steps: [{ name: 'long', agent: 'claims-intake', prompt: 'slow: {{input}}' }, { name: 'after', agent: 'claims-intake' }] });
+      const install = await call(A, 'POST', '/catalog/install', { token, body: { path: dir } });
+      const run = await call(A, 'POST', `/workflows/${install.body.installed[0].id}/run`, { token, body: { input: 'cancel me' } });
+      const inFlight = () => fleet.provider.requests.find((r) => JSON.stringify(r.body).includes('slow: cancel me'));
+      await waitUntil(() => inFlight() !== undefined, { timeoutMs: 10_000, message: 'the step to reach the model' });
+      const cancelled = await call(B, 'POST', `/runs/${run.body.id}/cancel`, { token });
+      expect(cancelled.body.state).toBe('Failed');
+      expect(cancelled.body.error).toMatch(/^cancelled by admin-[ab]$/);
+      await waitUntil(() => inFlight()!.cancelled, { timeoutMs: 1_000, message: 'the model call to be dropped' });
+      expect((await call(A, 'GET', `/runs/${run.body.id}`, { token })).body).toMatchObject({ state: 'Failed', step_results: [] });
+    } finally {
+      await shelf.close();
+    }
   });
 
   it('fires a schedule registered on the queue once per slot (source Cron, key cron:<id>:<slot>)', async () => {
