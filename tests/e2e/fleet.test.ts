@@ -28,9 +28,9 @@ const redisBinary = requireBinary('redis-server');
  */
 function reply(request: RecordedRequest) {
   const answer = echoReply(request);
-  if (!('text' in answer)) return answer;
-  if (answer.text.startsWith('slow:')) return { ...answer, delay_ms: 60_000 };
-  const pause = /pause:(\d+)/.exec(answer.text);
+  const text = 'text' in answer ? (answer.text ?? '') : '';
+  if (text.startsWith('slow:')) return { ...answer, delay_ms: 60_000 };
+  const pause = /pause:(\d+)/.exec(text);
   return pause === null ? answer : { ...answer, delay_ms: Number(pause[1]) };
 }
 
