@@ -69,7 +69,7 @@ describe.skipIf(natsBinary === null)('agent-worker main on NATS', () => {
   let provider: FakeOpenAiServer;
   let bus: NatsBus;
   beforeAll(async () => {
-    nats = await startNatsServer({ jetstream: false });
+    nats = await startNatsServer();
     provider = await startFakeOpenAiServer({ fallback: () => ({ text: 'late but whole', delay_ms: 1_500 }) });
     bus = await connectNatsBus({ servers: nats.url });
   });
@@ -156,5 +156,20 @@ describe.skipIf(natsBinary === null)('agent-worker main on NATS', () => {
     await waitUntil(() => run.output().includes('config reloaded (SIGHUP)'), { timeoutMs: 10_000, message: 'the reload' });
     const reply = await bus.request<unknown, AgentInvokeReply>(Subjects.agentInvoke, request, { timeoutMs: 5_000 });
     expect(reply.result.content).toBe('late but whole');
+  });
+});
+
+describe.skipIf(natsBinary === null)('agent-worker main on NATS without JetStream', () => {
+  let nats: NatsServerHandle;
+  beforeAll(async () => {
+    nats = await startNatsServer({ jetstream: false });
+  });
+  afterAll(async () => nats?.dispose());
+
+  it('refuses to start, saying JetStream is needed (workflow steps are a durable stream)', async () => {
+    const run = start(['--config', await writeConfig({ runtime: { bus: 'nats', nats_url: nats.url } })]);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('JetStream is not enabled on the NATS server');
+    expect(run.output()).toContain('start nats-server with -js');
   });
 });

@@ -135,6 +135,11 @@ export class NatsStreams {
         num_replicas: this.settings.replicas,
       });
     } catch (error) {
+      if (error instanceof Error && error.name === 'JetStreamNotEnabled') {
+        throw new Error(`JetStream is not enabled on the NATS server (stream ${names.stream}): start nats-server with -js (docs/architecture.md "Bus (NATS)")`, {
+          cause: error,
+        });
+      }
       // "Name already in use with a different configuration": use it if it is ours.
       if (!(error instanceof JetStreamApiError)) throw error;
       const info = await this.jsm.streams.info(names.stream);
