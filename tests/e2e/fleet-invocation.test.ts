@@ -121,24 +121,30 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
     expect(modelCalls('hold: claim 31')).toHaveLength(1);
   });
 
-  it('after a SIGKILL of the worker running a key, its waiting repeat ends, and a retry runs the key exactly once', async () => {
+  it('after a SIGKILL of the worker running a key, its caller hears within 5 s, and a retry runs the key exactly once', async () => {
     held = gate();
     const before = (await usage()).total_requests;
     const body = { source: 'Api', message: 'hold: claim 32', correlation_id: 'c-32', idempotency_key: 'fleet-kill' };
-    const first = call(api, 'POST', `/agents/${agent}/invoke`, { token, body });
+    const answered = (p: Promise<Awaited<ReturnType<typeof call>>>) => p.then((res) => ({ res, at: Date.now() }));
+    const first = answered(call(api, 'POST', `/agents/${agent}/invoke`, { token, body }));
     await waitUntil(() => modelCalls('hold: claim 32').length === 1, { timeoutMs: 10_000, message: 'the first call reaching the model' });
-    const repeat = call(api, 'POST', `/agents/${agent}/invoke`, { token, body });
+    const repeat = answered(call(api, 'POST', `/agents/${agent}/invoke`, { token, body }));
     const owner = await workerHolding(fleet, 'hold: claim 32');
     await owner.kill();
+    const killedAt = Date.now();
     const replacement = await fleet.add('agent-worker');
     expect(replacement.child.pid).not.toBe(owner.child.pid);
-    // Both callers get a terminal answer (the killed owner's caller a Timeout), never a hang.
-    for (const res of await Promise.all([first, repeat])) {
-      expect([200, 500]).toContain(res.status);
-      if (res.status === 500) expect(res.body.error.category).toBe('Timeout');
-    }
+    // The killed owner's caller learns it from the missing heartbeats, long before the timeout.
+    const lost = await first;
+    expect(lost.res.status).toBe(500);
+    expect(lost.res.body.error).toMatchObject({ category: 'Internal', details: { reason: 'worker_lost' } });
+    expect(lost.at - killedAt).toBeLessThan(5_000);
     held.open();
-    // Once the dead owner's lease ends (timeout + 5 s), a retry with the key runs it, once.
+    // The repeat waited on a worker: on the killed one it is lost too; on another it takes the key
+    // once the dead owner's claim lapses ([agents] claim_lease_secs) and runs it.
+    const waited = await repeat;
+    if (waited.res.status === 500) expect(waited.res.body.error.details.reason).toBe('worker_lost');
+    else expect(waited.res.body.content ?? waited.res.body.error?.details?.result?.content).toBe('hold: claim 32');
     let retried: Awaited<ReturnType<typeof call>> | undefined;
     await waitUntil(
       async () => {
@@ -151,6 +157,32 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
     expect((await usage()).total_requests).toBe(before + 1);
     const again = await call(api, 'POST', `/agents/${agent}/invoke`, { token, body });
     expect(again.body.error).toMatchObject({ category: 'DuplicateInvocation' });
+  });
+
+  it('a SIGKILL of a worker during a burst: each of its callers is answered within 5 s, the other worker\'s finish', async () => {
+    held = gate();
+    const sends = Array.from({ length: 40 }, (_, i) =>
+      call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: `hold: burst ${i}` } }).then((res) => ({ res, at: Date.now() })),
+    );
+    await waitUntil(() => modelCalls('hold: burst').length === 40, { timeoutMs: 15_000, message: 'the burst to reach the model' });
+    const victim = await workerHolding(fleet, 'hold: burst');
+    await victim.kill();
+    const killedAt = Date.now();
+    const lost = [];
+    // The survivor's calls are held until the victim's callers have all been answered.
+    const answers = sends.map((send) => send.then((a) => (a.res.status === 500 ? lost.push(a) : undefined, a)));
+    await waitUntil(() => lost.length > 0 && Date.now() - killedAt > 4_500, { timeoutMs: 10_000, message: 'the victim\'s callers to be answered' });
+    const settledEarly = lost.length;
+    held.open();
+    const all = await Promise.all(answers);
+    const failed = all.filter((a) => a.res.status !== 200);
+    expect(failed.length).toBe(settledEarly);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const a of failed) {
+      expect(a.res.body.error).toMatchObject({ category: 'Internal', details: { reason: 'worker_lost' } });
+      expect(a.at - killedAt).toBeLessThan(5_000);
+    }
+    fleet.workers[fleet.workers.indexOf(victim)] = await fleet.add('agent-worker');
   });
 });
 

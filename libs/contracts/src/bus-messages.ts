@@ -32,6 +32,12 @@ export const AgentInvokeRequest = Type.Object({
   caller: Type.Optional(Type.String({ minLength: 1 })),
   /** Unique per request (a UUID): an `agents.cancel` naming it stops the invocation wherever it runs. */
   invocation_id: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Given (with `invocation_id`): the worker announces on this subject that it took the invocation
+   * and then that it is alive, every second, until it answers (AgentInvokeProgress), so the
+   * requester notices a killed worker in seconds instead of at the invocation timeout.
+   */
+  progress_subject: Type.Optional(Type.String()),
   /** The longest the invocation may run when shorter than `[agents] invocation_timeout_secs` (legacy POST /workflows/step). */
   timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
 });
@@ -69,6 +75,16 @@ export type InvocationOutcome = Static<typeof InvocationOutcome>;
  */
 export const AgentInvokeReply = Type.Object({ result: InvocationOutcome, duplicate: Type.Boolean() });
 export type AgentInvokeReply = Static<typeof AgentInvokeReply>;
+
+/** Notification on a request's `progress_subject`: the worker took the invocation, or still runs it. */
+export const AgentInvokeProgress = Type.Object({
+  invocation_id: Type.String({ minLength: 1 }),
+  kind: Type.Union([Type.Literal('accepted'), Type.Literal('alive')]),
+});
+export type AgentInvokeProgress = Static<typeof AgentInvokeProgress>;
+
+/** How often a worker says it is alive while it runs an invocation. */
+export const INVOKE_HEARTBEAT_MS = 1_000;
 
 /** Notification on a request's `stream_subject`: one piece of reply text, in order. */
 export const AgentStreamToken = Type.Object({ token: Type.String() });

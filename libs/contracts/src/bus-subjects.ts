@@ -16,6 +16,11 @@ export const Subjects = {
    * (`agents.stream.<uuid>`, named in the request's `stream_subject`).
    */
   agentStream: (requestId: string) => `agents.stream.${requestId}`,
+  /**
+   * Notifications: workers' progress on the invocations one requester sent (`agents.progress.<id>`,
+   * one subject per api node or scheduler process, named in each request's `progress_subject`).
+   */
+  agentProgress: (requesterId: string) => `agents.progress.${requesterId}`,
   /** Notification: abort the in-flight steps of one workflow run (cancel), by `run_id`. */
   workflowCancel: 'workflows.cancel',
   /** Notifications: the run document of one run changed (`workflows.runs.<run id>`); listeners re-read it. */

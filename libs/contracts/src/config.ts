@@ -187,6 +187,10 @@ export const AgentsConfig = Type.Object(
       'Invocations one agent worker runs at once; more wait on that worker in arrival order, within invocation_timeout_secs.',
       64,
     ),
+    claim_lease_secs: Positive(
+      "How long a running invocation's idempotency key stays claimed without a renewal: the worker renews it every third of this; a killed worker's key is free again within it.",
+      5,
+    ),
     idempotency_ttl_hours: Type.Integer({
       minimum: 24,
       default: 24,

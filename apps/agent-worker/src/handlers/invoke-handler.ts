@@ -1,4 +1,11 @@
-import { isAgentInvokeRequest, type AgentInvokeReply, type AgentStreamToken, type InvocationOutcome } from '@agent-platform/contracts';
+import {
+  INVOKE_HEARTBEAT_MS,
+  isAgentInvokeRequest,
+  type AgentInvokeProgress,
+  type AgentInvokeReply,
+  type AgentStreamToken,
+  type InvocationOutcome,
+} from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { Errors, type InvocationOptions, type InvocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
@@ -26,7 +33,8 @@ export interface InvokeHandlerDeps {
 export function invokeHandler(deps: InvokeHandlerDeps) {
   return async (payload: unknown): Promise<AgentInvokeReply> => {
     if (!isAgentInvokeRequest(payload)) throw Errors.validation('agents.invoke: the request does not match AgentInvokeRequest');
-    const { stream_subject: streamSubject, timeout_ms: timeoutMs, ...request } = payload;
+    const { stream_subject: streamSubject, timeout_ms: timeoutMs, progress_subject: progressSubject, ...request } = payload;
+    const stopHeartbeat = progressSubject === undefined || request.invocation_id === undefined ? () => undefined : heartbeat(deps, progressSubject, request.invocation_id);
     const options: InvocationOptions = {
       acquireSlot: (signal) => deps.slots.acquire(signal),
       checkDeliverable: (result) => assertDeliverable(deps.bus, result),
@@ -39,8 +47,29 @@ export function invokeHandler(deps: InvokeHandlerDeps) {
         });
       };
     }
-    return deps.invocation.execute(request, options);
+    try {
+      return await deps.invocation.execute(request, options);
+    } finally {
+      stopHeartbeat();
+    }
   };
+}
+
+/**
+ * Tells the requester this worker took the invocation, then that it is alive every second until
+ * the answer goes out: a requester that hears nothing for a few seconds knows the worker is gone
+ * (docs/invocation.md "A worker that dies"). Best effort: a lost heartbeat is only a late one.
+ */
+function heartbeat(deps: InvokeHandlerDeps, subject: string, invocationId: string): () => void {
+  const say = (kind: AgentInvokeProgress['kind']): void => {
+    deps.bus.notify<AgentInvokeProgress>(subject, { invocation_id: invocationId, kind }).catch((err: unknown) => {
+      deps.logger.warn({ err, subject }, 'could not send an invocation heartbeat');
+    });
+  };
+  say('accepted');
+  const timer = setInterval(() => say('alive'), INVOKE_HEARTBEAT_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** The reply `{result, duplicate}` as the bus will encode it must fit its maximum payload. */

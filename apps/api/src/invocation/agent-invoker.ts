@@ -14,6 +14,7 @@ import type { Logger } from '@agent-platform/observability';
 import { assertMessageWithin, Errors, PlatformError } from '@agent-platform/domain';
 import type { ApiDeps } from '../deps.ts';
 import { withHttpStatus } from '../http/http-status.ts';
+import { createWorkerWatch, WORKER_LOST_AFTER_MS } from './worker-watch.ts';
 
 /** What a route asks for; the invoker adds the invocation id and the stream subject. */
 export type InvocationCall = Omit<AgentInvokeRequest, 'stream_subject' | 'invocation_id'>;
@@ -51,8 +52,9 @@ const BUS_GRACE_SECS = 5;
 const CATEGORIES = new Set<string>(ERROR_CATEGORIES);
 
 export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logger'>): AgentInvoker {
-  const cancel = (invocationId: string): void => {
-    const message: AgentCancelMessage = { invocation_id: invocationId, reason: 'the client closed the connection' };
+  const workers = createWorkerWatch(deps.bus);
+  const cancel = (invocationId: string, reason = 'the client closed the connection'): void => {
+    const message: AgentCancelMessage = { invocation_id: invocationId, reason };
     deps.bus.notify(Subjects.agentCancel, message).catch((err: unknown) => {
       deps.logger.warn({ err, invocation_id: invocationId }, 'could not send the cancel of an abandoned invocation');
     });
@@ -76,6 +78,7 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
       let payload: AgentInvokeRequest = {
         ...request,
         invocation_id: invocationId,
+        progress_subject: workers.subject,
         ...(options.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs }),
       };
       const { onToken, signal } = options;
@@ -87,15 +90,24 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
       }
       const onAbort = (): void => cancel(invocationId);
       signal?.addEventListener('abort', onAbort, { once: true });
+      // A worker silent for a few seconds is gone: answer at once rather than at the timeout, and
+      // cancel in case it is only stalled, so it cannot finish the invocation behind our back.
+      const lost = new AbortController();
+      const stopWatching = await workers.watch(invocationId, () => {
+        lost.abort();
+        cancel(invocationId, 'its agent worker stopped answering');
+      });
       try {
         if (signal?.aborted === true) throw Errors.invocationCancelled('the client closed the connection');
         return await deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, payload, {
           timeoutMs: timeoutSecs * 1000,
-          ...(signal === undefined ? {} : { signal }),
+          signal: signal === undefined ? lost.signal : AbortSignal.any([signal, lost.signal]),
         });
       } catch (error) {
+        if (lost.signal.aborted && signal?.aborted !== true) throw Errors.workerLost(invocationId, WORKER_LOST_AFTER_MS);
         throw fromBusError(error, timeoutSecs);
       } finally {
+        stopWatching();
         signal?.removeEventListener('abort', onAbort);
         await stream?.drain();
       }

@@ -79,6 +79,18 @@ export const Errors = {
       `idempotency key '${truncate(key)}' was already used for a different request (message, source or workflow_type differ); use a new key`,
       { details: { idempotency_key: truncate(key, 256) } },
     ),
+  /**
+   * The agent worker running an invocation stopped sending heartbeats (it was killed, or lost its
+   * connection): the caller gets this within seconds instead of waiting for the timeout. Nothing
+   * was recorded under the invocation's idempotency key, which is free again within
+   * `[agents] claim_lease_secs`: a retry with it runs the invocation once.
+   */
+  workerLost: (invocationId: string, silentMs: number) =>
+    new PlatformError(
+      'Internal',
+      `the agent worker running this invocation stopped answering (no heartbeat for ${Math.round(silentMs / 1000)} s; it was probably killed): retry, with the same idempotency key if you sent one`,
+      { retryable: true, details: { reason: 'worker_lost', invocation_id: invocationId } },
+    ),
   /** The caller of an invocation went away, or cancelled it: it was stopped and nothing charged. */
   invocationCancelled: (reason: string) => new PlatformError('Internal', `invocation cancelled: ${reason}`),
   /** A model provider failed or refused (502). Not retryable: the adapter already spent its retries. */

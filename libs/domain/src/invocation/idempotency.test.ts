@@ -6,7 +6,16 @@ import type { Collection, Doc, Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../time/clock.ts';
-import { createIdempotencyKeys, requestHash, type IdempotencyClaimRequest, type IdempotencyKeys } from './idempotency.ts';
+import { waitUntil } from '@agent-platform/testkit';
+import {
+  createIdempotencyKeys,
+  IDEMPOTENCY_COLLECTION,
+  idempotencyRecordId,
+  requestHash,
+  type IdempotencyClaimRequest,
+  type IdempotencyKeys,
+  type IdempotencyRecord,
+} from './idempotency.ts';
 
 let dir: string;
 let store: Store;
@@ -164,5 +173,36 @@ describe('idempotency keys', () => {
     const waiting = keys.claim(req('agent-a', 'k1'), { waitMs: 10_000 });
     if (owner.kind === 'owner') await owner.release();
     expect((await waiting).kind).toBe('owner');
+  });
+
+  it('keeps a live owner\'s key past its lease by renewing it every third of the lease', async () => {
+    const leased = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 300, recheckMs: 5 });
+    const owner = await leased.claim(req('agent-a', 'renewed'), { waitMs: 100 });
+    if (owner.kind !== 'owner') throw new Error('expected to own the key');
+    const records = store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' });
+    const id = idempotencyRecordId('agent-a', 'caller-1', 'renewed');
+    // Well past the first lease: the renewals moved it, so the key is still claimed.
+    clock.advance(250);
+    await waitUntil(async () => (await records.get(id))?.doc.expires_at === new Date(clock.now().getTime() + 300).toISOString(), { message: 'a renewal' });
+    clock.advance(250);
+    await expect(leased.claim(req('agent-a', 'renewed'), { waitMs: 30 })).rejects.toMatchObject({ category: 'Timeout' });
+    await owner.complete(result('kept'));
+    expect(owner.lost.aborted).toBe(false);
+  });
+
+  it('stops an owner whose claim was taken over, and never lets it settle the new owner\'s key', async () => {
+    const leased = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 300, recheckMs: 5 });
+    const owner = await leased.claim(req('agent-a', 'stalled'), { waitMs: 100 });
+    if (owner.kind !== 'owner') throw new Error('expected to own the key');
+    const records = store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' });
+    const id = idempotencyRecordId('agent-a', 'caller-1', 'stalled');
+    // What a stall past the lease leads to: another caller claimed the key meanwhile.
+    await records.update(id, (current) => ({ ...current!.doc, token: 'the-next-owner' }));
+    await waitUntil(() => owner.lost.aborted, { message: 'the stalled owner to learn it lost the claim' });
+    expect(String((owner.lost.reason as Error).message)).toMatch(/taken over/);
+    await owner.complete(result('too late'));
+    expect((await records.get(id))?.doc).toMatchObject({ state: 'pending', token: 'the-next-owner', result: null });
+    await owner.release();
+    expect(await records.get(id)).not.toBeNull();
   });
 });

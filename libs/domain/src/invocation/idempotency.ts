@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { InvocationOutcome } from '@agent-platform/contracts';
-import { StoreDuplicateError, type Store } from '@agent-platform/store';
+import { StoreConflictError, StoreDuplicateError, type Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -14,6 +14,12 @@ export interface IdempotencyRecord {
   /** `requestHash` of the request the key was first used with; a different request is refused. */
   request_hash: string;
   state: 'pending' | 'done';
+  /**
+   * The owner's claim (a UUID): only the owner's own renewals, completion and release touch the
+   * record, so an owner that stalled past its lease can never overwrite the next owner's. Absent
+   * on records written before leases were renewed.
+   */
+  token?: string;
   /** Set once done: what the first invocation answered. */
   result: InvocationOutcome | null;
   created_at: string;
@@ -33,13 +39,24 @@ export interface IdempotencyClaimRequest {
   requestHash: string;
 }
 
-/** The first caller of a key owns it: it runs the invocation and settles the claim exactly once. */
+/**
+ * The first caller of a key owns it: it runs the invocation and settles the claim exactly once.
+ * While it runs, the claim's lease is renewed every third of `pendingLeaseMs`, so a claim whose
+ * owner was killed is free again within one lease (a retry then runs), while a live owner keeps it
+ * however long the invocation takes.
+ */
 export interface OwnedClaim {
   kind: 'owner';
   /** Remembers the result for the TTL; later callers of the key get it as a duplicate. */
   complete(result: InvocationOutcome): Promise<void>;
   /** The invocation failed: forget the key so that a retry with it executes. */
   release(): Promise<void>;
+  /**
+   * Aborts when the claim was lost while running: a renewal found it no longer ours, or could not
+   * be written before the lease ran out (the store unreachable). The owner must stop, since another
+   * caller may now own the key: that is what keeps one key from executing twice.
+   */
+  readonly lost: AbortSignal;
 }
 
 export interface DuplicateClaim {
@@ -68,8 +85,8 @@ export interface IdempotencyDeps {
   /** How long a finished key is remembered ([agents] idempotency_ttl_hours, at least 24). */
   ttlHours: () => number;
   /**
-   * How long a pending claim holds the key without finishing: past it, the owner is presumed
-   * dead (a crashed worker) and the key is free again. The invocation timeout plus a margin.
+   * How long a pending claim holds the key without a renewal: past it, the owner is presumed
+   * dead (a killed worker) and the key is free again. The owner renews every third of it.
    */
   pendingLeaseMs: () => number;
   /** Tells every process that a record was settled (the agent worker notifies `agents.idempotency.settled`). */
@@ -151,6 +168,7 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
   }
 
   const tryInsert = async (request: IdempotencyClaimRequest, id: string): Promise<OwnedClaim | null> => {
+    const token = randomUUID();
     const pending: IdempotencyRecord = {
       id,
       agent_id: request.agentId,
@@ -158,6 +176,7 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       key: request.key,
       request_hash: request.requestHash,
       state: 'pending',
+      token,
       result: null,
       created_at: at(0),
       expires_at: at(deps.pendingLeaseMs()),
@@ -168,15 +187,69 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       if (error instanceof StoreDuplicateError) return null;
       throw error;
     }
+    const lease = keepLeased(id, token);
     let settled: Promise<void> | null = null;
-    const settle = (write: Promise<unknown>): Promise<void> =>
-      (settled ??= write.then(() => announce(id)));
+    const settle = (write: () => Promise<unknown>): Promise<void> =>
+      (settled ??= (async () => {
+        lease.stop();
+        await write();
+        announce(id);
+      })());
     return {
       kind: 'owner',
-      complete: (result) => settle(records.upsert({ ...pending, state: 'done', result, expires_at: at(deps.ttlHours() * HOUR_MS) })),
-      release: () => settle(records.delete(id)),
+      lost: lease.lost,
+      complete: (result) =>
+        settle(() => writeIfOurs(id, token, (doc) => ({ ...doc, state: 'done', result, expires_at: at(deps.ttlHours() * HOUR_MS) }))),
+      release: () => settle(() => deleteIfOurs(id, token)),
     };
   };
+
+  /** Renews the claim's lease every third of it until stopped; `lost` aborts if that fails. */
+  function keepLeased(id: string, token: string): { lost: AbortSignal; stop: () => void } {
+    const controller = new AbortController();
+    let renewedUntil = deps.clock.now().getTime() + deps.pendingLeaseMs();
+    const timer = setInterval(() => {
+      writeIfOurs(id, token, (doc) => ({ ...doc, expires_at: at(deps.pendingLeaseMs()) })).then(
+        (ours) => {
+          if (ours) renewedUntil = deps.clock.now().getTime() + deps.pendingLeaseMs();
+          else lose('its idempotency claim was taken over (this worker stalled past its lease)');
+        },
+        () => {
+          if (deps.clock.now().getTime() >= renewedUntil) lose('its idempotency claim could not be renewed before its lease ran out (the store is unreachable)');
+        },
+      );
+    }, Math.max(50, Math.floor(deps.pendingLeaseMs() / 3)));
+    timer.unref();
+    const lose = (why: string): void => {
+      clearInterval(timer);
+      controller.abort(Errors.unavailable(`the invocation was stopped: ${why}`));
+    };
+    return { lost: controller.signal, stop: () => clearInterval(timer) };
+  }
+
+  /** Rewrites the record only while it is still this claim's pending one; false when it is not. */
+  async function writeIfOurs(id: string, token: string, change: (doc: IdempotencyRecord) => IdempotencyRecord): Promise<boolean> {
+    let ours = false;
+    await records.update(id, (current) => {
+      ours = current !== null && current.doc.state === 'pending' && current.doc.token === token;
+      return ours && current !== null ? change(current.doc) : null;
+    });
+    return ours;
+  }
+
+  async function deleteIfOurs(id: string, token: string): Promise<void> {
+    // A renewal of our own still landing can move the version: read again and retry.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await records.get(id);
+      if (current === null || current.doc.state !== 'pending' || current.doc.token !== token) return;
+      try {
+        await records.delete(id, current.version);
+        return;
+      } catch (error) {
+        if (!(error instanceof StoreConflictError)) throw error;
+      }
+    }
+  }
 
   return {
     async claim(request, options) {

@@ -108,10 +108,8 @@ export interface InvocationServiceDeps {
 }
 
 /**
- * A pending idempotency claim outlives the invocation timeout by this much before it is presumed
- * dead (its worker was killed). The owner aborts itself at the timeout, counted from before its
- * claim, so the margin only has to cover a settling owner's last store writes and clock skew
- * between hosts; kept short because a caller retrying a killed worker's key waits for it.
+ * How long past the invocation timeout a cancel that overtook its invocation is remembered: the
+ * invocation cannot start later than that.
  */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -141,7 +139,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     store: deps.store,
     clock: deps.clock,
     ttlHours: () => deps.settings().idempotency_ttl_hours,
-    pendingLeaseMs: () => deps.settings().invocation_timeout_secs * 1000 + LEASE_MARGIN_MS,
+    pendingLeaseMs: () => deps.settings().claim_lease_secs * 1000,
     ...(deps.announceSettled === undefined ? {} : { announce: deps.announceSettled }),
   });
   const warn = deps.warn ?? (() => undefined);
@@ -162,7 +160,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
     try {
       if (controller.signal.aborted) throw controller.signal.reason;
-      return await run(request, controller.signal, options, timeoutSecs, slotWait);
+      return await run(request, controller, options, timeoutSecs, slotWait);
     } catch (error) {
       throw controller.signal.aborted ? controller.signal.reason : error;
     } finally {
@@ -182,11 +180,12 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
 
   async function run(
     request: InvocationRequest,
-    signal: AbortSignal,
+    controller: AbortController,
     options: InvocationOptions,
     timeoutSecs: number,
     slotWait: SlotWait,
   ): Promise<InvocationExecution> {
+    const { signal } = controller;
     assertMessageWithin(request.message, deps.settings().max_message_bytes);
     const agent = await deps.agents.get(request.agent_id);
     if (agent === null) throw Errors.notFound('agent', request.agent_id);
@@ -200,6 +199,10 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       );
       if (claimed.kind === 'duplicate') return { result: claimed.result, duplicate: true };
       claim = claimed;
+      // A claim lost while running (another caller may own the key now) stops this invocation.
+      const lost = claimed.lost;
+      if (lost.aborted) controller.abort(lost.reason);
+      else lost.addEventListener('abort', () => controller.abort(lost.reason), { once: true });
     }
     let releaseSlot = (): void => undefined;
     if (options.acquireSlot !== undefined) {
