@@ -227,6 +227,38 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
     }
   });
 
+  it('suspends through one node a run whose step runs on a worker, and resumes it through the other', async () => {
+    const shelf = await createPackageShelf();
+    try {
+      const dir = await shelf.workflow('fleet-pause', {
+        steps: [
+          { name: 'first', agent: 'claims-intake', prompt: 'pause:1500 first {{input}}' },
+          { name: 'second', agent: 'claims-intake', prompt: 'second {{input}}' },
+        ],
+      });
+      const install = await call(A, 'POST', '/catalog/install', { token, body: { path: dir } });
+      const run = await call(A, 'POST', `/workflows/${install.body.installed[0].id}/run`, { token, body: { input: 'hold it' } });
+      await waitUntil(() => fleet.provider.requests.some((r) => JSON.stringify(r.body).includes('first hold it')), { timeoutMs: 10_000, message: 'the first step to reach the model' });
+      expect((await call(B, 'POST', `/runs/${run.body.id}/suspend`, { token })).body.state).toBe('Suspended');
+      // The step in flight finishes and is checkpointed; the next one is not started.
+      let seen = (await call(A, 'GET', `/runs/${run.body.id}`, { token })).body;
+      await waitUntil(
+        async () => {
+          seen = (await call(A, 'GET', `/runs/${run.body.id}`, { token })).body;
+          return seen.step_results.length === 1;
+        },
+        { timeoutMs: 10_000, message: 'the first step to be checkpointed' },
+      );
+      expect(seen.state).toBe('Suspended');
+      expect(fleet.provider.requests.some((r) => JSON.stringify(r.body).includes('second pause:1500'))).toBe(false);
+      expect((await call(A, 'POST', `/runs/${run.body.id}/resume`, { token })).body.state).toBe('Running');
+      await waitUntil(async () => (await call(B, 'GET', `/runs/${run.body.id}`, { token })).body.state === 'Completed', { timeoutMs: 10_000, message: 'the resumed run to complete' });
+      expect((await call(B, 'GET', `/runs/${run.body.id}`, { token })).body.output).toBe('second pause:1500 first hold it');
+    } finally {
+      await shelf.close();
+    }
+  });
+
   it('fires a schedule registered on the queue once per slot (source Cron, key cron:<id>:<slot>)', async () => {
     queue = await connectBullmqQueue({ redisUrl: fleet.redis.url });
     store = await fleet.openStore();
