@@ -20,3 +20,4 @@ export * from './http/chat.ts';
 export * from './bus-messages.ts';
 export * from './did-you-mean.ts';
 export * from './queue-jobs.ts';
+export * from './http/schedules.ts';
