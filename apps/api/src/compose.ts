@@ -9,6 +9,7 @@ import {
   createCatalogService,
   createKeyService,
   createMemoryStore,
+  createScheduleService,
   createSessionStore,
   createVault,
   directoryPackageSource,
@@ -104,6 +105,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
       catalog: createCatalogService({ store, agents, sessions, memory, clock, source: directoryPackageSource(version) }),
       memory,
+      schedules: createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

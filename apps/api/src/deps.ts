@@ -12,6 +12,7 @@ import type {
   LicenceState,
   MemoryStore,
   ModelRegistry,
+  ScheduleService,
   SessionStore,
   Vault,
 } from '@agent-platform/domain';
@@ -60,6 +61,8 @@ export interface ApiDeps {
   catalog: CatalogService;
   /** Per-agent key-value memory. */
   memory: MemoryStore;
+  /** Schedules and cron jobs (one store) and their queue schedulers; the scheduler fires them (docs/schedules.md). */
+  schedules: ScheduleService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }
