@@ -172,7 +172,7 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     await recordGap(current, gap);
     if (refusal !== null) {
       const reason = fireReason(refusal.category, refusal.message);
-      await log.change(slotFireId(record.id, slotAt), { outcome: 'refused', reason, finished_at: nowIso, attempts: 0 });
+      await log.change(slotFireId(record.id, slotAt), { outcome: 'refused', reason, finished_at: nowIso, attempts: 0, late_ms: null });
       return { kind: 'recorded', outcome: 'refused', reason, missed: gap.count };
     }
     if (overlapping !== null) {
