@@ -37,6 +37,13 @@ export function isRetryableFire(error: unknown): boolean {
   return error.code !== 'aborted';
 }
 
+/**
+ * How long a fire holds off the next slots of its job (overlap policy `skip`) without a heartbeat:
+ * renewed every third of it while the invocation runs, so a scheduler killed mid-fire blocks its
+ * job for at most this long.
+ */
+export const FIRE_LEASE_MS = 30_000;
+
 /** The idempotency key (and correlation id) of one slot: the same in every process, on every attempt. */
 export function fireKey(scheduleId: string, slotAt: string): string {
   return `cron:${scheduleId}:${slotAt}`;
@@ -76,8 +83,7 @@ export function fireHandler(deps: FireHandlerDeps) {
     const isRetry = job.scheduler_id === undefined;
     const attempt = isRetry ? job.attempt + 1 : 1;
     const retry = deps.retry();
-    const leaseMs = deps.requestTimeoutMs() + retry.backoffMs * 2 ** (attempt - 1);
-    const decision = await deps.firing.begin({ schedule_id: data.schedule_id, slot_at: slotAt, retry: isRetry, leaseMs });
+    const decision = await deps.firing.begin({ schedule_id: data.schedule_id, slot_at: slotAt, retry: isRetry, leaseMs: FIRE_LEASE_MS });
     deps.metrics.missed(decision.missed);
     const context = { schedule_id: data.schedule_id, agent_id: data.agent_id, slot_at: slotAt, attempt };
     switch (decision.kind) {
@@ -91,22 +97,28 @@ export function fireHandler(deps: FireHandlerDeps) {
         log.info({ ...context, outcome: decision.outcome, reason: decision.reason, missed: decision.missed }, `schedule slot not fired: ${decision.outcome}`);
         return;
       case 'fire':
-        return fire(job, data, decision, attempt, retry, leaseMs);
+        return fire(job, data, decision, attempt, retry);
     }
   };
 
-  async function fire(job: Job<unknown>, data: ScheduleFire, decision: Extract<FireDecision, { kind: 'fire' }>, attempt: number, retry: FireRetry, leaseMs: number): Promise<void> {
+  async function fire(job: Job<unknown>, data: ScheduleFire, decision: Extract<FireDecision, { kind: 'fire' }>, attempt: number, retry: FireRetry): Promise<void> {
     const key = fireKey(data.schedule_id, decision.slot_at);
     const context = { schedule_id: data.schedule_id, agent_id: decision.agent_id, slot_at: decision.slot_at, attempt };
     if (attempt === 1) deps.metrics.lateness(decision.late_ms);
+    const heartbeat = setInterval(() => {
+      deps.firing.renew(data.schedule_id, decision.slot_at, FIRE_LEASE_MS).catch((err: unknown) => log.warn({ ...context, err }, 'could not renew a fire lease'));
+    }, FIRE_LEASE_MS / 3);
+    heartbeat.unref();
     try {
       const reply = await deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, invocation(data.schedule_id, decision, key), {
         timeoutMs: deps.requestTimeoutMs(),
-      });
-      const outcome = reply.duplicate ? 'duplicate' : 'fired';
-      await deps.firing.finish(data.schedule_id, decision.slot_at, { outcome, reason: reply.duplicate ? 'the agent had already run this slot' : null, attempts: attempt });
-      deps.metrics.outcome(outcome);
-      log.info({ ...context, outcome, late_ms: decision.late_ms, missed: decision.missed }, reply.duplicate ? 'schedule slot had already fired' : 'schedule fired');
+      }).finally(() => clearInterval(heartbeat));
+      // A DuplicateInvocation answer to the slot's own claim means an earlier delivery of this
+      // slot (a scheduler that died after sending it) ran the agent: the slot fired, once.
+      const reason = reply.duplicate ? 'the agent had already run this slot under its key (an earlier delivery); it ran once' : null;
+      await deps.firing.finish(data.schedule_id, decision.slot_at, { outcome: 'fired', reason, attempts: attempt });
+      deps.metrics.outcome(reply.duplicate ? 'duplicate' : 'fired');
+      log.info({ ...context, late_ms: decision.late_ms, missed: decision.missed, duplicate: reply.duplicate }, reply.duplicate ? 'schedule slot had already fired' : 'schedule fired');
     } catch (error) {
       const reason = reasonOf(error);
       if (!isRetryableFire(error)) {
@@ -115,7 +127,7 @@ export function fireHandler(deps: FireHandlerDeps) {
         log.warn({ ...context, err: error }, 'schedule fire refused; recorded, not retried');
         return;
       }
-      await retryLater(job, data, decision.slot_at, key, error, reason, { context, attempt, retry, leaseMs });
+      await retryLater(job, data, decision.slot_at, key, error, reason, { context, attempt, retry });
     }
   }
 
@@ -126,7 +138,7 @@ export function fireHandler(deps: FireHandlerDeps) {
     key: string,
     error: unknown,
     reason: string,
-    at: { context: object; attempt: number; retry: FireRetry; leaseMs: number },
+    at: { context: object; attempt: number; retry: FireRetry },
   ): Promise<void> {
     const { attempts, backoffMs } = at.retry;
     const isRetry = job.scheduler_id === undefined;
@@ -139,7 +151,8 @@ export function fireHandler(deps: FireHandlerDeps) {
       if (isRetry) throw error;
       return;
     }
-    await deps.firing.retrying(data.schedule_id, slotAt, at.attempt, reason, at.leaseMs);
+    // Held through the backoff: the next attempt renews it.
+    await deps.firing.retrying(data.schedule_id, slotAt, at.attempt, reason, backoffMs * 2 ** (at.attempt - 1) + FIRE_LEASE_MS);
     deps.metrics.retried();
     if (isRetry) {
       log.warn({ ...at.context, err: error }, 'schedule fire failed; the queue retries it');

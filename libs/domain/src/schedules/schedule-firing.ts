@@ -15,7 +15,10 @@ export interface SlotDelivery {
   slot_at: string;
   /** True for a retry job (the slot's fire failed before and was already claimed). */
   retry: boolean;
-  /** How long the fire may take before another slot may overlap it (its timeout plus retries' waits). */
+  /**
+   * How long the fire holds off overlapping slots unless renewed (`renew`): a scheduler that dies
+   * mid-fire stops renewing, so the job is not blocked for longer than this.
+   */
   leaseMs: number;
 }
 
@@ -56,6 +59,8 @@ export interface FireResult {
  */
 export interface ScheduleFiring {
   begin(delivery: SlotDelivery): Promise<FireDecision>;
+  /** The fire still runs: its overlap lease is extended to `leaseMs` from now (a heartbeat). */
+  renew(scheduleId: string, slotAt: string, leaseMs: number): Promise<void>;
   /** A fire failed and will be retried: the entry counts the attempt, the overlap lease is extended. */
   retrying(scheduleId: string, slotAt: string, attempts: number, reason: string, leaseMs: number): Promise<void>;
   finish(scheduleId: string, slotAt: string, result: FireResult): Promise<void>;
@@ -183,6 +188,11 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     return fire(current, slotMs, lateMs, gap.count);
   }
 
+  async function renew(scheduleId: string, slotAt: string, leaseMs: number): Promise<void> {
+    const until = iso(deps.clock.now().getTime() + leaseMs);
+    await updateJob(scheduleId, (r) => (r.running?.slot_at === slotAt ? { ...r, running: { slot_at: slotAt, until } } : r));
+  }
+
   return {
     async begin(delivery) {
       const found = (await jobs.get(delivery.schedule_id))?.doc ?? null;
@@ -206,10 +216,11 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       return missed(record, slotMs, `found ${Math.round(lateMs / 1000)} s after its time, beyond [schedules] catchup_window_secs`);
     },
 
+    renew,
+
     async retrying(scheduleId, slotAt, attempts, reason, leaseMs) {
       await log.change(slotFireId(scheduleId, slotAt), { attempts, reason });
-      const until = iso(deps.clock.now().getTime() + leaseMs);
-      await updateJob(scheduleId, (r) => (r.running?.slot_at === slotAt ? { ...r, running: { slot_at: slotAt, until } } : r));
+      await renew(scheduleId, slotAt, leaseMs);
     },
 
     async finish(scheduleId, slotAt, result) {
