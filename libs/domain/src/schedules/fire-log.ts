@@ -27,6 +27,7 @@ export type FireChange = Partial<Pick<FireRecord, 'outcome' | 'finished_at' | 'l
 export interface FireLog {
   /** Inserts the slot's own entry; `null` when this process owns the slot now, else the entry that was there. */
   claim(fire: NewFire): Promise<FireRecord | null>;
+  get(id: string): Promise<FireRecord | null>;
   /** Changes an entry (a slot's own entry: `slotFireId`) as the fire goes on. */
   change(id: string, change: FireChange): Promise<void>;
   /** An entry beside the slots' own ones: a duplicate delivery, a manual run, a span of missed slots. */
@@ -74,6 +75,9 @@ export function createFireLog(store: Store, clock: Clock, historyDays: () => num
         // Gone between the two calls only if it expired: then it was long done.
         return existing?.doc ?? entry(id, { ...fire, outcome: 'fired' });
       }
+    },
+    async get(id) {
+      return (await fires.get(id))?.doc ?? null;
     },
     async change(id, change) {
       await fires.update(id, (current) => (current === null ? null : { ...current.doc, ...change }));

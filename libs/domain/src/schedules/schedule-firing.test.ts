@@ -54,6 +54,7 @@ const at = (ms: number): string => new Date(Date.parse(T0) + ms).toISOString();
 const create = (input: Omit<ScheduleInput, 'prompt'> = { every_secs: 60 }) => service.create(agent.id, { prompt: 'nightly check', ...input }, 'schedule');
 const begin = (id: string, slotAt: string, retry = false) => service.firing.begin({ schedule_id: id, slot_at: slotAt, retry, leaseMs: LEASE });
 const fires = async (id: string) => (await service.fires(id, 50)).fires;
+const outcomes = async (id: string) => (await fires(id)).map((f) => f.outcome);
 
 describe('an on-time slot', () => {
   it('fires once: claimed, recorded, last_run and next_run true, and a second delivery is a duplicate', async () => {
@@ -80,6 +81,17 @@ describe('an on-time slot', () => {
     clock.advance(30_000);
     expect(await begin(job.id, at(MIN))).toMatchObject({ kind: 'fire', slot_at: at(MIN), missed: 0 });
     expect(await fires(job.id)).toHaveLength(1);
+  });
+
+  it('resolves a claimed slot delivered again after the job was paused: it came while the job was enabled', async () => {
+    const job = await create();
+    clock.set(at(MIN));
+    expect(await begin(job.id, at(MIN))).toMatchObject({ kind: 'fire' });
+    await service.setEnabled(job.id, false);
+    clock.advance(45_000);
+    expect(await begin(job.id, at(MIN))).toMatchObject({ kind: 'fire', slot_at: at(MIN), late_ms: 45_000 });
+    await service.firing.finish(job.id, at(MIN), { outcome: 'fired', reason: null, attempts: 1 });
+    expect(await outcomes(job.id)).toEqual(['fired']);
   });
 
   it('refuses a Suspended or unknown agent (D9) and records why, never silently', async () => {

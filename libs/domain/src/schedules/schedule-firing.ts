@@ -145,6 +145,19 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     return { kind: 'fire', slot_at: iso(slotMs), agent_id: record.agent_id, message: record.action.message, expression, late_ms: lateMs, missed };
   }
 
+  /**
+   * A slot delivered again while its claim is still `running`: the job of a scheduler that died
+   * mid-fire, run again by the queue. It fires again under the same idempotency key, so the agent
+   * runs at most once for the slot (the worker answers DuplicateInvocation if it already ran), and
+   * the claim gets its outcome. Even for a job paused since: the slot came while it was enabled.
+   */
+  async function refire(record: CronJobRecord, slotMs: number, lateMs: number, leaseMs: number): Promise<FireDecision> {
+    const nowIso = deps.clock.now().toISOString();
+    const running = { slot_at: iso(slotMs), until: iso(deps.clock.now().getTime() + leaseMs) };
+    const current = await updateJob(record.id, (r) => ({ ...r, running, updated_at: nowIso }));
+    return current === null ? { kind: 'orphan', missed: 0 } : fire(current, slotMs, Math.max(0, lateMs), 0);
+  }
+
   async function claimAndFire(record: CronJobRecord, slotMs: number, lateMs: number, leaseMs: number): Promise<FireDecision> {
     const now = deps.clock.now();
     const nowIso = now.toISOString();
@@ -153,10 +166,7 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     const running = { slot_at: slotAt, until: iso(now.getTime() + leaseMs) };
     if (existing !== null) {
       if (existing.outcome !== 'running') return duplicate(record, slotAt, existing.outcome);
-      // Delivered again while claimed (a job whose scheduler died, run again): fire again under
-      // the same idempotency key, so the agent runs at most once for the slot.
-      const current = await updateJob(record.id, (r) => ({ ...r, running, updated_at: nowIso }));
-      return current === null ? { kind: 'orphan', missed: 0 } : fire(current, slotMs, lateMs, 0);
+      return refire(record, slotMs, lateMs, leaseMs);
     }
     const refusal = agentRefusal(await deps.agents.get(record.agent_id), record.agent_id);
     // Decided inside the update (which may run more than once): the last run's decision holds.
@@ -201,6 +211,8 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       const now = deps.clock.now().getTime();
       const slotMs = Date.parse(delivery.slot_at);
       if (delivery.retry) return retry(record, slotMs, delivery.leaseMs);
+      const claim = await log.get(slotFireId(record.id, iso(slotMs)));
+      if (claim?.outcome === 'running' && claim.trigger === 'schedule') return refire(record, slotMs, now - slotMs, delivery.leaseMs);
       const enabledAt = Date.parse(record.enabled_at);
       if (!record.enabled || (slotMs < enabledAt && record.schedule.kind !== 'at')) {
         return paused(record, slotMs);
