@@ -206,7 +206,7 @@ describe('retries', () => {
       add: async (...args: Parameters<Queue['add']>) => (added.push(args[1]), queue.add(...args)),
     });
     const job = await service.create(agent.id, { every_secs: 3600, prompt: 'm' }, 'schedule');
-    const handle = fireHandler({ queue: recording, bus, logger, firing: service.firing, requestTimeoutMs: () => 2_000, retry: () => ({ attempts: 5, backoffMs: 10 }), metrics: NO_SCHEDULE_METRICS });
+    const handle = fireHandler({ queue: recording, bus, logger, firing: service.firing, requestTimeoutMs: () => 2_000, retry: () => ({ attempts: 5, backoffMs: 10 }), metrics: NO_SCHEDULE_METRICS, identity: 'test' });
     const slot = new Date(Math.ceil((clock.now().getTime() + 1) / 1000) * 1000).toISOString();
     const fire: ScheduleFire = { schedule_id: job.id, agent_id: agent.id, expression: 'every 3600s', message: 'm' };
     await handle({ id: 'j', queue: Queues.schedules, data: fire, attempt: 1, scheduler_id: job.id, slot_at: slot });

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Queues } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import type { ScheduleService } from '@agent-platform/domain';
@@ -55,6 +56,7 @@ export function createSchedulerService(deps: SchedulerDeps): SchedulerService {
         requestTimeoutMs: deps.requestTimeoutMs ?? (() => DEFAULT_TIMEOUT_MS),
         retry: deps.retry ?? (() => DEFAULT_RETRY),
         metrics: deps.metrics ?? NO_SCHEDULE_METRICS,
+        identity: `${hostname()}:${process.pid}`,
       });
       worker = await deps.queue.process(Queues.schedules, handler, { concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY });
       log.debug(reconciled, 'scheduler started');

@@ -22,6 +22,8 @@ export interface FireHandlerDeps {
   /** `[schedules] fire_attempts` and `fire_backoff_ms`, read per fire (a reload applies to the next). */
   retry: () => FireRetry;
   metrics: ScheduleMetrics;
+  /** This scheduler process, `host:pid`: kept on the slots it takes (operators, the fleet test). */
+  identity: string;
 }
 
 /**
@@ -83,7 +85,7 @@ export function fireHandler(deps: FireHandlerDeps) {
     const isRetry = job.scheduler_id === undefined;
     const attempt = isRetry ? job.attempt + 1 : 1;
     const retry = deps.retry();
-    const decision = await deps.firing.begin({ schedule_id: data.schedule_id, slot_at: slotAt, retry: isRetry, leaseMs: FIRE_LEASE_MS });
+    const decision = await deps.firing.begin({ schedule_id: data.schedule_id, slot_at: slotAt, retry: isRetry, leaseMs: FIRE_LEASE_MS, by: deps.identity });
     deps.metrics.missed(decision.missed);
     const context = { schedule_id: data.schedule_id, agent_id: data.agent_id, slot_at: slotAt, attempt };
     switch (decision.kind) {

@@ -11,13 +11,15 @@ export interface FireRecord extends ScheduleFireView {
   id: string;
   schedule_id: string;
   agent_id: string;
+  /** The scheduler process (`host:pid`) that took the slot; null for manual runs and records beside a slot. Not on the wire. */
+  taken_by: string | null;
   expires_at: string;
 }
 
 /** The fields a new entry needs; the rest default (no attempt, nothing missed, no reason). */
 export type NewFire = Pick<FireRecord, 'schedule_id' | 'agent_id' | 'slot_at' | 'outcome'> & Partial<Omit<FireRecord, 'id' | 'expires_at'>>;
 
-export type FireChange = Partial<Pick<FireRecord, 'outcome' | 'finished_at' | 'late_ms' | 'attempts' | 'reason'>>;
+export type FireChange = Partial<Pick<FireRecord, 'outcome' | 'finished_at' | 'late_ms' | 'attempts' | 'reason' | 'taken_by'>>;
 
 /**
  * The fire log. A slot's own entry doubles as its claim: inserting `<schedule id>:<slot>` is
@@ -58,6 +60,7 @@ export function createFireLog(store: Store, clock: Clock, historyDays: () => num
       missed_count: 0,
       missed_until: null,
       reason: null,
+      taken_by: null,
       ...fire,
       expires_at: new Date(now.getTime() + historyDays() * 86_400_000).toISOString(),
     };

@@ -20,6 +20,8 @@ export interface SlotDelivery {
    * mid-fire stops renewing, so the job is not blocked for longer than this.
    */
   leaseMs: number;
+  /** The scheduler process taking the slot (`host:pid`), kept on the slot's entry for operators. */
+  by?: string;
 }
 
 /** What the scheduler does with a slot. Every kind but `orphan` has been recorded in the fire log. */
@@ -151,22 +153,23 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
    * runs at most once for the slot (the worker answers DuplicateInvocation if it already ran), and
    * the claim gets its outcome. Even for a job paused since: the slot came while it was enabled.
    */
-  async function refire(record: CronJobRecord, slotMs: number, lateMs: number, leaseMs: number): Promise<FireDecision> {
+  async function refire(record: CronJobRecord, slotMs: number, lateMs: number, delivery: SlotDelivery): Promise<FireDecision> {
     const nowIso = deps.clock.now().toISOString();
-    const running = { slot_at: iso(slotMs), until: iso(deps.clock.now().getTime() + leaseMs) };
+    const running = { slot_at: iso(slotMs), until: iso(deps.clock.now().getTime() + delivery.leaseMs) };
+    await log.change(slotFireId(record.id, iso(slotMs)), { taken_by: delivery.by ?? null });
     const current = await updateJob(record.id, (r) => ({ ...r, running, updated_at: nowIso }));
     return current === null ? { kind: 'orphan', missed: 0 } : fire(current, slotMs, Math.max(0, lateMs), 0);
   }
 
-  async function claimAndFire(record: CronJobRecord, slotMs: number, lateMs: number, leaseMs: number): Promise<FireDecision> {
+  async function claimAndFire(record: CronJobRecord, slotMs: number, lateMs: number, delivery: SlotDelivery): Promise<FireDecision> {
     const now = deps.clock.now();
     const nowIso = now.toISOString();
     const slotAt = iso(slotMs);
-    const existing = await log.claim({ schedule_id: record.id, agent_id: record.agent_id, slot_at: slotAt, outcome: 'running', late_ms: lateMs, attempts: 1 });
-    const running = { slot_at: slotAt, until: iso(now.getTime() + leaseMs) };
+    const existing = await log.claim({ schedule_id: record.id, agent_id: record.agent_id, slot_at: slotAt, outcome: 'running', late_ms: lateMs, attempts: 1, taken_by: delivery.by ?? null });
+    const running = { slot_at: slotAt, until: iso(now.getTime() + delivery.leaseMs) };
     if (existing !== null) {
       if (existing.outcome !== 'running') return duplicate(record, slotAt, existing.outcome);
-      return refire(record, slotMs, lateMs, leaseMs);
+      return refire(record, slotMs, lateMs, delivery);
     }
     const refusal = agentRefusal(await deps.agents.get(record.agent_id), record.agent_id);
     // Decided inside the update (which may run more than once): the last run's decision holds.
@@ -212,7 +215,7 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       const slotMs = Date.parse(delivery.slot_at);
       if (delivery.retry) return retry(record, slotMs, delivery.leaseMs);
       const claim = await log.get(slotFireId(record.id, iso(slotMs)));
-      if (claim?.outcome === 'running' && claim.trigger === 'schedule') return refire(record, slotMs, now - slotMs, delivery.leaseMs);
+      if (claim?.outcome === 'running' && claim.trigger === 'schedule') return refire(record, slotMs, now - slotMs, delivery);
       const enabledAt = Date.parse(record.enabled_at);
       if (!record.enabled || (slotMs < enabledAt && record.schedule.kind !== 'at')) {
         return paused(record, slotMs);
@@ -220,11 +223,11 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       // An `at` slot that passed before the job was (re-)enabled became due at the enabling.
       const lateMs = now - Math.max(slotMs, enabledAt);
       const windowMs = deps.settings().catchup_window_secs * 1000;
-      if (lateMs <= windowMs) return claimAndFire(record, slotMs, Math.max(0, lateMs), delivery.leaseMs);
+      if (lateMs <= windowMs) return claimAndFire(record, slotMs, Math.max(0, lateMs), delivery);
       // Found too late (the scheduler was down): the latest slot still within the window fires
       // instead, once; this one and those before it are counted missed.
       const latest = latestSlot(repeatOf(record.schedule), slotMs, now);
-      if (latest > slotMs && now - latest <= windowMs) return claimAndFire(record, latest, now - latest, delivery.leaseMs);
+      if (latest > slotMs && now - latest <= windowMs) return claimAndFire(record, latest, now - latest, delivery);
       return missed(record, slotMs, `found ${Math.round(lateMs / 1000)} s after its time, beyond [schedules] catchup_window_secs`);
     },
 
