@@ -73,6 +73,11 @@ export function nextRun(record: CronJobRecord, now: Date): string | null {
   return next === null ? null : new Date(next).toISOString();
 }
 
+/** The record with its stored `next_run` brought up to date as of its `updated_at` (views compute it afresh anyway). */
+export function withNextRun(record: CronJobRecord): CronJobRecord {
+  return { ...record, next_run: nextRun(record, new Date(record.updated_at)) };
+}
+
 /** The spec's CronJob view of a record, exactly its fields. */
 export function toCronJob(record: CronJobRecord, now: Date): CronJob {
   return {

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import { createAgentStore, type AgentStore } from '../agents/agent-store.ts';
 import { fixedClock } from '../time/clock.ts';
+import { cronJobs } from './cron-job-record.ts';
 import type { ScheduleInput } from './schedule-input.ts';
 import { createScheduleService, type ScheduleService } from './schedule-service.ts';
 
@@ -64,6 +65,8 @@ describe('an on-time slot', () => {
     expect(decision).toEqual({ kind: 'fire', slot_at: at(MIN), agent_id: agent.id, message: 'nightly check', expression: 'every 60s', late_ms: 20, missed: 0 });
     expect(await fires(job.id)).toMatchObject([{ slot_at: at(MIN), outcome: 'running', trigger: 'schedule', late_ms: 20, attempts: 1 }]);
     expect(await service.get(job.id)).toMatchObject({ last_run: at(MIN + 20), next_run: at(2 * MIN) });
+    // The record itself is kept true too (another reader of the store sees the same).
+    expect((await cronJobs(store).get(job.id))!.doc).toMatchObject({ last_run: at(MIN + 20), next_run: at(2 * MIN), last_slot: at(MIN) });
 
     clock.advance(500);
     await service.firing.finish(job.id, at(MIN), { outcome: 'fired', reason: null, attempts: 1 });

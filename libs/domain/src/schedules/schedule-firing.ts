@@ -3,7 +3,7 @@ import { latestSlot } from '@agent-platform/queue';
 import type { Collection } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { Clock } from '../time/clock.ts';
-import { repeatOf, scheduleSpec, type CronJobRecord } from './cron-job-record.ts';
+import { repeatOf, scheduleSpec, withNextRun, type CronJobRecord } from './cron-job-record.ts';
 import { agentRefusal, fireReason } from './fire-outcome.ts';
 import { slotFireId, type FireLog } from './fire-log.ts';
 import { scheduleExpression } from './schedule-registrar.ts';
@@ -79,6 +79,7 @@ export interface ScheduleFiringDeps {
 const iso = (ms: number): string => new Date(ms).toISOString();
 const NO_GAP: SlotSpan = { count: 0, capped: false, first: null, last: null };
 
+
 export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
   const { jobs, log } = deps;
 
@@ -94,7 +95,7 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     const last = record.last_slot === null ? slotMs : Math.max(Date.parse(record.last_slot), slotMs);
     return {
       gap,
-      next: { ...record, slot_cursor: iso(Math.max(cursor, slotMs)), last_slot: iso(last), missed_slots: record.missed_slots + gap.count, updated_at: nowIso },
+      next: withNextRun({ ...record, slot_cursor: iso(Math.max(cursor, slotMs)), last_slot: iso(last), missed_slots: record.missed_slots + gap.count, updated_at: nowIso }),
     };
   }
 

@@ -5,7 +5,7 @@ import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
-import { agentTurn, cronJobs, isSpent, nextRun, registrationOf, toCronJob, type CronJobRecord } from './cron-job-record.ts';
+import { agentTurn, cronJobs, isSpent, nextRun, registrationOf, toCronJob, withNextRun, type CronJobRecord } from './cron-job-record.ts';
 import { createFireLog, toFireView, type FireLog } from './fire-log.ts';
 import { startManualRun, type ManualRun } from './manual-run.ts';
 import { createScheduleFiring, type ScheduleFiring } from './schedule-firing.ts';
@@ -52,6 +52,7 @@ export interface ScheduleServiceDeps {
   settings: () => PlatformConfig['schedules'];
 }
 
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Rounds of "write the queue, re-read the record" before a change racing others is left to the next one. */
 const SYNC_ROUNDS = 5;
@@ -95,7 +96,7 @@ export function createScheduleService(deps: ScheduleServiceDeps): ScheduleServic
     const change = (record: CronJobRecord): CronJobRecord =>
       record.enabled === enabled
         ? record
-        : { ...record, enabled, updated_at: stamp, ...(enabled ? { enabled_at: stamp, slot_cursor: stamp, running: null } : {}) };
+        : withNextRun({ ...record, enabled, updated_at: stamp, ...(enabled ? { enabled_at: stamp, slot_cursor: stamp, running: null } : {}) });
     const updated = await jobs.update(id, (current) => (current === null ? null : change(current.doc)));
     if (updated === null) throw Errors.notFound(noun, id);
     try {
