@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
-import { createAgentStore, createScheduleService, systemClock, type ScheduleService } from '@agent-platform/domain';
+import {
+  createAgentStore,
+  createScheduleService,
+  systemClock,
+  type ScheduleService,
+} from '@agent-platform/domain';
 import { createLogger } from '@agent-platform/observability';
 import { connectBullmqQueue, type BullmqQueue } from '@agent-platform/queue/bullmq';
 import type { Store } from '@agent-platform/store';
@@ -21,7 +26,12 @@ import { insertAgent, serveStandInWorker, slotOf } from './testing/stand-in-work
 // no slot twice, none skipped. Against a redis-server this test spawns on a free port.
 const redisBinary = requireBinary('redis-server');
 const { logger } = createLogger({ level: 'silent', bufferLines: 10, destination: 'silent' });
-const SETTINGS: PlatformConfig['schedules'] = { catchup_window_secs: 3600, fire_attempts: 5, fire_backoff_ms: 1000, fire_history_days: 30 };
+const SETTINGS: PlatformConfig['schedules'] = {
+  catchup_window_secs: 3600,
+  fire_attempts: 5,
+  fire_backoff_ms: 1000,
+  fire_history_days: 30,
+};
 const SCHEDULES = 5;
 const SLOTS = 60;
 
@@ -41,15 +51,30 @@ describe.skipIf(redisBinary === null)('two scheduler processes on BullMQ', () =>
   });
 
   /** One scheduler process: its own queue connection and store handle, the shared bus. */
-  async function schedulerProcess(bus: Bus, prefix: string): Promise<{ service: ScheduleService; fired: () => number }> {
+  async function schedulerProcess(
+    bus: Bus,
+    prefix: string,
+  ): Promise<{ service: ScheduleService; fired: () => number }> {
     const queue: BullmqQueue = await connectBullmqQueue({ redisUrl: redis.url, prefix });
     const store: Store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
-    const service = createScheduleService({ store, queue, agents: createAgentStore(store), clock: systemClock, settings: () => SETTINGS });
+    const service = createScheduleService({
+      store,
+      queue,
+      agents: createAgentStore(store),
+      clock: systemClock,
+      settings: () => SETTINGS,
+    });
     let fired = 0;
     const counting: Bus = Object.assign(Object.create(bus) as Bus, {
       request: (...args: Parameters<Bus['request']>) => ((fired += 1), bus.request(...args)),
     });
-    const scheduler: SchedulerService = createSchedulerService({ queue, bus: counting, logger, schedules: service, requestTimeoutMs: () => 5_000 });
+    const scheduler: SchedulerService = createSchedulerService({
+      queue,
+      bus: counting,
+      logger,
+      schedules: service,
+      requestTimeoutMs: () => 5_000,
+    });
     await scheduler.start();
     closers.push(async () => {
       await scheduler.stop();
@@ -71,15 +96,27 @@ describe.skipIf(redisBinary === null)('two scheduler processes on BullMQ', () =>
     const agent = await insertAgent(createAgentStore(agentStore));
 
     const ids: string[] = [];
-    for (let i = 0; i < SCHEDULES; i++) ids.push((await a.service.create(agent.id, { every_secs: 1, prompt: `beat ${i}` }, 'cron')).id);
-    const perSchedule = (id: string) => seen.filter((r) => (r.source as { Cron: { schedule_id: string } }).Cron.schedule_id === id);
-    await waitUntil(() => ids.every((id) => perSchedule(id).length >= SLOTS / SCHEDULES), { timeoutMs: 40_000, intervalMs: 50, message: `${SLOTS} slots` });
+    for (let i = 0; i < SCHEDULES; i++)
+      ids.push((await a.service.create(agent.id, { every_secs: 1, prompt: `beat ${i}` }, 'cron')).id);
+    const perSchedule = (id: string) =>
+      seen.filter((r) => (r.source as { Cron: { schedule_id: string } }).Cron.schedule_id === id);
+    await waitUntil(() => ids.every((id) => perSchedule(id).length >= SLOTS / SCHEDULES), {
+      timeoutMs: 40_000,
+      intervalMs: 50,
+      message: `${SLOTS} slots`,
+    });
     for (const id of ids) await b.service.setEnabled(id, false);
     // Settled: no fire of any schedule is still running.
-    await waitUntil(async () => (await Promise.all(ids.map((id) => a.service.fires(id, 500)))).every((l) => l.fires.every((f) => f.outcome !== 'running')), {
-      timeoutMs: 10_000,
-      message: 'the last fires to settle',
-    });
+    await waitUntil(
+      async () =>
+        (await Promise.all(ids.map((id) => a.service.fires(id, 500)))).every((l) =>
+          l.fires.every((f) => f.outcome !== 'running'),
+        ),
+      {
+        timeoutMs: 10_000,
+        message: 'the last fires to settle',
+      },
+    );
 
     expect(seen.length).toBeGreaterThanOrEqual(SLOTS);
     for (const id of ids) {

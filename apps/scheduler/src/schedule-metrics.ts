@@ -17,9 +17,21 @@ export interface ScheduleMetrics {
 const LATENESS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
 export function scheduleMetrics(metrics: PlatformMetrics): ScheduleMetrics {
-  const fires = metrics.counter('schedule_fires_total', 'Schedule slots by outcome (fired, duplicate, refused, failed, missed, skipped_overlap, skipped_paused).', ['outcome']);
-  const missed = metrics.counter('schedule_missed_slots_total', 'Schedule slots that never fired (the scheduler was down, or found them beyond the catch-up window).');
-  const lateness = metrics.histogram('schedule_fire_lateness_seconds', 'Seconds from a schedule slot to its invocation starting.', [], LATENESS_BUCKETS);
+  const fires = metrics.counter(
+    'schedule_fires_total',
+    'Schedule slots by outcome (fired, duplicate, refused, failed, missed, skipped_overlap, skipped_paused).',
+    ['outcome'],
+  );
+  const missed = metrics.counter(
+    'schedule_missed_slots_total',
+    'Schedule slots that never fired (the scheduler was down, or found them beyond the catch-up window).',
+  );
+  const lateness = metrics.histogram(
+    'schedule_fire_lateness_seconds',
+    'Seconds from a schedule slot to its invocation starting.',
+    [],
+    LATENESS_BUCKETS,
+  );
   const retries = metrics.counter('schedule_fire_retries_total', 'Failed schedule fires handed to a retry.');
   return {
     outcome: (outcome) => fires.inc({ outcome }),
@@ -32,4 +44,9 @@ export function scheduleMetrics(metrics: PlatformMetrics): ScheduleMetrics {
 }
 
 /** For a scheduler given no registry (tests): counts nothing. */
-export const NO_SCHEDULE_METRICS: ScheduleMetrics = { outcome: () => undefined, missed: () => undefined, lateness: () => undefined, retried: () => undefined };
+export const NO_SCHEDULE_METRICS: ScheduleMetrics = {
+  outcome: () => undefined,
+  missed: () => undefined,
+  lateness: () => undefined,
+  retried: () => undefined,
+};

@@ -11,8 +11,12 @@ import { missingFields, type SchemaError } from './schema-errors.ts';
 export function flatErrorFor(request: FastifyRequest, error: unknown): FlatError | null {
   const fields = request.routeOptions.config.flatWhenMissing;
   if (fields === undefined || fields.length === 0) return null;
-  const validation = typeof error === 'object' && error !== null ? (error as { validation?: unknown; validationContext?: unknown }) : null;
-  if (!Array.isArray(validation?.validation) || (validation.validationContext ?? 'body') !== 'body') return null;
+  const validation =
+    typeof error === 'object' && error !== null
+      ? (error as { validation?: unknown; validationContext?: unknown })
+      : null;
+  if (!Array.isArray(validation?.validation) || (validation.validationContext ?? 'body') !== 'body')
+    return null;
   const missing = missingFields(validation.validation as SchemaError[]);
   const field = missing.includes('') ? fields[0] : fields.find((f) => missing.includes(f));
   return field === undefined ? null : { error: `missing required field '${field}'` };

@@ -32,7 +32,11 @@ export const cronJobRoutes: RoutePlugin = (app, deps) => {
     '/cron/jobs',
     {
       config: { action: 'AgentList' },
-      schema: { tags: TAGS, summary: 'Every cron job (schedule) of every agent, oldest first', response: { 200: CronJobList } },
+      schema: {
+        tags: TAGS,
+        summary: 'Every cron job (schedule) of every agent, oldest first',
+        response: { 200: CronJobList },
+      },
     },
     async () => ({ jobs: await deps.schedules.list() }),
   );
@@ -44,9 +48,15 @@ export const cronJobRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'ScheduleCreate', audit: 'agents', flatWhenMissing: ['agent_id'] },
       schema: {
         tags: TAGS,
-        summary: 'Create a cron job for `agent_id`: a cron `expression` (5 or 6 fields, optional IANA `tz`), or instead `every_secs` or `at`',
+        summary:
+          'Create a cron job for `agent_id`: a cron `expression` (5 or 6 fields, optional IANA `tz`), or instead `every_secs` or `at`',
         body: CronJobCreateBody,
-        response: { 201: CronJobCreated, 400: Type.Union([ErrorEnvelope, FlatError]), 404: ErrorEnvelope, 413: ErrorEnvelope },
+        response: {
+          201: CronJobCreated,
+          400: Type.Union([ErrorEnvelope, FlatError]),
+          404: ErrorEnvelope,
+          413: ErrorEnvelope,
+        },
       },
     },
     async (request, reply) => {
@@ -61,7 +71,12 @@ export const cronJobRoutes: RoutePlugin = (app, deps) => {
     '/cron/jobs/:id',
     {
       config: { action: 'ScheduleDelete', ids: { id: 'cron job' }, audit: 'agents' },
-      schema: { tags: TAGS, summary: 'Delete the cron job', params: ScheduleIdParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...Errors4xx } },
+      schema: {
+        tags: TAGS,
+        summary: 'Delete the cron job',
+        params: ScheduleIdParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...Errors4xx },
+      },
     },
     async (request, reply) => {
       await deps.schedules.delete(request.params.id, 'cron job');
@@ -99,7 +114,8 @@ export const cronJobRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'AgentInvoke', ids: { id: 'cron job' } },
       schema: {
         tags: TAGS,
-        summary: 'Fire the job now and wait for the agent: its InvocationResult, source {"Cron": {schedule_id, expression, scheduled_at}}',
+        summary:
+          'Fire the job now and wait for the agent: its InvocationResult, source {"Cron": {schedule_id, expression, scheduled_at}}',
         params: ScheduleIdParams,
         response: { 200: InvocationResult, ...INVOCATION_ERRORS },
       },

@@ -41,17 +41,29 @@ async function insertAgent(): Promise<AgentRecord> {
   });
 }
 
-const call = (method: string, path: string, body?: unknown) => api.request(method, path, { token, ...(body === undefined ? {} : { body }) });
-const schedulers = async () => (await api.deps.queue.listSchedulers(Queues.schedules)).map((s) => s.id).sort();
-const allJobs = async () => (await call('GET', '/cron/jobs')).body.jobs as Array<{ id: string; enabled: boolean }>;
+const call = (method: string, path: string, body?: unknown) =>
+  api.request(method, path, { token, ...(body === undefined ? {} : { body }) });
+const schedulers = async () =>
+  (await api.deps.queue.listSchedulers(Queues.schedules)).map((s) => s.id).sort();
+const allJobs = async () =>
+  (await call('GET', '/cron/jobs')).body.jobs as Array<{ id: string; enabled: boolean }>;
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
 describe('creating and listing: one store for both surfaces', () => {
   it('answers 201 {id} and 201 {id, agent_id}, and each surface lists what the other created', async () => {
-    const viaSchedule = await call('POST', `/agents/${agent}/schedules`, { expression: '0 9 * * 1-5', prompt: 'Morning FNOL digest', agent_id: UNKNOWN });
+    const viaSchedule = await call('POST', `/agents/${agent}/schedules`, {
+      expression: '0 9 * * 1-5',
+      prompt: 'Morning FNOL digest',
+      agent_id: UNKNOWN,
+    });
     expect(viaSchedule.status).toBe(201);
     expect(viaSchedule.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
-    const viaCron = await call('POST', '/cron/jobs', { agent_id: agent, expression: '*/15 * * * *', tz: 'America/Chicago', prompt: 'Check the claims queue' });
+    const viaCron = await call('POST', '/cron/jobs', {
+      agent_id: agent,
+      expression: '*/15 * * * *',
+      tz: 'America/Chicago',
+      prompt: 'Check the claims queue',
+    });
     expect(viaCron.status).toBe(201);
     expect(viaCron.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), agent_id: agent });
 
@@ -64,12 +76,21 @@ describe('creating and listing: one store for both surfaces', () => {
         name: 'schedule',
         enabled: true,
         schedule: { kind: 'cron', expr: '0 9 * * 1-5', tz: null },
-        action: { kind: 'agent_turn', message: 'Morning FNOL digest', model_override: null, timeout_secs: null },
+        action: {
+          kind: 'agent_turn',
+          message: 'Morning FNOL digest',
+          model_override: null,
+          timeout_secs: null,
+        },
         created_at: ISO,
         last_run: null,
         next_run: ISO,
       },
-      expect.objectContaining({ id: viaCron.body.id, name: 'cron', schedule: { kind: 'cron', expr: '*/15 * * * *', tz: 'America/Chicago' } }),
+      expect.objectContaining({
+        id: viaCron.body.id,
+        name: 'cron',
+        schedule: { kind: 'cron', expr: '*/15 * * * *', tz: 'America/Chicago' },
+      }),
     ]);
     expect(new Date(schedules[0].next_run).getUTCHours()).toBe(9);
     expect((await allJobs()).map((j) => j.id)).toEqual([viaSchedule.body.id, viaCron.body.id]);
@@ -78,7 +99,11 @@ describe('creating and listing: one store for both surfaces', () => {
 
   it('creates `every` and `at` schedules from every_secs or at instead of expression', async () => {
     const every = await call('POST', `/agents/${agent}/schedules`, { every_secs: 3600, prompt: 'hourly' });
-    const at = await call('POST', '/cron/jobs', { agent_id: agent, at: '2040-06-01T09:30:00+02:00', prompt: 'once' });
+    const at = await call('POST', '/cron/jobs', {
+      agent_id: agent,
+      at: '2040-06-01T09:30:00+02:00',
+      prompt: 'once',
+    });
     expect([every.status, at.status]).toEqual([201, 201]);
     const jobs = (await call('GET', `/agents/${agent}/schedules`)).body.schedules;
     expect(jobs.map((j: { schedule: unknown }) => j.schedule)).toEqual([
@@ -91,7 +116,12 @@ describe('creating and listing: one store for both surfaces', () => {
   it('refuses bad input with the spec errors, and bad input changes nothing', async () => {
     await call('POST', `/agents/${agent}/schedules`, { expression: '0 9 * * *', prompt: 'kept' });
     const before = { jobs: await allJobs(), schedulers: await schedulers() };
-    const expectError = async (res: Awaited<ReturnType<typeof call>>, status: number, category: string, named: string) => {
+    const expectError = async (
+      res: Awaited<ReturnType<typeof call>>,
+      status: number,
+      category: string,
+      named: string,
+    ) => {
       expect(res.status, JSON.stringify(res.body)).toBe(status);
       expect(res.body.error.category).toBe(category);
       expect(res.body.error.message).toContain(named);
@@ -102,19 +132,74 @@ describe('creating and listing: one store for both surfaces', () => {
     ]) {
       await expectError(await create({ expression: '0 9 * * *' }), 400, 'ValidationError', 'prompt');
       await expectError(await create({ prompt: 'p' }), 400, 'ValidationError', 'expression');
-      await expectError(await create({ expression: 'every day at nine', prompt: 'p' }), 400, 'ValidationError', 'every day at nine');
-      await expectError(await create({ expression: '* * * *', prompt: 'p' }), 400, 'ValidationError', '5 or 6 fields');
-      await expectError(await create({ expression: '0 9 * * *', tz: 'Mars/Olympus', prompt: 'p' }), 400, 'ValidationError', 'Mars/Olympus');
-      await expectError(await create({ expression: '0 9 * * *', every_secs: 60, prompt: 'p' }), 400, 'ValidationError', 'exactly one');
-      await expectError(await create({ at: 'next tuesday', prompt: 'p' }), 400, 'ValidationError', 'next tuesday');
-      await expectError(await create({ expression: '0 9 * * *', prompt: 'p', overlap: 'queue' }), 400, 'ValidationError', 'allow');
+      await expectError(
+        await create({ expression: 'every day at nine', prompt: 'p' }),
+        400,
+        'ValidationError',
+        'every day at nine',
+      );
+      await expectError(
+        await create({ expression: '* * * *', prompt: 'p' }),
+        400,
+        'ValidationError',
+        '5 or 6 fields',
+      );
+      await expectError(
+        await create({ expression: '0 9 * * *', tz: 'Mars/Olympus', prompt: 'p' }),
+        400,
+        'ValidationError',
+        'Mars/Olympus',
+      );
+      await expectError(
+        await create({ expression: '0 9 * * *', every_secs: 60, prompt: 'p' }),
+        400,
+        'ValidationError',
+        'exactly one',
+      );
+      await expectError(
+        await create({ at: 'next tuesday', prompt: 'p' }),
+        400,
+        'ValidationError',
+        'next tuesday',
+      );
+      await expectError(
+        await create({ expression: '0 9 * * *', prompt: 'p', overlap: 'queue' }),
+        400,
+        'ValidationError',
+        'allow',
+      );
       await expectError(await create({ expression: 5, prompt: 'p' }), 422, 'MalformedBody', 'expression');
-      await expectError(await create({ expression: '0 9 * * *', prompt: 'x'.repeat(1025) }), 413, 'SizeLimitExceeded', 'max_message_bytes');
+      await expectError(
+        await create({ expression: '0 9 * * *', prompt: 'x'.repeat(1025) }),
+        413,
+        'SizeLimitExceeded',
+        'max_message_bytes',
+      );
     }
-    await expectError(await call('POST', `/agents/${UNKNOWN}/schedules`, { expression: '0 9 * * *', prompt: 'p' }), 404, 'NotFound', UNKNOWN);
-    await expectError(await call('POST', '/cron/jobs', { agent_id: UNKNOWN, expression: '0 9 * * *', prompt: 'p' }), 404, 'NotFound', UNKNOWN);
-    await expectError(await call('POST', '/agents/not-a-uuid/schedules', { expression: '0 9 * * *', prompt: 'p' }), 400, 'ValidationError', 'invalid agent id');
-    await expectError(await call('POST', '/cron/jobs', { agent_id: 'not-a-uuid', expression: '0 9 * * *', prompt: 'p' }), 400, 'ValidationError', 'invalid agent id');
+    await expectError(
+      await call('POST', `/agents/${UNKNOWN}/schedules`, { expression: '0 9 * * *', prompt: 'p' }),
+      404,
+      'NotFound',
+      UNKNOWN,
+    );
+    await expectError(
+      await call('POST', '/cron/jobs', { agent_id: UNKNOWN, expression: '0 9 * * *', prompt: 'p' }),
+      404,
+      'NotFound',
+      UNKNOWN,
+    );
+    await expectError(
+      await call('POST', '/agents/not-a-uuid/schedules', { expression: '0 9 * * *', prompt: 'p' }),
+      400,
+      'ValidationError',
+      'invalid agent id',
+    );
+    await expectError(
+      await call('POST', '/cron/jobs', { agent_id: 'not-a-uuid', expression: '0 9 * * *', prompt: 'p' }),
+      400,
+      'ValidationError',
+      'invalid agent id',
+    );
     expect(await allJobs()).toEqual(before.jobs);
     expect(await schedulers()).toEqual(before.schedulers);
   });
@@ -128,7 +213,9 @@ describe('creating and listing: one store for both surfaces', () => {
     const noBody = await call('POST', '/cron/jobs');
     expect([noBody.status, noBody.body]).toEqual([400, { error: "missing required field 'agent_id'" }]);
     // Any other error of the route keeps the envelope.
-    expect((await call('POST', '/cron/jobs', { agent_id: agent, expression: '0 9 * * *' })).body.error.category).toBe('ValidationError');
+    expect(
+      (await call('POST', '/cron/jobs', { agent_id: agent, expression: '0 9 * * *' })).body.error.category,
+    ).toBe('ValidationError');
     expect(await allJobs()).toEqual([]);
   });
 
@@ -154,13 +241,17 @@ describe('pausing, enabling and deleting', () => {
 
   it('PUT .../enable toggles from either surface; without a body it enables', async () => {
     const id = (await call('POST', '/cron/jobs', { agent_id: agent, every_secs: 60, prompt: 'p' })).body.id;
-    expect((await call('PUT', `/cron/jobs/${id}/enable`, { enabled: false })).body).toEqual({ status: 'disabled' });
+    expect((await call('PUT', `/cron/jobs/${id}/enable`, { enabled: false })).body).toEqual({
+      status: 'disabled',
+    });
     expect(await schedulers()).toEqual([]);
     expect((await call('GET', `/agents/${agent}/schedules`)).body.schedules[0].enabled).toBe(false);
     expect((await call('PUT', `/cron/jobs/${id}/enable`)).body).toEqual({ status: 'enabled' });
     expect(await schedulers()).toEqual([id]);
     // Condition jobs share the store: the condition route toggles the same record by id.
-    expect((await call('PUT', `/conditions/jobs/${id}/enable`, { enabled: false })).body).toEqual({ status: 'disabled' });
+    expect((await call('PUT', `/conditions/jobs/${id}/enable`, { enabled: false })).body).toEqual({
+      status: 'disabled',
+    });
     expect(await schedulers()).toEqual([]);
     expect((await call('PUT', `/conditions/jobs/${id}/enable`, {})).body).toEqual({ status: 'enabled' });
     expect(await schedulers()).toEqual([id]);
@@ -196,16 +287,24 @@ describe('pausing, enabling and deleting', () => {
       expect([unknown.status, unknown.body.error.category], `${method} ${path}`).toEqual([404, 'NotFound']);
       expect(unknown.body.error.message).toBe(`${kind} '${UNKNOWN}' not found`);
       const malformed = await call(method, path.replace(':id', 'sched-1'));
-      expect([malformed.status, malformed.body.error.message], `${method} ${path}`).toEqual([400, `invalid ${kind} id 'sched-1': must be a UUID`]);
+      expect([malformed.status, malformed.body.error.message], `${method} ${path}`).toEqual([
+        400,
+        `invalid ${kind} id 'sched-1': must be a UUID`,
+      ]);
     }
   });
 });
 
 describe('GET /schedules/{id}/fires', () => {
   it('answers the job overlap policy and an empty history before any fire', async () => {
-    const id = (await call('POST', `/agents/${agent}/schedules`, { every_secs: 60, prompt: 'p', overlap: 'allow' })).body.id;
+    const id = (
+      await call('POST', `/agents/${agent}/schedules`, { every_secs: 60, prompt: 'p', overlap: 'allow' })
+    ).body.id;
     const res = await call('GET', `/schedules/${id}/fires?limit=5`);
-    expect([res.status, res.body]).toEqual([200, { schedule_id: id, overlap: 'allow', missed_slots: 0, fires: [] }]);
+    expect([res.status, res.body]).toEqual([
+      200,
+      { schedule_id: id, overlap: 'allow', missed_slots: 0, fires: [] },
+    ]);
     expect((await call('GET', `/schedules/${id}/fires?limit=0`)).status).toBe(400);
   });
 });
@@ -215,7 +314,10 @@ describe('roles (spec §Authentication)', () => {
     const viewer = await api.issueKey('viewer', 'viewer');
     const developer = await api.issueKey('developer', 'developer');
     for (const who of [viewer, developer]) {
-      const refused = await api.request('POST', `/agents/${agent}/schedules`, { token: who, body: { every_secs: 60, prompt: 'p' } });
+      const refused = await api.request('POST', `/agents/${agent}/schedules`, {
+        token: who,
+        body: { every_secs: 60, prompt: 'p' },
+      });
       expect([refused.status, refused.body.error]).toEqual([403, 'forbidden']);
       expect(refused.body.message).toContain('ScheduleCreate');
     }

@@ -31,7 +31,12 @@ export const scheduleRoutes: RoutePlugin = (app, deps) => {
     '/agents/:id/schedules',
     {
       config: { action: 'AgentStatus', ids: AGENT },
-      schema: { tags: TAGS, summary: "The agent's schedules (CronJobs), oldest first", params: AgentIdParams, response: { 200: ScheduleList, ...Errors4xx } },
+      schema: {
+        tags: TAGS,
+        summary: "The agent's schedules (CronJobs), oldest first",
+        params: AgentIdParams,
+        response: { 200: ScheduleList, ...Errors4xx },
+      },
     },
     async (request) => ({ schedules: await deps.schedules.list(request.params.id) }),
   );
@@ -42,7 +47,8 @@ export const scheduleRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'ScheduleCreate', ids: AGENT, audit: 'agents' },
       schema: {
         tags: TAGS,
-        summary: 'Create a schedule firing `prompt` at the agent: a cron `expression` (5 or 6 fields, optional IANA `tz`), or instead `every_secs` or `at`',
+        summary:
+          'Create a schedule firing `prompt` at the agent: a cron `expression` (5 or 6 fields, optional IANA `tz`), or instead `every_secs` or `at`',
         params: AgentIdParams,
         body: ScheduleCreateBody,
         response: { 201: ScheduleCreated, ...Errors4xx, 413: ErrorEnvelope },
@@ -66,7 +72,9 @@ export const scheduleRoutes: RoutePlugin = (app, deps) => {
         config: { action: 'ScheduleUpdate', ids: SCHEDULE, audit: 'agents' },
         schema: {
           tags: TAGS,
-          summary: enabled ? 'Enable the schedule: it fires again from its next slot' : 'Disable the schedule: no slot fires until it is resumed',
+          summary: enabled
+            ? 'Enable the schedule: it fires again from its next slot'
+            : 'Disable the schedule: no slot fires until it is resumed',
           params: ScheduleIdParams,
           response: { 200: enabled ? ScheduleResumed : SchedulePaused, ...Errors4xx },
         },
@@ -82,7 +90,12 @@ export const scheduleRoutes: RoutePlugin = (app, deps) => {
     '/schedules/:id',
     {
       config: { action: 'ScheduleDelete', ids: SCHEDULE, audit: 'agents' },
-      schema: { tags: TAGS, summary: 'Delete the schedule', params: ScheduleIdParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...Errors4xx } },
+      schema: {
+        tags: TAGS,
+        summary: 'Delete the schedule',
+        params: ScheduleIdParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...Errors4xx },
+      },
     },
     async (request, reply) => {
       await deps.schedules.delete(request.params.id);
@@ -96,7 +109,8 @@ export const scheduleRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'AgentStatus', ids: SCHEDULE },
       schema: {
         tags: TAGS,
-        summary: 'Beyond the spec: what became of the recent slots (fired, duplicate, refused, failed, missed, skipped), newest first',
+        summary:
+          'Beyond the spec: what became of the recent slots (fired, duplicate, refused, failed, missed, skipped), newest first',
         params: ScheduleIdParams,
         querystring: ScheduleFiresQuery,
         response: { 200: ScheduleFireList, ...Errors4xx },

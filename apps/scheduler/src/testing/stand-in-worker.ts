@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { QueueGroups, Subjects, type AgentInvokeReply, type AgentInvokeRequest } from '@agent-platform/contracts';
+import {
+  QueueGroups,
+  Subjects,
+  type AgentInvokeReply,
+  type AgentInvokeRequest,
+} from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import type { AgentRecord, AgentStore } from '@agent-platform/domain';
 
@@ -29,7 +34,15 @@ export async function serveStandInWorker(bus: Bus, script: StandInOutcome[] = []
       }
       if (outcome instanceof Error) throw outcome;
       return {
-        result: { content: 'done', tokens_used: 1, duration_ms: 1, correlation_id: request.correlation_id, source: request.source, tool_calls: [], usage: { input_tokens: 1, output_tokens: 0 } },
+        result: {
+          content: 'done',
+          tokens_used: 1,
+          duration_ms: 1,
+          correlation_id: request.correlation_id,
+          source: request.source,
+          tool_calls: [],
+          usage: { input_tokens: 1, output_tokens: 0 },
+        },
         duplicate: outcome === 'duplicate',
       };
     },
@@ -44,7 +57,10 @@ export function slotOf(request: AgentInvokeRequest): string {
 }
 
 /** Inserts an agent as an install leaves it (Running unless said otherwise). */
-export function insertAgent(agents: AgentStore, state: AgentRecord['state'] = 'Running'): Promise<AgentRecord> {
+export function insertAgent(
+  agents: AgentStore,
+  state: AgentRecord['state'] = 'Running',
+): Promise<AgentRecord> {
   const now = new Date().toISOString();
   return agents.insert({
     id: randomUUID(),

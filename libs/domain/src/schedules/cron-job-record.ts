@@ -1,4 +1,10 @@
-import type { CronJob, CronJobAction, CronJobSchedule, OverlapPolicy, ScheduleSpec } from '@agent-platform/contracts';
+import type {
+  CronJob,
+  CronJobAction,
+  CronJobSchedule,
+  OverlapPolicy,
+  ScheduleSpec,
+} from '@agent-platform/contracts';
 import { slotAfter, type Repeat } from '@agent-platform/queue';
 import type { Store } from '@agent-platform/store';
 import { toRepeat, type ScheduleRegistration } from './schedule-registrar.ts';
@@ -35,7 +41,9 @@ export interface CronJobRecord extends CronJob {
 }
 
 export function cronJobs(store: Store) {
-  return store.collection<CronJobRecord>(CRON_JOBS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'created_at' }] });
+  return store.collection<CronJobRecord>(CRON_JOBS_COLLECTION, {
+    indexes: [{ field: 'agent_id' }, { field: 'created_at' }],
+  });
 }
 
 /** The spec's `schedule` as the queue port's registrar takes it. */
@@ -45,7 +53,12 @@ export function scheduleSpec(schedule: CronJobSchedule): ScheduleSpec {
 
 /** What the registrar puts on the queue for a record. */
 export function registrationOf(record: CronJobRecord): ScheduleRegistration {
-  return { id: record.id, agent_id: record.agent_id, schedule: scheduleSpec(record.schedule), message: record.action.message };
+  return {
+    id: record.id,
+    agent_id: record.agent_id,
+    schedule: scheduleSpec(record.schedule),
+    message: record.action.message,
+  };
 }
 
 export function repeatOf(schedule: CronJobSchedule): Repeat {
@@ -58,7 +71,11 @@ export function agentTurn(message: string): CronJobAction {
 
 /** True for an `at` job whose one slot has been handled: nothing is left to fire. */
 export function isSpent(record: CronJobRecord): boolean {
-  return record.schedule.kind === 'at' && record.last_slot !== null && Date.parse(record.last_slot) >= Date.parse(record.schedule.at);
+  return (
+    record.schedule.kind === 'at' &&
+    record.last_slot !== null &&
+    Date.parse(record.last_slot) >= Date.parse(record.schedule.at)
+  );
 }
 
 /**

@@ -17,9 +17,12 @@ export interface FireRecord extends ScheduleFireView {
 }
 
 /** The fields a new entry needs; the rest default (no attempt, nothing missed, no reason). */
-export type NewFire = Pick<FireRecord, 'schedule_id' | 'agent_id' | 'slot_at' | 'outcome'> & Partial<Omit<FireRecord, 'id' | 'expires_at'>>;
+export type NewFire = Pick<FireRecord, 'schedule_id' | 'agent_id' | 'slot_at' | 'outcome'> &
+  Partial<Omit<FireRecord, 'id' | 'expires_at'>>;
 
-export type FireChange = Partial<Pick<FireRecord, 'outcome' | 'finished_at' | 'late_ms' | 'attempts' | 'reason' | 'taken_by'>>;
+export type FireChange = Partial<
+  Pick<FireRecord, 'outcome' | 'finished_at' | 'late_ms' | 'attempts' | 'reason' | 'taken_by'>
+>;
 
 /**
  * The fire log. A slot's own entry doubles as its claim: inserting `<schedule id>:<slot>` is
@@ -89,7 +92,11 @@ export function createFireLog(store: Store, clock: Clock, historyDays: () => num
       return (await fires.insert(entry(randomUUID(), fire))).doc;
     },
     async list(scheduleId, limit) {
-      const rows = await fires.find({ where: { schedule_id: scheduleId }, orderBy: { field: 'recorded_at', direction: 'desc' }, limit });
+      const rows = await fires.find({
+        where: { schedule_id: scheduleId },
+        orderBy: { field: 'recorded_at', direction: 'desc' },
+        limit,
+      });
       return rows.map(({ doc }) => doc);
     },
   };

@@ -26,12 +26,28 @@ export function fireReason(category: string, message: string): string {
  * Categories that answer a request the same way however often it is sent: a fire refused with
  * one is `refused` (never retried); any other failure is `failed`.
  */
-const REFUSAL_CATEGORIES = new Set(['NotFound', 'InvalidState', 'PermissionDenied', 'TrustPolicyViolation', 'ValidationError', 'MalformedBody', 'SizeLimitExceeded', 'Conflict', 'MissingDependency']);
+const REFUSAL_CATEGORIES = new Set([
+  'NotFound',
+  'InvalidState',
+  'PermissionDenied',
+  'TrustPolicyViolation',
+  'ValidationError',
+  'MalformedBody',
+  'SizeLimitExceeded',
+  'Conflict',
+  'MissingDependency',
+]);
 
 /** The recorded outcome and reason of an invocation that threw (a manual run). */
 export function failedFire(error: unknown): { outcome: 'refused' | 'failed'; reason: string } {
   if (error instanceof PlatformError) {
-    return { outcome: REFUSAL_CATEGORIES.has(error.category) ? 'refused' : 'failed', reason: fireReason(error.category, error.message) };
+    return {
+      outcome: REFUSAL_CATEGORIES.has(error.category) ? 'refused' : 'failed',
+      reason: fireReason(error.category, error.message),
+    };
   }
-  return { outcome: 'failed', reason: fireReason('Internal', error instanceof Error ? error.message : String(error)) };
+  return {
+    outcome: 'failed',
+    reason: fireReason('Internal', error instanceof Error ? error.message : String(error)),
+  };
 }

@@ -9,7 +9,11 @@ import { scheduleExpression } from './schedule-registrar.ts';
 /** A POST /cron/jobs/{id}/run under way: what to send, and where its outcome goes. */
 export interface ManualRun {
   /** The invocation: the job's agent and prompt, with a `Cron` source whose `scheduled_at` is now. */
-  invocation: { agent_id: string; message: string; source: { Cron: { schedule_id: string; expression: string; scheduled_at: string } } };
+  invocation: {
+    agent_id: string;
+    message: string;
+    source: { Cron: { schedule_id: string; expression: string; scheduled_at: string } };
+  };
   /** Records the invocation's end: success, or the error it threw. */
   finish(result: { ok: true } | { ok: false; error: unknown }): Promise<void>;
 }
@@ -29,23 +33,44 @@ export interface ManualRunDeps {
  */
 export async function startManualRun(deps: ManualRunDeps, record: CronJobRecord): Promise<ManualRun> {
   const now = deps.clock.now().toISOString();
-  const base = { schedule_id: record.id, agent_id: record.agent_id, slot_at: now, trigger: 'manual' as const };
+  const base = {
+    schedule_id: record.id,
+    agent_id: record.agent_id,
+    slot_at: now,
+    trigger: 'manual' as const,
+  };
   const refusal = agentRefusal(await deps.agents.get(record.agent_id), record.agent_id);
   if (refusal !== null) {
-    await deps.log.add({ ...base, outcome: 'refused', reason: fireReason(refusal.category, refusal.message), finished_at: now });
+    await deps.log.add({
+      ...base,
+      outcome: 'refused',
+      reason: fireReason(refusal.category, refusal.message),
+      finished_at: now,
+    });
     throw refusal;
   }
   const fire = await deps.log.add({ ...base, outcome: 'running', late_ms: 0, attempts: 1 });
-  await deps.jobs.update(record.id, (current) => (current === null ? null : { ...current.doc, last_run: now, updated_at: now }));
+  await deps.jobs.update(record.id, (current) =>
+    current === null ? null : { ...current.doc, last_run: now, updated_at: now },
+  );
   return {
     invocation: {
       agent_id: record.agent_id,
       message: record.action.message,
-      source: { Cron: { schedule_id: record.id, expression: scheduleExpression(scheduleSpec(record.schedule)), scheduled_at: now } },
+      source: {
+        Cron: {
+          schedule_id: record.id,
+          expression: scheduleExpression(scheduleSpec(record.schedule)),
+          scheduled_at: now,
+        },
+      },
     },
     async finish(result) {
       const finished_at = deps.clock.now().toISOString();
-      await deps.log.change(fire.id, result.ok ? { outcome: 'fired', finished_at } : { ...failedFire(result.error), finished_at });
+      await deps.log.change(
+        fire.id,
+        result.ok ? { outcome: 'fired', finished_at } : { ...failedFire(result.error), finished_at },
+      );
     },
   };
 }

@@ -48,12 +48,28 @@ afterEach(async () => {
 
 function agentRecord(): AgentRecord {
   const name = `agent-${randomUUID().slice(0, 8)}`;
-  return { id: randomUUID(), name, version: '1.0.0', state: 'Running', description: '', prompt: '', equipped_competencies: [], allow_skill_tools: [], allow_integration_tools: [], model_preference: null, created_at: T0, updated_at: T0, running_since: T0 };
+  return {
+    id: randomUUID(),
+    name,
+    version: '1.0.0',
+    state: 'Running',
+    description: '',
+    prompt: '',
+    equipped_competencies: [],
+    allow_skill_tools: [],
+    allow_integration_tools: [],
+    model_preference: null,
+    created_at: T0,
+    updated_at: T0,
+    running_since: T0,
+  };
 }
 
 const at = (ms: number): string => new Date(Date.parse(T0) + ms).toISOString();
-const create = (input: Omit<ScheduleInput, 'prompt'> = { every_secs: 60 }) => service.create(agent.id, { prompt: 'nightly check', ...input }, 'schedule');
-const begin = (id: string, slotAt: string, retry = false) => service.firing.begin({ schedule_id: id, slot_at: slotAt, retry, leaseMs: LEASE });
+const create = (input: Omit<ScheduleInput, 'prompt'> = { every_secs: 60 }) =>
+  service.create(agent.id, { prompt: 'nightly check', ...input }, 'schedule');
+const begin = (id: string, slotAt: string, retry = false) =>
+  service.firing.begin({ schedule_id: id, slot_at: slotAt, retry, leaseMs: LEASE });
 const fires = async (id: string) => (await service.fires(id, 50)).fires;
 const outcomes = async (id: string) => (await fires(id)).map((f) => f.outcome);
 
@@ -62,18 +78,36 @@ describe('an on-time slot', () => {
     const job = await create();
     clock.set(at(MIN + 20));
     const decision = await begin(job.id, at(MIN));
-    expect(decision).toEqual({ kind: 'fire', slot_at: at(MIN), agent_id: agent.id, message: 'nightly check', expression: 'every 60s', late_ms: 20, missed: 0 });
-    expect(await fires(job.id)).toMatchObject([{ slot_at: at(MIN), outcome: 'running', trigger: 'schedule', late_ms: 20, attempts: 1 }]);
+    expect(decision).toEqual({
+      kind: 'fire',
+      slot_at: at(MIN),
+      agent_id: agent.id,
+      message: 'nightly check',
+      expression: 'every 60s',
+      late_ms: 20,
+      missed: 0,
+    });
+    expect(await fires(job.id)).toMatchObject([
+      { slot_at: at(MIN), outcome: 'running', trigger: 'schedule', late_ms: 20, attempts: 1 },
+    ]);
     expect(await service.get(job.id)).toMatchObject({ last_run: at(MIN + 20), next_run: at(2 * MIN) });
     // The record itself is kept true too (another reader of the store sees the same).
-    expect((await cronJobs(store).get(job.id))!.doc).toMatchObject({ last_run: at(MIN + 20), next_run: at(2 * MIN), last_slot: at(MIN) });
+    expect((await cronJobs(store).get(job.id))!.doc).toMatchObject({
+      last_run: at(MIN + 20),
+      next_run: at(2 * MIN),
+      last_slot: at(MIN),
+    });
 
     clock.advance(500);
     await service.firing.finish(job.id, at(MIN), { outcome: 'fired', reason: null, attempts: 1 });
     expect(await fires(job.id)).toMatchObject([{ outcome: 'fired', finished_at: at(MIN + 520) }]);
 
     clock.advance(1000);
-    expect(await begin(job.id, at(MIN))).toMatchObject({ kind: 'recorded', outcome: 'duplicate', reason: 'slot already handled (fired)' });
+    expect(await begin(job.id, at(MIN))).toMatchObject({
+      kind: 'recorded',
+      outcome: 'duplicate',
+      reason: 'slot already handled (fired)',
+    });
     expect((await fires(job.id)).map((f) => f.outcome)).toEqual(['duplicate', 'fired']);
   });
 
@@ -102,11 +136,19 @@ describe('an on-time slot', () => {
     await agents.update(agent.id, (a) => ({ ...a, state: 'Suspended', running_since: null }));
     clock.set(at(MIN));
     const refused = await begin(job.id, at(MIN));
-    expect(refused).toMatchObject({ kind: 'recorded', outcome: 'refused', reason: expect.stringContaining('InvalidState') });
+    expect(refused).toMatchObject({
+      kind: 'recorded',
+      outcome: 'refused',
+      reason: expect.stringContaining('InvalidState'),
+    });
     expect(refused.kind === 'recorded' && refused.reason).toContain('Suspended');
     await agents.delete(agent.id);
     clock.set(at(2 * MIN));
-    expect(await begin(job.id, at(2 * MIN))).toMatchObject({ kind: 'recorded', outcome: 'refused', reason: expect.stringContaining('NotFound') });
+    expect(await begin(job.id, at(2 * MIN))).toMatchObject({
+      kind: 'recorded',
+      outcome: 'refused',
+      reason: expect.stringContaining('NotFound'),
+    });
     expect((await fires(job.id)).map((f) => [f.slot_at, f.outcome])).toEqual([
       [at(2 * MIN), 'refused'],
       [at(MIN), 'refused'],
@@ -126,14 +168,23 @@ describe('missed slots and catch-up', () => {
     expect(await begin(job.id, at(5 * MIN))).toMatchObject({ kind: 'fire', missed: 4 });
     const list = await service.fires(job.id, 50);
     expect(list.missed_slots).toBe(4);
-    expect(list.fires.find((f) => f.outcome === 'missed')).toMatchObject({ slot_at: at(MIN), missed_until: at(4 * MIN), missed_count: 4 });
+    expect(list.fires.find((f) => f.outcome === 'missed')).toMatchObject({
+      slot_at: at(MIN),
+      missed_until: at(4 * MIN),
+      missed_count: 4,
+    });
   });
 
   it('after a downtime, fires the latest slot within the catch-up window once and counts the rest missed', async () => {
     const job = await create();
     // The queue hands over the oldest pending slot (BullMQ) three hours late.
     clock.set(at(180 * MIN + 5_000));
-    expect(await begin(job.id, at(MIN))).toMatchObject({ kind: 'fire', slot_at: at(180 * MIN), late_ms: 5_000, missed: 179 });
+    expect(await begin(job.id, at(MIN))).toMatchObject({
+      kind: 'fire',
+      slot_at: at(180 * MIN),
+      late_ms: 5_000,
+      missed: 179,
+    });
     expect((await service.fires(job.id, 50)).missed_slots).toBe(179);
     // The slot itself, delivered again later, is not fired: a later one was.
     expect(await begin(job.id, at(180 * MIN))).toMatchObject({ kind: 'fire', slot_at: at(180 * MIN) });
@@ -147,8 +198,16 @@ describe('missed slots and catch-up', () => {
     // Down from before 09:00 on day 1 until 14:00 on day 3: the last slot (day 3, 09:00) is 5 h old.
     clock.set('2030-01-03T14:00:00.000Z');
     const decision = await begin(job.id, '2030-01-01T09:00:00.000Z');
-    expect(decision).toMatchObject({ kind: 'recorded', outcome: 'missed', reason: expect.stringContaining('catchup_window_secs') });
-    expect(await begin(job.id, '2030-01-03T09:00:00.000Z')).toMatchObject({ kind: 'recorded', outcome: 'missed', missed: 2 });
+    expect(decision).toMatchObject({
+      kind: 'recorded',
+      outcome: 'missed',
+      reason: expect.stringContaining('catchup_window_secs'),
+    });
+    expect(await begin(job.id, '2030-01-03T09:00:00.000Z')).toMatchObject({
+      kind: 'recorded',
+      outcome: 'missed',
+      missed: 2,
+    });
     expect((await service.fires(job.id, 50)).missed_slots).toBe(3);
     expect(await service.get(job.id)).toMatchObject({ last_run: null, next_run: '2030-01-04T09:00:00.000Z' });
   });
@@ -160,7 +219,11 @@ describe('overlap policy', () => {
     clock.set(at(MIN));
     expect(await begin(job.id, at(MIN))).toMatchObject({ kind: 'fire' });
     clock.set(at(2 * MIN));
-    expect(await begin(job.id, at(2 * MIN))).toMatchObject({ kind: 'recorded', outcome: 'skipped_overlap', reason: expect.stringContaining(at(MIN)) });
+    expect(await begin(job.id, at(2 * MIN))).toMatchObject({
+      kind: 'recorded',
+      outcome: 'skipped_overlap',
+      reason: expect.stringContaining(at(MIN)),
+    });
     await service.firing.finish(job.id, at(MIN), { outcome: 'fired', reason: null, attempts: 1 });
     clock.set(at(3 * MIN));
     expect(await begin(job.id, at(3 * MIN))).toMatchObject({ kind: 'fire', missed: 0 });
@@ -208,9 +271,16 @@ describe('an `at` job', () => {
   it('fires its one slot, then shows no next_run and is not put back on the queue when resumed', async () => {
     const job = await create({ at: at(30 * MIN) });
     clock.set(at(30 * MIN));
-    expect(await begin(job.id, at(30 * MIN))).toMatchObject({ kind: 'fire', expression: `at ${at(30 * MIN)}` });
+    expect(await begin(job.id, at(30 * MIN))).toMatchObject({
+      kind: 'fire',
+      expression: `at ${at(30 * MIN)}`,
+    });
     await service.firing.finish(job.id, at(30 * MIN), { outcome: 'fired', reason: null, attempts: 1 });
-    expect(await service.get(job.id)).toMatchObject({ enabled: true, next_run: null, last_run: at(30 * MIN) });
+    expect(await service.get(job.id)).toMatchObject({
+      enabled: true,
+      next_run: null,
+      last_run: at(30 * MIN),
+    });
     await service.setEnabled(job.id, false);
     await service.setEnabled(job.id, true);
     expect(await queue.listSchedulers(Queues.schedules)).toEqual([]);

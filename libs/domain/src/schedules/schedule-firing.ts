@@ -64,7 +64,13 @@ export interface ScheduleFiring {
   /** The fire still runs: its overlap lease is extended to `leaseMs` from now (a heartbeat). */
   renew(scheduleId: string, slotAt: string, leaseMs: number): Promise<void>;
   /** A fire failed and will be retried: the entry counts the attempt, the overlap lease is extended. */
-  retrying(scheduleId: string, slotAt: string, attempts: number, reason: string, leaseMs: number): Promise<void>;
+  retrying(
+    scheduleId: string,
+    slotAt: string,
+    attempts: number,
+    reason: string,
+    leaseMs: number,
+  ): Promise<void>;
   finish(scheduleId: string, slotAt: string, result: FireResult): Promise<void>;
 }
 
@@ -79,23 +85,35 @@ export interface ScheduleFiringDeps {
 const iso = (ms: number): string => new Date(ms).toISOString();
 const NO_GAP: SlotSpan = { count: 0, capped: false, first: null, last: null };
 
-
 export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
   const { jobs, log } = deps;
 
   /** The record after `change`, or null when the job was deleted meanwhile. */
-  async function updateJob(id: string, change: (record: CronJobRecord) => CronJobRecord): Promise<CronJobRecord | null> {
+  async function updateJob(
+    id: string,
+    change: (record: CronJobRecord) => CronJobRecord,
+  ): Promise<CronJobRecord | null> {
     return (await jobs.update(id, (current) => (current === null ? null : change(current.doc))))?.doc ?? null;
   }
 
-  /** Moves the cursor to `slotMs` and counts the slots skipped since; records them as one `missed` entry. */
-  function advance(record: CronJobRecord, slotMs: number, nowIso: string): { next: CronJobRecord; gap: SlotSpan } {
+  /** Moves the cursor to `slotMs` and counts the slots skipped since (`recordGap` logs them as one `missed` entry). */
+  function advance(
+    record: CronJobRecord,
+    slotMs: number,
+    nowIso: string,
+  ): { next: CronJobRecord; gap: SlotSpan } {
     const cursor = Date.parse(record.slot_cursor);
     const gap = slotMs > cursor ? slotsBetween(record.schedule, cursor, slotMs) : NO_GAP;
     const last = record.last_slot === null ? slotMs : Math.max(Date.parse(record.last_slot), slotMs);
     return {
       gap,
-      next: withNextRun({ ...record, slot_cursor: iso(Math.max(cursor, slotMs)), last_slot: iso(last), missed_slots: record.missed_slots + gap.count, updated_at: nowIso }),
+      next: withNextRun({
+        ...record,
+        slot_cursor: iso(Math.max(cursor, slotMs)),
+        last_slot: iso(last),
+        missed_slots: record.missed_slots + gap.count,
+        updated_at: nowIso,
+      }),
     };
   }
 
@@ -116,7 +134,14 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
   async function paused(record: CronJobRecord, slotMs: number): Promise<FireDecision> {
     const reason = 'the job was paused when this slot came';
     const nowIso = deps.clock.now().toISOString();
-    await log.add({ schedule_id: record.id, agent_id: record.agent_id, slot_at: iso(slotMs), outcome: 'skipped_paused', reason, finished_at: nowIso });
+    await log.add({
+      schedule_id: record.id,
+      agent_id: record.agent_id,
+      slot_at: iso(slotMs),
+      outcome: 'skipped_paused',
+      reason,
+      finished_at: nowIso,
+    });
     return { kind: 'recorded', outcome: 'skipped_paused', reason, missed: 0 };
   }
 
@@ -125,7 +150,14 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     const nowIso = deps.clock.now().toISOString();
     const slotAt = iso(slotMs);
     const base = { schedule_id: record.id, agent_id: record.agent_id, slot_at: slotAt };
-    const existing = await log.claim({ ...base, outcome: 'missed', reason, finished_at: nowIso, missed_count: 1, missed_until: slotAt });
+    const existing = await log.claim({
+      ...base,
+      outcome: 'missed',
+      reason,
+      finished_at: nowIso,
+      missed_count: 1,
+      missed_until: slotAt,
+    });
     if (existing !== null) return duplicate(record, slotAt, existing.outcome);
     const seen = { gap: NO_GAP };
     await updateJob(record.id, (current) => {
@@ -139,13 +171,28 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
 
   async function duplicate(record: CronJobRecord, slotAt: string, was: FireOutcome): Promise<FireDecision> {
     const reason = `slot already handled (${was})`;
-    await log.add({ schedule_id: record.id, agent_id: record.agent_id, slot_at: slotAt, outcome: 'duplicate', reason, finished_at: deps.clock.now().toISOString() });
+    await log.add({
+      schedule_id: record.id,
+      agent_id: record.agent_id,
+      slot_at: slotAt,
+      outcome: 'duplicate',
+      reason,
+      finished_at: deps.clock.now().toISOString(),
+    });
     return { kind: 'recorded', outcome: 'duplicate', reason, missed: 0 };
   }
 
   function fire(record: CronJobRecord, slotMs: number, lateMs: number, missed: number): FireDecision {
     const expression = scheduleExpression(scheduleSpec(record.schedule));
-    return { kind: 'fire', slot_at: iso(slotMs), agent_id: record.agent_id, message: record.action.message, expression, late_ms: lateMs, missed };
+    return {
+      kind: 'fire',
+      slot_at: iso(slotMs),
+      agent_id: record.agent_id,
+      message: record.action.message,
+      expression,
+      late_ms: lateMs,
+      missed,
+    };
   }
 
   /**
@@ -154,7 +201,12 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
    * runs at most once for the slot (the worker answers DuplicateInvocation if it already ran), and
    * the claim gets its outcome. Even for a job paused since: the slot came while it was enabled.
    */
-  async function refire(record: CronJobRecord, slotMs: number, lateMs: number, delivery: SlotDelivery): Promise<FireDecision> {
+  async function refire(
+    record: CronJobRecord,
+    slotMs: number,
+    lateMs: number,
+    delivery: SlotDelivery,
+  ): Promise<FireDecision> {
     const nowIso = deps.clock.now().toISOString();
     const running = { slot_at: iso(slotMs), until: iso(deps.clock.now().getTime() + delivery.leaseMs) };
     await log.change(slotFireId(record.id, iso(slotMs)), { taken_by: delivery.by ?? null });
@@ -162,11 +214,24 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     return current === null ? { kind: 'orphan', missed: 0 } : fire(current, slotMs, Math.max(0, lateMs), 0);
   }
 
-  async function claimAndFire(record: CronJobRecord, slotMs: number, lateMs: number, delivery: SlotDelivery): Promise<FireDecision> {
+  async function claimAndFire(
+    record: CronJobRecord,
+    slotMs: number,
+    lateMs: number,
+    delivery: SlotDelivery,
+  ): Promise<FireDecision> {
     const now = deps.clock.now();
     const nowIso = now.toISOString();
     const slotAt = iso(slotMs);
-    const existing = await log.claim({ schedule_id: record.id, agent_id: record.agent_id, slot_at: slotAt, outcome: 'running', late_ms: lateMs, attempts: 1, taken_by: delivery.by ?? null });
+    const existing = await log.claim({
+      schedule_id: record.id,
+      agent_id: record.agent_id,
+      slot_at: slotAt,
+      outcome: 'running',
+      late_ms: lateMs,
+      attempts: 1,
+      taken_by: delivery.by ?? null,
+    });
     const running = { slot_at: slotAt, until: iso(now.getTime() + delivery.leaseMs) };
     if (existing !== null) {
       if (existing.outcome !== 'running') return duplicate(record, slotAt, existing.outcome);
@@ -178,25 +243,45 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     const current = await updateJob(record.id, (r) => {
       const advanced = advance(r, slotMs, nowIso);
       seen.gap = advanced.gap;
-      const other = r.running !== null && r.running.slot_at !== slotAt && Date.parse(r.running.until) > now.getTime() ? r.running.slot_at : null;
+      const other =
+        r.running !== null && r.running.slot_at !== slotAt && Date.parse(r.running.until) > now.getTime()
+          ? r.running.slot_at
+          : null;
       seen.overlapping = refusal === null && r.overlap === 'skip' ? other : null;
       if (refusal !== null || seen.overlapping !== null) return advanced.next;
       return { ...advanced.next, running, last_run: nowIso };
     });
     const { gap, overlapping } = seen;
     if (current === null) {
-      await log.change(slotFireId(record.id, slotAt), { outcome: 'skipped_paused', reason: 'the job was deleted', finished_at: nowIso, attempts: 0 });
+      await log.change(slotFireId(record.id, slotAt), {
+        outcome: 'skipped_paused',
+        reason: 'the job was deleted',
+        finished_at: nowIso,
+        attempts: 0,
+      });
       return { kind: 'orphan', missed: 0 };
     }
     await recordGap(current, gap);
     if (refusal !== null) {
       const reason = fireReason(refusal.category, refusal.message);
-      await log.change(slotFireId(record.id, slotAt), { outcome: 'refused', reason, finished_at: nowIso, attempts: 0, late_ms: null });
+      await log.change(slotFireId(record.id, slotAt), {
+        outcome: 'refused',
+        reason,
+        finished_at: nowIso,
+        attempts: 0,
+        late_ms: null,
+      });
       return { kind: 'recorded', outcome: 'refused', reason, missed: gap.count };
     }
     if (overlapping !== null) {
       const reason = `the fire of slot ${overlapping} is still running (overlap policy skip)`;
-      await log.change(slotFireId(record.id, slotAt), { outcome: 'skipped_overlap', reason, finished_at: nowIso, attempts: 0, late_ms: null });
+      await log.change(slotFireId(record.id, slotAt), {
+        outcome: 'skipped_overlap',
+        reason,
+        finished_at: nowIso,
+        attempts: 0,
+        late_ms: null,
+      });
       return { kind: 'recorded', outcome: 'skipped_overlap', reason, missed: gap.count };
     }
     return fire(current, slotMs, lateMs, gap.count);
@@ -204,19 +289,21 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
 
   async function renew(scheduleId: string, slotAt: string, leaseMs: number): Promise<void> {
     const until = iso(deps.clock.now().getTime() + leaseMs);
-    await updateJob(scheduleId, (r) => (r.running?.slot_at === slotAt ? { ...r, running: { slot_at: slotAt, until } } : r));
+    await updateJob(scheduleId, (r) =>
+      r.running?.slot_at === slotAt ? { ...r, running: { slot_at: slotAt, until } } : r,
+    );
   }
 
   return {
     async begin(delivery) {
-      const found = (await jobs.get(delivery.schedule_id))?.doc ?? null;
-      if (found === null) return { kind: 'orphan', missed: 0 };
-      const record = found;
+      const record = (await jobs.get(delivery.schedule_id))?.doc ?? null;
+      if (record === null) return { kind: 'orphan', missed: 0 };
       const now = deps.clock.now().getTime();
       const slotMs = Date.parse(delivery.slot_at);
       if (delivery.retry) return retry(record, slotMs, delivery.leaseMs);
       const claim = await log.get(slotFireId(record.id, iso(slotMs)));
-      if (claim?.outcome === 'running' && claim.trigger === 'schedule') return refire(record, slotMs, now - slotMs, delivery);
+      if (claim?.outcome === 'running' && claim.trigger === 'schedule')
+        return refire(record, slotMs, now - slotMs, delivery);
       const enabledAt = Date.parse(record.enabled_at);
       if (!record.enabled || (slotMs < enabledAt && record.schedule.kind !== 'at')) {
         return paused(record, slotMs);
@@ -228,8 +315,13 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       // Found too late (the scheduler was down): the latest slot still within the window fires
       // instead, once; this one and those before it are counted missed.
       const latest = latestSlot(repeatOf(record.schedule), slotMs, now);
-      if (latest > slotMs && now - latest <= windowMs) return claimAndFire(record, latest, now - latest, delivery);
-      return missed(record, slotMs, `found ${Math.round(lateMs / 1000)} s after its time, beyond [schedules] catchup_window_secs`);
+      if (latest > slotMs && now - latest <= windowMs)
+        return claimAndFire(record, latest, now - latest, delivery);
+      return missed(
+        record,
+        slotMs,
+        `found ${Math.round(lateMs / 1000)} s after its time, beyond [schedules] catchup_window_secs`,
+      );
     },
 
     renew,
@@ -241,8 +333,15 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
 
     async finish(scheduleId, slotAt, result) {
       const nowIso = deps.clock.now().toISOString();
-      await log.change(slotFireId(scheduleId, slotAt), { outcome: result.outcome, reason: result.reason, attempts: result.attempts, finished_at: nowIso });
-      await updateJob(scheduleId, (r) => (r.running?.slot_at === slotAt ? { ...r, running: null, updated_at: nowIso } : r));
+      await log.change(slotFireId(scheduleId, slotAt), {
+        outcome: result.outcome,
+        reason: result.reason,
+        attempts: result.attempts,
+        finished_at: nowIso,
+      });
+      await updateJob(scheduleId, (r) =>
+        r.running?.slot_at === slotAt ? { ...r, running: null, updated_at: nowIso } : r,
+      );
     },
   };
 
@@ -252,12 +351,23 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     const slotAt = iso(slotMs);
     if (!record.enabled) {
       const reason = 'the job was paused while its fire was being retried';
-      await log.change(slotFireId(record.id, slotAt), { outcome: 'skipped_paused', reason, finished_at: nowIso });
+      await log.change(slotFireId(record.id, slotAt), {
+        outcome: 'skipped_paused',
+        reason,
+        finished_at: nowIso,
+      });
       await updateJob(record.id, (r) => (r.running?.slot_at === slotAt ? { ...r, running: null } : r));
       return { kind: 'recorded', outcome: 'skipped_paused', reason, missed: 0 };
     }
     const until = iso(deps.clock.now().getTime() + leaseMs);
-    const current = await updateJob(record.id, (r) => ({ ...r, running: { slot_at: slotAt, until }, last_run: nowIso, updated_at: nowIso }));
-    return current === null ? { kind: 'orphan', missed: 0 } : fire(current, slotMs, deps.clock.now().getTime() - slotMs, 0);
+    const current = await updateJob(record.id, (r) => ({
+      ...r,
+      running: { slot_at: slotAt, until },
+      last_run: nowIso,
+      updated_at: nowIso,
+    }));
+    return current === null
+      ? { kind: 'orphan', missed: 0 }
+      : fire(current, slotMs, deps.clock.now().getTime() - slotMs, 0);
   }
 }

@@ -25,10 +25,18 @@ const MAX_AT = Date.parse('9999-12-31T23:59:59Z');
 export function parseSchedule(input: ScheduleInput): CronJobSchedule {
   const given = (['expression', 'every_secs', 'at'] as const).filter((field) => input[field] !== undefined);
   if (given.length === 0) {
-    throw Errors.validation("missing required field 'expression' (or, instead of it, 'every_secs' or 'at')", { field: 'expression', rule: 'required' });
+    throw Errors.validation("missing required field 'expression' (or, instead of it, 'every_secs' or 'at')", {
+      field: 'expression',
+      rule: 'required',
+    });
   }
-  if (given.length > 1) throw Errors.validation(`give exactly one of 'expression', 'every_secs' and 'at', not ${given.join(' and ')}`, { fields: given });
-  if (input.tz !== undefined && input.expression === undefined) throw Errors.validation("'tz' applies only to a cron 'expression'", { field: 'tz' });
+  if (given.length > 1)
+    throw Errors.validation(
+      `give exactly one of 'expression', 'every_secs' and 'at', not ${given.join(' and ')}`,
+      { fields: given },
+    );
+  if (input.tz !== undefined && input.expression === undefined)
+    throw Errors.validation("'tz' applies only to a cron 'expression'", { field: 'tz' });
 
   let schedule: CronJobSchedule;
   if (input.expression !== undefined) {
@@ -43,7 +51,9 @@ export function parseSchedule(input: ScheduleInput): CronJobSchedule {
     validateRepeat(repeatOf(schedule));
   } catch (error) {
     // The queue's rule (5 or 6 fields, parseable, a known zone) is the one that fires it.
-    throw Errors.validation((error as Error).message, { field: schedule.kind === 'cron' ? 'expression' : given[0] });
+    throw Errors.validation((error as Error).message, {
+      field: schedule.kind === 'cron' ? 'expression' : given[0],
+    });
   }
   return schedule;
 }
@@ -53,7 +63,11 @@ export function parseSchedule(input: ScheduleInput): CronJobSchedule {
  * runtimes accept as zones but are not IANA names (D9).
  */
 export function ianaZone(tz: string): string {
-  const refuse = () => Errors.validation(`invalid time zone '${tz.slice(0, 64)}': expected an IANA zone name such as 'Europe/Paris' or 'UTC'`, { field: 'tz' });
+  const refuse = () =>
+    Errors.validation(
+      `invalid time zone '${tz.slice(0, 64)}': expected an IANA zone name such as 'Europe/Paris' or 'UTC'`,
+      { field: 'tz' },
+    );
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz)) throw refuse();
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -67,7 +81,10 @@ export function ianaZone(tz: string): string {
 function instant(value: string): string {
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms) || ms < MIN_AT || ms > MAX_AT) {
-    throw Errors.validation(`invalid 'at' '${value.slice(0, 64)}': expected an ISO 8601 instant such as '2030-01-01T09:00:00Z'`, { field: 'at' });
+    throw Errors.validation(
+      `invalid 'at' '${value.slice(0, 64)}': expected an ISO 8601 instant such as '2030-01-01T09:00:00Z'`,
+      { field: 'at' },
+    );
   }
   return new Date(ms).toISOString();
 }

@@ -18,7 +18,12 @@ import { createScheduleService, type ScheduleService } from './schedule-service.
 // The schedule service over the real embedded store and queue: what is stored and what is on the
 // queue after each operation, including the failures that must change nothing.
 const T0 = '2030-01-01T00:00:00.000Z';
-const SETTINGS: PlatformConfig['schedules'] = { catchup_window_secs: 3600, fire_attempts: 5, fire_backoff_ms: 1000, fire_history_days: 30 };
+const SETTINGS: PlatformConfig['schedules'] = {
+  catchup_window_secs: 3600,
+  fire_attempts: 5,
+  fire_backoff_ms: 1000,
+  fire_history_days: 30,
+};
 
 let dir: string;
 let store: Store;
@@ -61,7 +66,8 @@ function agentRecord(state: AgentRecord['state']): AgentRecord {
   };
 }
 
-const schedulerIds = async (): Promise<string[]> => (await queue.listSchedulers(Queues.schedules)).map((s) => s.id);
+const schedulerIds = async (): Promise<string[]> =>
+  (await queue.listSchedulers(Queues.schedules)).map((s) => s.id);
 
 async function refusal(promise: Promise<unknown>): Promise<{ category: string; message: string }> {
   try {
@@ -75,7 +81,11 @@ async function refusal(promise: Promise<unknown>): Promise<{ category: string; m
 
 describe('creating', () => {
   it('stores the spec CronJob and registers it on queue `schedules`', async () => {
-    const job = await service.create(agent.id, { expression: '0 9 * * 1-5', tz: 'Europe/Paris', prompt: 'FNOL digest' }, 'schedule');
+    const job = await service.create(
+      agent.id,
+      { expression: '0 9 * * 1-5', tz: 'Europe/Paris', prompt: 'FNOL digest' },
+      'schedule',
+    );
     expect(job).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       agent_id: agent.id,
@@ -95,9 +105,16 @@ describe('creating', () => {
 
   it('takes every_secs or at instead of expression', async () => {
     const every = await service.create(agent.id, { every_secs: 90, prompt: 'p' }, 'cron');
-    expect(every).toMatchObject({ name: 'cron', schedule: { kind: 'every', every_secs: 90 }, next_run: '2030-01-01T00:01:30.000Z' });
+    expect(every).toMatchObject({
+      name: 'cron',
+      schedule: { kind: 'every', every_secs: 90 },
+      next_run: '2030-01-01T00:01:30.000Z',
+    });
     const at = await service.create(agent.id, { at: '2030-01-02T10:00:00+02:00', prompt: 'p' }, 'schedule');
-    expect(at).toMatchObject({ schedule: { kind: 'at', at: '2030-01-02T08:00:00.000Z' }, next_run: '2030-01-02T08:00:00.000Z' });
+    expect(at).toMatchObject({
+      schedule: { kind: 'at', at: '2030-01-02T08:00:00.000Z' },
+      next_run: '2030-01-02T08:00:00.000Z',
+    });
     expect((await schedulerIds()).sort()).toEqual([every.id, at.id].sort());
   });
 
@@ -125,7 +142,9 @@ describe('creating', () => {
   });
 
   it('refuses an unknown agent (404) and a malformed agent id (400 naming the id kind)', async () => {
-    expect(await refusal(service.create(randomUUID(), { every_secs: 60, prompt: 'p' }, 'cron'))).toMatchObject({ category: 'NotFound' });
+    expect(
+      await refusal(service.create(randomUUID(), { every_secs: 60, prompt: 'p' }, 'cron')),
+    ).toMatchObject({ category: 'NotFound' });
     expect(await refusal(service.create('nope', { every_secs: 60, prompt: 'p' }, 'cron'))).toMatchObject({
       category: 'ValidationError',
       message: expect.stringContaining('invalid agent id'),
@@ -180,8 +199,14 @@ describe('enabling, disabling and deleting', () => {
     await service.delete(job.id);
     expect(await service.list()).toEqual([]);
     expect(await schedulerIds()).toEqual([]);
-    expect(await refusal(service.delete(job.id, 'cron job'))).toEqual({ category: 'NotFound', message: `cron job '${job.id}' not found` });
-    expect(await refusal(service.setEnabled(randomUUID(), false, 'condition job'))).toMatchObject({ category: 'NotFound', message: expect.stringContaining('condition job') });
+    expect(await refusal(service.delete(job.id, 'cron job'))).toEqual({
+      category: 'NotFound',
+      message: `cron job '${job.id}' not found`,
+    });
+    expect(await refusal(service.setEnabled(randomUUID(), false, 'condition job'))).toMatchObject({
+      category: 'NotFound',
+      message: expect.stringContaining('condition job'),
+    });
   });
 
   it('reconciles the queue with the store at boot: missing schedulers registered, stray ones removed', async () => {
@@ -190,8 +215,18 @@ describe('enabling, disabling and deleting', () => {
     await service.setEnabled(off.id, false);
     const registrar = createScheduleRegistrar(queue);
     await registrar.unregister(kept.id);
-    await registrar.register({ id: off.id, agent_id: agent.id, schedule: { kind: 'every', every_secs: 60 }, message: 'p' });
-    await registrar.register({ id: 'stray', agent_id: agent.id, schedule: { kind: 'every', every_secs: 60 }, message: 'p' });
+    await registrar.register({
+      id: off.id,
+      agent_id: agent.id,
+      schedule: { kind: 'every', every_secs: 60 },
+      message: 'p',
+    });
+    await registrar.register({
+      id: 'stray',
+      agent_id: agent.id,
+      schedule: { kind: 'every', every_secs: 60 },
+      message: 'p',
+    });
     expect(await service.reconcile()).toEqual({ registered: 1, removed: 2 });
     expect(await schedulerIds()).toEqual([kept.id]);
   });

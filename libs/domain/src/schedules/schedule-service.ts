@@ -5,7 +5,16 @@ import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
-import { agentTurn, cronJobs, isSpent, nextRun, registrationOf, toCronJob, withNextRun, type CronJobRecord } from './cron-job-record.ts';
+import {
+  agentTurn,
+  cronJobs,
+  isSpent,
+  nextRun,
+  registrationOf,
+  toCronJob,
+  withNextRun,
+  type CronJobRecord,
+} from './cron-job-record.ts';
 import { createFireLog, toFireView, type FireLog } from './fire-log.ts';
 import { startManualRun, type ManualRun } from './manual-run.ts';
 import { createScheduleFiring, type ScheduleFiring } from './schedule-firing.ts';
@@ -52,7 +61,6 @@ export interface ScheduleServiceDeps {
   settings: () => PlatformConfig['schedules'];
 }
 
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Rounds of "write the queue, re-read the record" before a change racing others is left to the next one. */
 const SYNC_ROUNDS = 5;
@@ -96,13 +104,20 @@ export function createScheduleService(deps: ScheduleServiceDeps): ScheduleServic
     const change = (record: CronJobRecord): CronJobRecord =>
       record.enabled === enabled
         ? record
-        : withNextRun({ ...record, enabled, updated_at: stamp, ...(enabled ? { enabled_at: stamp, slot_cursor: stamp, running: null } : {}) });
+        : withNextRun({
+            ...record,
+            enabled,
+            updated_at: stamp,
+            ...(enabled ? { enabled_at: stamp, slot_cursor: stamp, running: null } : {}),
+          });
     const updated = await jobs.update(id, (current) => (current === null ? null : change(current.doc)));
     if (updated === null) throw Errors.notFound(noun, id);
     try {
       await sync(id);
     } catch (error) {
-      await jobs.update(id, (current) => (current === null ? null : { ...current.doc, enabled: previous.enabled }));
+      await jobs.update(id, (current) =>
+        current === null ? null : { ...current.doc, enabled: previous.enabled },
+      );
       await sync(id).catch(() => undefined);
       throw error;
     }
@@ -146,7 +161,10 @@ export function createScheduleService(deps: ScheduleServiceDeps): ScheduleServic
 
     async list(agentId) {
       if (agentId !== undefined) await knownAgent(agentId);
-      const rows = await jobs.find({ ...(agentId === undefined ? {} : { where: { agent_id: agentId } }), orderBy: { field: 'created_at' } });
+      const rows = await jobs.find({
+        ...(agentId === undefined ? {} : { where: { agent_id: agentId } }),
+        orderBy: { field: 'created_at' },
+      });
       const at = now();
       return rows.map(({ doc }) => toCronJob(doc, at));
     },
@@ -172,11 +190,19 @@ export function createScheduleService(deps: ScheduleServiceDeps): ScheduleServic
     async fires(id, limit) {
       const record = await recordOr404(id, 'schedule');
       const fires = await log.list(id, limit);
-      return { schedule_id: id, overlap: record.overlap, missed_slots: record.missed_slots, fires: fires.map(toFireView) };
+      return {
+        schedule_id: id,
+        overlap: record.overlap,
+        missed_slots: record.missed_slots,
+        fires: fires.map(toFireView),
+      };
     },
 
     async startManualRun(id, noun = 'cron job') {
-      return startManualRun({ jobs, log, agents: deps.agents, clock: deps.clock }, await recordOr404(id, noun));
+      return startManualRun(
+        { jobs, log, agents: deps.agents, clock: deps.clock },
+        await recordOr404(id, noun),
+      );
     },
 
     async reconcile() {
@@ -196,6 +222,12 @@ export function createScheduleService(deps: ScheduleServiceDeps): ScheduleServic
       return { registered, removed };
     },
 
-    firing: createScheduleFiring({ jobs, log, agents: deps.agents, clock: deps.clock, settings: deps.settings }),
+    firing: createScheduleFiring({
+      jobs,
+      log,
+      agents: deps.agents,
+      clock: deps.clock,
+      settings: deps.settings,
+    }),
   };
 }

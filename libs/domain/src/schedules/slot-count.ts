@@ -32,14 +32,23 @@ export function slotsBetween(schedule: CronJobSchedule, afterMs: number, beforeM
       const firstIndex = Math.floor(afterMs / period) + 1;
       const lastIndex = Math.floor((beforeMs - 1) / period);
       if (lastIndex < firstIndex) return none;
-      return { count: lastIndex - firstIndex + 1, capped: false, first: firstIndex * period, last: lastIndex * period };
+      return {
+        count: lastIndex - firstIndex + 1,
+        capped: false,
+        first: firstIndex * period,
+        last: lastIndex * period,
+      };
     }
     case 'cron': {
       const repeat = repeatOf(schedule);
       let count = 0;
       let first: number | null = null;
       let last: number | null = null;
-      for (let slot = slotAfter(repeat, afterMs); slot !== null && slot < beforeMs; slot = slotAfter(repeat, slot)) {
+      for (
+        let slot = slotAfter(repeat, afterMs);
+        slot !== null && slot < beforeMs;
+        slot = slotAfter(repeat, slot)
+      ) {
         if (count === MAX_COUNTED_SLOTS) return { count, capped: true, first, last };
         first ??= slot;
         last = slot;
