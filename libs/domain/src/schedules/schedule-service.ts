@@ -206,20 +206,15 @@ export function createScheduleService(deps: ScheduleServiceDeps): ScheduleServic
     },
 
     async reconcile() {
-      let registered = 0;
-      let removed = 0;
-      const wanted = new Set<string>();
-      for (const { doc } of await jobs.find()) {
-        if (!doc.enabled || isSpent(doc)) continue;
-        wanted.add(doc.id);
-        await registrar.register(registrationOf(doc));
-        registered += 1;
-      }
-      for (const scheduler of await deps.queue.listSchedulers(Queues.schedules)) {
-        if (wanted.has(scheduler.id)) continue;
-        if (await registrar.unregister(scheduler.id)) removed += 1;
-      }
-      return { registered, removed };
+      const records = await jobs.find();
+      const enabled = new Set(
+        records.filter(({ doc }) => doc.enabled && !isSpent(doc)).map(({ doc }) => doc.id),
+      );
+      const queued = (await deps.queue.listSchedulers(Queues.schedules)).map((s) => s.id);
+      // Each id through `sync`, which re-reads the record after writing the queue: a job created,
+      // paused or deleted by an api node while this runs ends up as its record says.
+      for (const id of new Set([...records.map(({ doc }) => doc.id), ...queued])) await sync(id);
+      return { registered: enabled.size, removed: queued.filter((id) => !enabled.has(id)).length };
     },
 
     firing: createScheduleFiring({
