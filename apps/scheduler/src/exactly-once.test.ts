@@ -54,7 +54,7 @@ describe.skipIf(redisBinary === null)('two scheduler processes on BullMQ', () =>
   async function schedulerProcess(
     bus: Bus,
     prefix: string,
-  ): Promise<{ service: ScheduleService; fired: () => number }> {
+  ): Promise<{ service: ScheduleService; fired: () => number; stop: () => Promise<void> }> {
     const queue: BullmqQueue = await connectBullmqQueue({ redisUrl: redis.url, prefix });
     const store: Store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
     const service = createScheduleService({
@@ -76,12 +76,15 @@ describe.skipIf(redisBinary === null)('two scheduler processes on BullMQ', () =>
       requestTimeoutMs: () => 5_000,
     });
     await scheduler.start();
-    closers.push(async () => {
-      await scheduler.stop();
-      await queue.close();
-      await store.close();
-    });
-    return { service, fired: () => fired };
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> =>
+      (stopping ??= (async () => {
+        await scheduler.stop();
+        await queue.close();
+        await store.close();
+      })());
+    closers.push(stop);
+    return { service, fired: () => fired, stop };
   }
 
   it(`fires ${SLOTS}+ slots of ${SCHEDULES} schedules exactly once each`, async () => {
@@ -135,4 +138,44 @@ describe.skipIf(redisBinary === null)('two scheduler processes on BullMQ', () =>
     expect(b.fired()).toBeGreaterThan(0);
     expect(a.fired() + b.fired()).toBe(seen.length);
   }, 60_000);
+
+  it('after every scheduler was down, fires one catch-up slot and counts the slots in between missed', async () => {
+    const bus = createEmbeddedBus();
+    closers.push(() => bus.close());
+    const seen = await serveStandInWorker(bus);
+    const prefix = `catchup-${randomUUID().slice(0, 8)}`;
+    const first = await schedulerProcess(bus, prefix);
+    const agentStore = await openEmbeddedStore({ path: join(dir, 'platform.db') });
+    closers.push(() => agentStore.close());
+    const agent = await insertAgent(createAgentStore(agentStore));
+    const { id } = await first.service.create(agent.id, { every_secs: 1, prompt: 'catch up' }, 'cron');
+    await waitUntil(() => seen.length >= 1, { timeoutMs: 5_000, message: 'a first fire' });
+
+    // Every scheduler stops; four slots pass.
+    await first.stop();
+    const downAt = Date.now();
+    const before = seen.length;
+    await waitUntil(() => Date.now() > downAt + 4_500, { timeoutMs: 6_000, message: 'four slots to pass' });
+    expect(seen.length).toBe(before);
+
+    const second = await schedulerProcess(bus, prefix);
+    await waitUntil(async () => (await second.service.fires(id, 50)).missed_slots > 0, {
+      timeoutMs: 6_000,
+      message: 'the slots in between to be counted',
+    });
+    await second.service.setEnabled(id, false);
+    const after = seen.slice(before).map((r) => Date.parse(slotOf(r)));
+    const late = after.filter((slot) => slot < downAt + 4_500);
+    // One catch-up fire for the whole downtime, not one per slot missed.
+    expect(late).toHaveLength(1);
+    const log = await second.service.fires(id, 50);
+    expect(
+      log.fires.find((f) => f.outcome === 'fired' && Date.parse(f.slot_at) === late[0])!.late_ms,
+    ).toBeGreaterThan(2_000);
+    const fired = log.fires.filter((f) => f.outcome === 'fired').length;
+    // Every slot since the first fire is accounted for: fired once, or counted missed.
+    const span = (Math.max(...after) - Date.parse(slotOf(seen[0]!))) / 1000 + 1;
+    expect(fired + log.missed_slots).toBe(span);
+    expect(new Set(seen.map(slotOf)).size).toBe(seen.length);
+  }, 30_000);
 });
