@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createScheduleRegistrar, IDEMPOTENCY_COLLECTION, usageEventsLog, type IdempotencyRecord } from '@agent-platform/domain';
-import { connectBullmqQueue, type BullmqQueue } from '@agent-platform/queue/bullmq';
+import { IDEMPOTENCY_COLLECTION, usageEventsLog, type IdempotencyRecord } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import { requireBinary, waitUntil, type RecordedRequest } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +29,6 @@ describe.skipIf(natsBinary === null || redisBinary === null)('fleet faults', () 
   let token: string;
   let agent: string;
   let store: Store | undefined;
-  let queue: BullmqQueue | undefined;
 
   beforeAll(async () => {
     fleet = await startFleet({
@@ -49,7 +46,6 @@ describe.skipIf(natsBinary === null || redisBinary === null)('fleet faults', () 
   }, 180_000);
 
   afterAll(async () => {
-    await queue?.close();
     await store?.close();
     await fleet?.close();
   });
@@ -128,14 +124,11 @@ describe.skipIf(natsBinary === null || redisBinary === null)('fleet faults', () 
   });
 
   it('restart of redis-server with schedules pending: each slot fires once, the delayed fire is not lost', async () => {
-    queue = await connectBullmqQueue({ redisUrl: fleet.redis.url });
-    const registrar = createScheduleRegistrar(queue);
-    const beat = randomUUID();
-    const once = randomUUID();
     // A whole second, 4 s ahead: pending in Redis (a delayed job) when the server dies.
     const at = new Date(Math.ceil((Date.now() + 4_000) / 1000) * 1000).toISOString();
-    await registrar.register({ id: beat, agent_id: agent, schedule: { kind: 'every', every_secs: 1 }, message: 'beat' });
-    await registrar.register({ id: once, agent_id: agent, schedule: { kind: 'at', at }, message: 'once' });
+    const create = async (body: object): Promise<string> => (await call(api, 'POST', '/cron/jobs', { token, body: { agent_id: agent, ...body } })).body.id;
+    const beat = await create({ every_secs: 1, prompt: 'beat' });
+    const once = await create({ at, prompt: 'once' });
     await waitUntil(async () => (await fires(store!, agent, beat)).length >= 2, { timeoutMs: 20_000, message: 'two beats before the crash' });
 
     await fleet.redis.kill();
@@ -149,7 +142,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('fleet faults', () 
       timeoutMs: 20_000,
       message: 'beats after the restart',
     });
-    expect(await registrar.unregister(beat)).toBe(true);
+    expect((await call(api, 'POST', `/schedules/${beat}/pause`, { token })).body).toEqual({ status: 'paused' });
 
     let settled = { records: [] as IdempotencyRecord[], cronEvents: -1 };
     await waitUntil(

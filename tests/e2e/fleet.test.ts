@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createScheduleRegistrar, IDEMPOTENCY_COLLECTION, usageEventsLog, type IdempotencyRecord } from '@agent-platform/domain';
-import { connectBullmqQueue, type BullmqQueue } from '@agent-platform/queue/bullmq';
+import { IDEMPOTENCY_COLLECTION, usageEventsLog, type IdempotencyRecord } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import { createPackageShelf, requireBinary, waitUntil, type RecordedRequest } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +39,6 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
   let token: string;
   let agent: string;
   let store: Store | undefined;
-  let queue: BullmqQueue | undefined;
 
   beforeAll(async () => {
     fleet = await startFleet({
@@ -62,7 +59,6 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
   }, 180_000);
 
   afterAll(async () => {
-    await queue?.close();
     await store?.close();
     await fleet?.close();
   });
@@ -259,15 +255,14 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: 2 api nod
     }
   });
 
-  it('fires a schedule registered on the queue once per slot (source Cron, key cron:<id>:<slot>)', async () => {
-    queue = await connectBullmqQueue({ redisUrl: fleet.redis.url });
+  it('fires a schedule created through an api node once per slot (source Cron, key cron:<id>:<slot>)', async () => {
     store = await fleet.openStore();
-    const registrar = createScheduleRegistrar(queue);
-    const id = randomUUID();
-    await registrar.register({ id, agent_id: agent, schedule: { kind: 'every', every_secs: 1 }, message: 'fleet heartbeat' });
+    const created = await call(A, 'POST', '/cron/jobs', { token, body: { agent_id: agent, every_secs: 1, prompt: 'fleet heartbeat' } });
+    expect(created.status).toBe(201);
+    const id: string = created.body.id;
     const snapshot = () => cronSnapshot(store!, agent, id);
     await waitUntil(async () => (await snapshot()).records.length >= 3, { timeoutMs: 20_000, message: 'three fired slots' });
-    expect(await registrar.unregister(id)).toBe(true);
+    expect((await call(B, 'POST', `/schedules/${id}/pause`, { token })).body).toEqual({ status: 'paused' });
 
     // Settled: every slot's key is done and the usage log holds one Cron event per key.
     let last = await snapshot();

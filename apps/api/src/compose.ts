@@ -9,6 +9,7 @@ import {
   createCatalogService,
   createKeyService,
   createMemoryStore,
+  createScheduleService,
   createSessionStore,
   createVault,
   createRunBus,
@@ -118,6 +119,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => config.current().workflows,
         warn,
       }),
+      schedules: createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

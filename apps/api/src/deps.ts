@@ -12,6 +12,7 @@ import type {
   LicenceState,
   MemoryStore,
   ModelRegistry,
+  ScheduleService,
   SessionStore,
   Vault,
   WorkflowService,
@@ -63,6 +64,8 @@ export interface ApiDeps {
   memory: MemoryStore;
   /** Workflow definitions and runs (docs/workflows.md); agent workers execute the steps. */
   workflows: WorkflowService;
+  /** Schedules and cron jobs (one store) and their queue schedulers; the scheduler fires them (docs/schedules.md). */
+  schedules: ScheduleService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

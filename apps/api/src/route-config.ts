@@ -11,12 +11,15 @@ import type { AuditCategory, Caller } from '@agent-platform/domain';
  * - `bootstrap`: this route may be called without a credential while the key store is empty
  *   (POST /auth/keys only; spec §Authentication rule 3).
  * - `audit`: the audit category for this mutating route; defaults to `request`.
+ * - `flatWhenMissing`: body fields whose absence is answered with the flat `{error}` body instead
+ *   of the envelope (spec §Errors: only `agent_id` on POST /cron/jobs; http/flat-errors.ts).
  */
 export interface RouteAccess {
   action: Action | 'public' | 'authenticated';
   ids?: Record<string, string>;
   bootstrap?: boolean;
   audit?: AuditCategory;
+  flatWhenMissing?: readonly string[];
 }
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
 import { composeInvocationService, composeWorkflowRunner, createAgentWorkerService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
-import { createSchedulerService, fireTimeoutMs } from '@agent-platform/scheduler';
+import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
 /**
  * The all-in-one composition (DECISIONS D1): the agent worker, scheduler and channel bridge run
@@ -26,8 +26,11 @@ export function composePlatformServices(deps: ApiDeps): ProcessService[] {
       queue: deps.queue,
       bus: deps.bus,
       logger: deps.logger,
-      clock: deps.clock,
+      schedules: deps.schedules,
       requestTimeoutMs: fireTimeoutMs(() => deps.config.current()),
+      retry: fireRetry(() => deps.config.current()),
+      // The api's registry: GET /metrics shows the schedule metrics of the all-in-one.
+      metrics: scheduleMetrics(deps.metrics),
     }),
     createChannelBridgeService({ logger: deps.logger }),
   ];

@@ -1,6 +1,10 @@
 import { createConfigHolder, type LoadedConfig } from '@agent-platform/config';
+import { createAgentStore, createScheduleService } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { PlatformConfig } from '@agent-platform/contracts';
+import { createMetrics } from '@agent-platform/observability';
+import type { FireRetry } from './handlers/fire-handler.ts';
+import { scheduleMetrics } from './schedule-metrics.ts';
 import { createSchedulerService } from './service.ts';
 
 /**
@@ -14,16 +18,34 @@ export function fireTimeoutMs(config: () => PlatformConfig): () => number {
   return () => (config().agents.invocation_timeout_secs + BUS_GRACE_SECS) * 1000;
 }
 
-/** The scheduler running alone (a fleet member): its engines from `[runtime]`, and the service. */
+/** `[schedules] fire_attempts` and `fire_backoff_ms` of the running config. */
+export function fireRetry(config: () => PlatformConfig): () => FireRetry {
+  return () => ({ attempts: config().schedules.fire_attempts, backoffMs: config().schedules.fire_backoff_ms });
+}
+
+/**
+ * The scheduler running alone (a fleet member): its engines from `[runtime]`, and the service.
+ * Its metrics are counted in-process; no listener serves them yet (docs/schedules.md "Metrics").
+ */
 export async function composeScheduler(loaded: LoadedConfig, context: ComposeContext, options: ComposeOptions = {}): Promise<ComposedProcess> {
   const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
-  const { clock, logger, engines } = await openProcess(config.current(), context, options);
+  const current = (): PlatformConfig => config.current();
+  const { clock, logger, engines } = await openProcess(current(), context, options);
+  const schedules = createScheduleService({
+    store: engines.store,
+    queue: engines.queue,
+    agents: createAgentStore(engines.store),
+    clock,
+    settings: () => current().schedules,
+  });
   const scheduler = createSchedulerService({
     queue: engines.queue,
     bus: engines.bus,
     logger,
-    clock,
-    requestTimeoutMs: fireTimeoutMs(() => config.current()),
+    schedules,
+    requestTimeoutMs: fireTimeoutMs(current),
+    retry: fireRetry(current),
+    metrics: scheduleMetrics(createMetrics()),
   });
   return { logger, services: [scheduler], close: () => engines.close(), reload: async () => void (await config.reload()) };
 }

@@ -1,36 +1,59 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QueueGroups, Queues, Subjects, type AgentInvokeReply, type AgentInvokeRequest, type ScheduleFire } from '@agent-platform/contracts';
+import { Queues, type PlatformConfig, type ScheduleFire } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
-import { createScheduleRegistrar, Errors, systemClock, type ScheduleRegistrar } from '@agent-platform/domain';
+import { createAgentStore, createScheduleRegistrar, createScheduleService, Errors, type AgentRecord, type AgentStore, type Clock, type ScheduleService } from '@agent-platform/domain';
 import { createLogger } from '@agent-platform/observability';
 import type { Queue } from '@agent-platform/queue';
 import { openEmbeddedQueue, type EmbeddedQueue } from '@agent-platform/queue/embedded';
-import { waitUntil } from '@agent-platform/testkit';
+import type { Store } from '@agent-platform/store';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { gate, waitUntil } from '@agent-platform/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fireHandler } from './handlers/fire-handler.ts';
+import { NO_SCHEDULE_METRICS } from './schedule-metrics.ts';
 import { createSchedulerService, type SchedulerDeps, type SchedulerService } from './service.ts';
+import { insertAgent, serveStandInWorker, slotOf } from './testing/stand-in-worker.ts';
 
-// The scheduler over the real embedded queue and bus; the agent worker is a stand-in serving
-// agents.invoke, scripted per test (the invocation itself is tested in libs/domain and apps/platform).
+// The scheduler over the real embedded queue, store and bus, as the all-in-one runs it; the agent
+// worker is a stand-in serving agents.invoke, scripted per test. What a user sees is asserted:
+// the requests that reach the worker, the jobs' last_run/next_run and their fire log.
 const { logger } = createLogger({ level: 'silent', bufferLines: 10, destination: 'silent' });
+
+/** The system clock, which a test may move forward (the scheduler "was down" that long). */
+function shiftableClock(): Clock & { shift(ms: number): void } {
+  let offset = 0;
+  return { now: () => new Date(Date.now() + offset), shift: (ms) => void (offset += ms) };
+}
+
 let dir: string;
+let clock: ReturnType<typeof shiftableClock>;
+let settings: PlatformConfig['schedules'];
+let store: Store;
 let bus: Bus;
+let agents: AgentStore;
+let agent: AgentRecord;
 let queues: EmbeddedQueue[] = [];
 let schedulers: SchedulerService[] = [];
-let registrar: ScheduleRegistrar;
+let service: ScheduleService;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ap-scheduler-'));
+  clock = shiftableClock();
+  settings = { catchup_window_secs: 3600, fire_attempts: 5, fire_backoff_ms: 1000, fire_history_days: 30 };
+  store = await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() });
   bus = createEmbeddedBus();
-  registrar = createScheduleRegistrar(await openQueue());
+  agents = createAgentStore(store);
+  agent = await insertAgent(agents);
+  service = serviceOver(await openQueue());
 });
 afterEach(async () => {
   for (const s of schedulers) await s.stop();
   for (const q of queues) await q.close();
   await bus.close();
+  await store.close();
   schedulers = [];
   queues = [];
   await rm(dir, { recursive: true, force: true });
@@ -38,148 +61,233 @@ afterEach(async () => {
 
 /** Another connection to the one queue file: another scheduler process of the same host. */
 async function openQueue(): Promise<EmbeddedQueue> {
-  const queue = await openEmbeddedQueue({ path: join(dir, 'queue.db'), pollIntervalMs: 20 });
+  const queue = await openEmbeddedQueue({ path: join(dir, 'queue.db'), pollIntervalMs: 20, clock });
   queues.push(queue);
   return queue;
 }
 
+function serviceOver(queue: Queue): ScheduleService {
+  return createScheduleService({ store, queue, agents, clock, settings: () => settings });
+}
+
 async function startScheduler(queue: Queue, extra: Partial<SchedulerDeps> = {}): Promise<SchedulerService> {
-  const scheduler = createSchedulerService({ queue, bus, logger, clock: systemClock, requestTimeoutMs: () => 2_000, ...extra });
+  const scheduler = createSchedulerService({ queue, bus, logger, schedules: serviceOver(queue), requestTimeoutMs: () => 2_000, ...extra });
   await scheduler.start();
   schedulers.push(scheduler);
   return scheduler;
 }
 
-type Outcome = 'ok' | 'duplicate' | Error;
+const soon = (ms = 50): string => new Date(clock.now().getTime() + ms).toISOString();
+const fires = async (id: string) => (await service.fires(id, 100)).fires;
+const outcomes = async (id: string) => (await fires(id)).map((f) => f.outcome);
 
-/** A stand-in agent worker: records each request and answers from `script` (then 'ok'). */
-async function serveWorker(script: Outcome[] = []): Promise<Array<AgentInvokeRequest & { at: number }>> {
-  const seen: Array<AgentInvokeRequest & { at: number }> = [];
-  await bus.serve<AgentInvokeRequest, AgentInvokeReply>(
-    Subjects.agentInvoke,
-    async (request) => {
-      seen.push({ ...request, at: Date.now() });
-      const outcome = script.shift() ?? 'ok';
-      if (outcome instanceof Error) throw outcome;
-      return {
-        result: { content: 'done', tokens_used: 1, duration_ms: 1, correlation_id: request.correlation_id, source: request.source, tool_calls: [], usage: { input_tokens: 1, output_tokens: 0 } },
-        duplicate: outcome === 'duplicate',
-      };
-    },
-    { queue: QueueGroups.agentWorkers },
-  );
-  return seen;
-}
-
-const AGENT = '6f1d2c3b-0a4e-4c5d-9e8f-7a6b5c4d3e2f';
-const soon = (): string => new Date(Date.now() + 50).toISOString();
-
-describe('scheduler service', () => {
-  it('fires a slot as agents.invoke with a Cron source and the key cron:<schedule>:<slot>', async () => {
-    const seen = await serveWorker();
+describe('firing', () => {
+  it('fires a slot as agents.invoke with a Cron source and the key cron:<schedule>:<slot>, and keeps last_run/next_run true', async () => {
+    const seen = await serveStandInWorker(bus);
     await startScheduler(queues[0]!);
     const at = soon();
-    await registrar.register({ id: 'sched-1', agent_id: AGENT, schedule: { kind: 'at', at }, message: 'daily FNOL digest' });
-    await waitUntil(() => seen.length === 1, { message: 'the fire' });
-    const key = `cron:sched-1:${at}`;
+    const job = await service.create(agent.id, { at, prompt: 'daily FNOL digest' }, 'schedule');
+    expect(job.next_run).toBe(at);
+    await waitUntil(async () => (await outcomes(job.id)).includes('fired'), { message: 'the fire to be recorded' });
+    const key = `cron:${job.id}:${at}`;
+    expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({
-      agent_id: AGENT,
+      agent_id: agent.id,
       message: 'daily FNOL digest',
-      source: { Cron: { schedule_id: 'sched-1', expression: `at ${at}`, scheduled_at: at } },
+      source: { Cron: { schedule_id: job.id, expression: `at ${at}`, scheduled_at: at } },
       idempotency_key: key,
       correlation_id: key,
+      caller: 'system:scheduler',
     });
+    const after = await service.get(job.id);
+    expect(Date.parse(after.last_run!)).toBeGreaterThanOrEqual(Date.parse(at));
+    expect(after.next_run).toBeNull();
+    expect((await fires(job.id))[0]).toMatchObject({ slot_at: at, outcome: 'fired', attempts: 1, late_ms: expect.any(Number) });
   });
 
-  it('fires each slot of an `every` schedule once, with two schedulers sharing the queue', async () => {
-    const seen = await serveWorker();
+  it('moves next_run on as an `every` schedule fires, each slot once with two schedulers sharing the queue', async () => {
+    const seen = await serveStandInWorker(bus);
     await startScheduler(queues[0]!);
     await startScheduler(await openQueue());
-    await registrar.register({ id: 'beat', agent_id: AGENT, schedule: { kind: 'every', every_secs: 1 }, message: 'tick' });
-    await waitUntil(() => seen.length >= 2, { timeoutMs: 5_000, message: 'two slots' });
-    await registrar.unregister('beat');
-    const slots = seen.map((r) => (r.source as { Cron: { scheduled_at: string } }).Cron.scheduled_at);
+    const job = await service.create(agent.id, { every_secs: 1, prompt: 'tick' }, 'cron');
+    await waitUntil(() => seen.length >= 3, { timeoutMs: 6_000, message: 'three slots' });
+    await service.setEnabled(job.id, false);
+    const slots = seen.map(slotOf);
     expect(new Set(slots).size).toBe(slots.length);
     for (const slot of slots) expect(new Date(slot).getUTCMilliseconds()).toBe(0);
     expect(seen[0]!.source).toMatchObject({ Cron: { expression: 'every 1s' } });
+    await service.setEnabled(job.id, true);
+    const view = await service.get(job.id);
+    expect(Date.parse(view.next_run!)).toBeGreaterThan(Date.parse(view.last_run!));
+    expect(Date.parse(view.next_run!) - clock.now().getTime()).toBeLessThanOrEqual(1_000);
   });
 
+  it('does not fire a paused schedule, and fires it again once resumed', async () => {
+    const seen = await serveStandInWorker(bus);
+    await startScheduler(queues[0]!);
+    const paused = await service.create(agent.id, { every_secs: 1, prompt: 'paused' }, 'schedule');
+    await service.setEnabled(paused.id, false);
+    const marker = await service.create(agent.id, { every_secs: 1, prompt: 'marker' }, 'schedule');
+    await waitUntil(() => seen.filter((r) => r.message === 'marker').length >= 3, { timeoutMs: 6_000, message: 'three marker fires' });
+    expect(seen.filter((r) => r.message === 'paused')).toEqual([]);
+    await service.setEnabled(marker.id, false);
+    await service.setEnabled(paused.id, true);
+    await waitUntil(() => seen.some((r) => r.message === 'paused'), { timeoutMs: 4_000, message: 'the resumed schedule to fire' });
+    expect((await service.fires(paused.id, 10)).missed_slots).toBe(0);
+  });
+
+  it('refuses a fire at a Suspended agent (D9) before any invocation, and records it', async () => {
+    const seen = await serveStandInWorker(bus);
+    await startScheduler(queues[0]!);
+    const suspended = await insertAgent(agents, 'Suspended');
+    const job = await service.create(suspended.id, { at: soon(), prompt: 'm' }, 'schedule');
+    await waitUntil(async () => (await outcomes(job.id)).includes('refused'), { message: 'the refusal to be recorded' });
+    expect(await outcomes(job.id)).toEqual(['refused']);
+    expect((await fires(job.id))[0]).toMatchObject({ outcome: 'refused', reason: expect.stringMatching(/^InvalidState: .*Suspended/) });
+    expect(seen).toEqual([]);
+    expect((await service.get(job.id)).last_run).toBeNull();
+  });
+
+  it('records a refusal from the worker (the agent was suspended meanwhile) and does not retry it', async () => {
+    const seen = await serveStandInWorker(bus, [Errors.invalidState('agent claims-intake is Suspended; activate it first', { state: 'Suspended' })]);
+    await startScheduler(queues[0]!, { retry: () => ({ attempts: 5, backoffMs: 10 }) });
+    const job = await service.create(agent.id, { at: soon(), prompt: 'm' }, 'schedule');
+    await waitUntil(async () => (await outcomes(job.id)).includes('refused'), { message: 'the refusal' });
+    expect((await fires(job.id))[0]!.reason).toContain('Suspended');
+    expect(seen).toHaveLength(1);
+    expect(await queues[0]!.failedJobs(Queues.schedules)).toEqual([]);
+  });
+
+  it('removes the scheduler of a job that no longer exists when its slot comes', async () => {
+    await serveStandInWorker(bus);
+    await startScheduler(queues[0]!);
+    const registrar = createScheduleRegistrar(queues[0]!);
+    await registrar.register({ id: 'ghost', agent_id: agent.id, schedule: { kind: 'every', every_secs: 1 }, message: 'm' });
+    await waitUntil(async () => (await queues[0]!.listSchedulers(Queues.schedules)).length === 0, { timeoutMs: 4_000, message: 'the stray scheduler to go' });
+  });
+
+  it('registers at start the enabled jobs the queue lost', async () => {
+    const seen = await serveStandInWorker(bus);
+    const job = await service.create(agent.id, { every_secs: 1, prompt: 'm' }, 'schedule');
+    await createScheduleRegistrar(queues[0]!).unregister(job.id);
+    await startScheduler(queues[0]!);
+    await waitUntil(() => seen.length >= 1, { timeoutMs: 4_000, message: 'the job to fire' });
+  });
+});
+
+describe('retries', () => {
   it('retries a failed fire with exponential backoff and the same key until it succeeds', async () => {
-    // No worker at first (no responders), then one that times out once, then success.
-    await startScheduler(queues[0]!, { retry: { attempts: 5, backoffMs: 100 } });
+    // A worker that times out twice, then answers.
+    const seen = await serveStandInWorker(bus, [Errors.timeout('the worker was slow'), Errors.timeout('still slow')]);
+    await startScheduler(queues[0]!, { retry: () => ({ attempts: 5, backoffMs: 100 }) });
     const at = soon();
-    await registrar.register({ id: 'flaky', agent_id: AGENT, schedule: { kind: 'at', at }, message: 'm' });
-    await waitUntil(async () => (await queues[0]!.listSchedulers(Queues.schedules))[0]?.next_at === null, { message: 'the slot to be taken' });
-    const seen = await serveWorker([Errors.timeout('the worker was slow')]);
-    await waitUntil(() => seen.length === 2, { message: 'the retries' });
-    const keys = new Set(seen.map((r) => r.idempotency_key));
-    expect(keys).toEqual(new Set([`cron:flaky:${at}`]));
+    const job = await service.create(agent.id, { at, prompt: 'm' }, 'schedule');
+    await waitUntil(async () => (await outcomes(job.id)).includes('fired'), { message: 'the retries' });
+    expect(new Set(seen.map((r) => r.idempotency_key))).toEqual(new Set([`cron:${job.id}:${at}`]));
     // The second retry waited about twice as long as the first (100 ms, then 200 ms).
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(190);
+    expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(190);
+    expect((await fires(job.id))[0]).toMatchObject({ outcome: 'fired', attempts: 3 });
   });
 
-  it('gives up after `attempts` fires in total, keeping the failed retry job', async () => {
-    const seen = await serveWorker(Array.from({ length: 10 }, () => Errors.timeout('still slow')));
-    await startScheduler(queues[0]!, { retry: { attempts: 3, backoffMs: 20 } });
-    await registrar.register({ id: 'doomed', agent_id: AGENT, schedule: { kind: 'at', at: soon() }, message: 'm' });
+  it('gives up after `attempts` fires in total: recorded failed, the failed retry job kept', async () => {
+    const seen = await serveStandInWorker(bus, Array.from({ length: 10 }, () => Errors.timeout('still slow')));
+    await startScheduler(queues[0]!, { retry: () => ({ attempts: 3, backoffMs: 20 }) });
+    const job = await service.create(agent.id, { at: soon(), prompt: 'm' }, 'schedule');
     await waitUntil(async () => (await queues[0]!.failedJobs(Queues.schedules)).length === 1, { message: 'the failed retry job' });
     expect(seen).toHaveLength(3);
+    expect((await fires(job.id))[0]).toMatchObject({ outcome: 'failed', attempts: 3, reason: expect.stringContaining('Timeout') });
   });
 
-  it('counts a DuplicateInvocation answer as done: no retry', async () => {
-    const seen = await serveWorker(['duplicate']);
-    const added: string[] = [];
+  it('counts a DuplicateInvocation answer as done: the slot fired once (an earlier delivery ran it), no retry', async () => {
+    const seen = await serveStandInWorker(bus, ['duplicate']);
     const queue = queues[0]!;
+    const added: unknown[] = [];
     const recording: Queue = Object.assign(Object.create(queue) as Queue, {
-      add: async (...args: Parameters<Queue['add']>) => (added.push(args[1] as string), queue.add(...args)),
+      add: async (...args: Parameters<Queue['add']>) => (added.push(args[1]), queue.add(...args)),
     });
-    const handle = fireHandler({ queue: recording, bus, clock: systemClock, logger, requestTimeoutMs: () => 2_000, retry: { attempts: 5, backoffMs: 10 } });
-    const fire: ScheduleFire = { schedule_id: 's', agent_id: AGENT, expression: '* * * * *', message: 'm' };
-    await handle({ id: 'j', queue: Queues.schedules, data: fire, attempt: 1, scheduler_id: 's', slot_at: '2026-01-01T00:00:00.000Z' });
+    const job = await service.create(agent.id, { every_secs: 3600, prompt: 'm' }, 'schedule');
+    const handle = fireHandler({ queue: recording, bus, logger, firing: service.firing, requestTimeoutMs: () => 2_000, retry: () => ({ attempts: 5, backoffMs: 10 }), metrics: NO_SCHEDULE_METRICS, identity: 'test' });
+    const slot = new Date(Math.ceil((clock.now().getTime() + 1) / 1000) * 1000).toISOString();
+    const fire: ScheduleFire = { schedule_id: job.id, agent_id: agent.id, expression: 'every 3600s', message: 'm' };
+    await handle({ id: 'j', queue: Queues.schedules, data: fire, attempt: 1, scheduler_id: job.id, slot_at: slot });
     expect(seen).toHaveLength(1);
     expect(added).toEqual([]);
-  });
-
-  it('does not retry a refusal (unknown or Suspended agent): the answer would not change', async () => {
-    const seen = await serveWorker([Errors.notFound('agent', AGENT), Errors.invalidState('agent is Suspended', { state: 'Suspended' })]);
-    const added: unknown[] = [];
-    const queue = queues[0]!;
-    const recording: Queue = Object.assign(Object.create(queue) as Queue, {
-      add: async (...args: Parameters<Queue['add']>) => (added.push(args), queue.add(...args)),
-    });
-    const handle = fireHandler({ queue: recording, bus, clock: systemClock, logger, requestTimeoutMs: () => 2_000, retry: { attempts: 5, backoffMs: 10 } });
-    const fire: ScheduleFire = { schedule_id: 's', agent_id: AGENT, expression: '* * * * *', message: 'm' };
-    const slotJob = { id: 'j', queue: Queues.schedules, data: fire, attempt: 1, scheduler_id: 's', slot_at: '2026-01-01T00:00:00.000Z' };
-    await handle(slotJob);
-    await handle({ ...slotJob, slot_at: '2026-01-01T00:01:00.000Z' });
-    expect(seen).toHaveLength(2);
-    expect(added).toEqual([]);
+    expect(await fires(job.id)).toEqual([expect.objectContaining({ outcome: 'fired', reason: expect.stringContaining('it ran once') })]);
   });
 
   it('stop waits for a running fire to be answered', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const answered: string[] = [];
-    await bus.serve<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, async (request) => {
-      await held;
-      answered.push(request.correlation_id);
-      return { result: { content: '', tokens_used: 0, duration_ms: 0, correlation_id: request.correlation_id, source: request.source, tool_calls: [], usage: { input_tokens: 0, output_tokens: 0 } }, duplicate: false };
-    });
-    let fired = false;
-    const scheduler = await startScheduler(queues[0]!, {
-      bus: Object.assign(Object.create(bus) as Bus, {
-        request: (...args: Parameters<Bus['request']>) => ((fired = true), bus.request(...args)),
-      }),
-    });
-    await registrar.register({ id: 'slow', agent_id: AGENT, schedule: { kind: 'at', at: soon() }, message: 'm' });
-    await waitUntil(() => fired, { message: 'the fire to start' });
+    const held = gate();
+    const seen = await serveStandInWorker(bus, [held.promise]);
+    const scheduler = await startScheduler(queues[0]!);
+    const job = await service.create(agent.id, { at: soon(), prompt: 'm' }, 'schedule');
+    await waitUntil(() => seen.length === 1, { message: 'the fire to start' });
     let stopped = false;
     const stopping = scheduler.stop().then(() => (stopped = true));
     await new Promise((resolve) => setImmediate(resolve));
     expect(stopped).toBe(false);
-    release();
+    held.open();
     await stopping;
-    expect(answered).toHaveLength(1);
+    expect(await outcomes(job.id)).toEqual(['fired']);
     schedulers = [];
+  });
+});
+
+describe('catch-up after downtime', () => {
+  /** Creates an `every` 60 s job, stops every scheduler, and moves time on past nine slots plus 30 s. */
+  async function downPastNineSlots(): Promise<{ id: string; lastSlot: number }> {
+    const queue = queues[0]!;
+    const job = await service.create(agent.id, { every_secs: 60, prompt: 'catch me up' }, 'schedule');
+    const firstSlot = Date.parse(job.next_run!);
+    await queue.close();
+    clock.shift(firstSlot + 8 * 60_000 + 30_000 - clock.now().getTime());
+    return { id: job.id, lastSlot: firstSlot + 8 * 60_000 };
+  }
+
+  it('fires one catch-up slot (the latest) within the window and counts the others missed', async () => {
+    const seen = await serveStandInWorker(bus);
+    const { id, lastSlot } = await downPastNineSlots();
+    await startScheduler(await openQueue());
+    await waitUntil(async () => (await outcomes(id)).includes('fired'), { message: 'the catch-up fire' });
+    expect(seen.map(slotOf)).toEqual([new Date(lastSlot).toISOString()]);
+    const list = await service.fires(id, 10);
+    expect(list.missed_slots).toBe(8);
+    expect(list.fires.map((f) => [f.outcome, f.missed_count])).toEqual(expect.arrayContaining([['fired', 0], ['missed', 8]]));
+    expect(list.fires.find((f) => f.outcome === 'fired')!.late_ms).toBeGreaterThanOrEqual(30_000);
+  });
+
+  it('fires nothing when even the latest missed slot is older than the window: all counted missed', async () => {
+    settings.catchup_window_secs = 10;
+    const seen = await serveStandInWorker(bus);
+    const { id } = await downPastNineSlots();
+    await startScheduler(await openQueue());
+    await waitUntil(async () => (await service.fires(id, 10)).missed_slots === 9, { message: 'nine missed slots' });
+    expect(seen).toEqual([]);
+    expect(await service.get(id)).toMatchObject({ last_run: null });
+  });
+});
+
+describe('overlap policy', () => {
+  it('skips the slots that come while the previous fire still runs (skip, the default)', async () => {
+    const held = gate();
+    const seen = await serveStandInWorker(bus, [held.promise]);
+    await startScheduler(queues[0]!);
+    const job = await service.create(agent.id, { every_secs: 1, prompt: 'long report' }, 'schedule');
+    await waitUntil(async () => (await outcomes(job.id)).includes('skipped_overlap'), { timeoutMs: 5_000, message: 'a skipped slot' });
+    expect(seen).toHaveLength(1);
+    held.open();
+    await waitUntil(() => seen.length >= 2, { timeoutMs: 4_000, message: 'the next fire after the long one ended' });
+    await service.setEnabled(job.id, false);
+    const skipped = (await fires(job.id)).find((f) => f.outcome === 'skipped_overlap')!;
+    expect(skipped.reason).toContain(slotOf(seen[0]!));
+    expect(seen.map(slotOf)).not.toContain(skipped.slot_at);
+  });
+
+  it('fires overlapping slots with overlap allow', async () => {
+    const held = gate();
+    const seen = await serveStandInWorker(bus, [held.promise]);
+    await startScheduler(queues[0]!);
+    await service.create(agent.id, { every_secs: 1, prompt: 'parallel', overlap: 'allow' }, 'schedule');
+    await waitUntil(() => seen.length >= 2, { timeoutMs: 5_000, message: 'a second fire while the first runs' });
+    held.open();
   });
 });

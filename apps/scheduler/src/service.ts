@@ -1,21 +1,25 @@
+import { hostname } from 'node:os';
 import { Queues } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
-import type { Clock } from '@agent-platform/domain';
+import type { ScheduleService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Queue, Worker } from '@agent-platform/queue';
 import { fireHandler, type FireRetry } from './handlers/fire-handler.ts';
+import { NO_SCHEDULE_METRICS, type ScheduleMetrics } from './schedule-metrics.ts';
 
 export interface SchedulerDeps {
   queue: Queue;
   bus: Bus;
   logger: Logger;
-  clock: Clock;
+  /** The jobs (store) and the firing protocol every scheduler process shares (libs/domain). */
+  schedules: Pick<ScheduleService, 'firing' | 'reconcile'>;
   /** How long a fire waits for the agent worker; default 305 s (the default invocation timeout plus 5 s). */
   requestTimeoutMs?: () => number;
-  /** Default: 5 attempts, 1 s backoff doubling (1, 2, 4, 8 s). */
-  retry?: FireRetry;
+  /** Default: 5 attempts, 1 s backoff doubling (1, 2, 4, 8 s); composition reads `[schedules]`. */
+  retry?: () => FireRetry;
   /** Fires running at once in this process; default 16 (one slow agent does not hold the others). */
   concurrency?: number;
+  metrics?: ScheduleMetrics;
 }
 
 export interface SchedulerService {
@@ -30,10 +34,12 @@ const DEFAULT_TIMEOUT_MS = 305_000;
 const DEFAULT_CONCURRENCY = 16;
 
 /**
- * The scheduler (STYLE §1): processes queue `schedules`, where every schedule is a job scheduler
- * (`ScheduleRegistrar` in libs/domain puts them there) and each slot becomes one invocation on the
- * bus (`fireHandler`). Any number of scheduler processes may share the queue: the queue fires
- * each slot once, and the slot's idempotency key makes a repeat harmless anyway.
+ * The scheduler (STYLE §1): processes queue `schedules`, where every enabled job is a job
+ * scheduler (the `ScheduleService` in libs/domain puts it there) and each slot becomes at most one
+ * invocation on the bus (`fireHandler`). Any number of scheduler processes may share the queue:
+ * the queue fires each slot once, the slot's claim in the store and its idempotency key make a
+ * repeat harmless anyway. At start the queue is brought in line with the store (a job whose
+ * registration was lost is registered again; a scheduler without an enabled job is removed).
  */
 export function createSchedulerService(deps: SchedulerDeps): SchedulerService {
   const log = deps.logger.child({ service: 'scheduler' });
@@ -41,16 +47,19 @@ export function createSchedulerService(deps: SchedulerDeps): SchedulerService {
   return {
     name: 'scheduler',
     async start() {
+      const reconciled = await deps.schedules.reconcile();
       const handler = fireHandler({
         queue: deps.queue,
         bus: deps.bus,
-        clock: deps.clock,
         logger: deps.logger,
+        firing: deps.schedules.firing,
         requestTimeoutMs: deps.requestTimeoutMs ?? (() => DEFAULT_TIMEOUT_MS),
-        retry: deps.retry ?? DEFAULT_RETRY,
+        retry: deps.retry ?? (() => DEFAULT_RETRY),
+        metrics: deps.metrics ?? NO_SCHEDULE_METRICS,
+        identity: `${hostname()}:${process.pid}`,
       });
       worker = await deps.queue.process(Queues.schedules, handler, { concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY });
-      log.debug('scheduler started');
+      log.debug(reconciled, 'scheduler started');
     },
     async stop() {
       const running = worker;

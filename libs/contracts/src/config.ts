@@ -218,6 +218,19 @@ export const WorkflowsConfig = Type.Object(
   section('Durable workflow runs: step leases, re-dispatch and retries (docs/workflows.md).'),
 );
 
+export const SchedulesConfig = Type.Object(
+  {
+    catchup_window_secs: Positive(
+      'A slot found due later than this after its time (the scheduler was down) is counted missed, not fired; within it, one catch-up fire.',
+      3600,
+    ),
+    fire_attempts: Positive('Attempts per slot, the first included, when a fire fails for a retryable reason (no worker, timeout).', 5),
+    fire_backoff_ms: Positive('Wait before the first retry of a failed fire; doubles each retry.', 1000),
+    fire_history_days: Positive('How long the outcome of each fire is kept for GET /schedules/{id}/fires.', 30),
+  },
+  section('Schedules and cron jobs: catch-up after downtime, retries, fire history (docs/schedules.md).'),
+);
+
 export const VaultConfig = Type.Object(
   {
     key_env: EnvName(
@@ -287,6 +300,7 @@ export const PlatformConfig = Type.Object(
     model_calls: ModelCallsConfig,
     agents: AgentsConfig,
     workflows: WorkflowsConfig,
+    schedules: SchedulesConfig,
     vault: VaultConfig,
     audit: AuditConfig,
     logging: LoggingConfig,

@@ -22,3 +22,4 @@ export * from './did-you-mean.ts';
 export * from './queue-jobs.ts';
 export * from './http/workflows.ts';
 export * from './workflow-messages.ts';
+export * from './http/schedules.ts';

@@ -3,6 +3,7 @@ import { Errors, PlatformError } from '@agent-platform/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiApp } from '../api-app.ts';
 import { STATUS } from './error-status.ts';
+import { flatErrorFor } from './flat-errors.ts';
 import { httpStatusOverride, withHttpStatus } from './http-status.ts';
 import { pathOf } from './route-label.ts';
 import { schemaErrorToPlatformError, type SchemaError, type SchemaPart } from './schema-errors.ts';
@@ -83,7 +84,8 @@ export function installErrorHandling(app: ApiApp): void {
     if (mapped.unexpected) request.log.error({ err: error, category: mapped.body.error.category }, 'request failed');
     // Serialized here, not by the route's response schema: that schema describes the route's
     // success body, and DuplicateInvocation is an error envelope sent with status 200.
-    return reply.code(mapped.status).headers(mapped.headers).type('application/json; charset=utf-8').send(JSON.stringify(mapped.body));
+    const body = flatErrorFor(request, error) ?? mapped.body;
+    return reply.code(mapped.status).headers(mapped.headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
   });
   // Runs after the onRequest hooks (authentication included), so an unknown path without a
   // credential is 401, not 404 (spec §Authentication rule 1).

@@ -49,6 +49,11 @@ export function schemaErrorToPlatformError(errors: readonly SchemaError[], part:
   return Errors.validation(`${where} ${primary.message ?? 'is invalid'}`, details);
 }
 
+/** Body fields reported missing (`''` for a missing body), from every error, not just the primary one. */
+export function missingFields(errors: readonly SchemaError[]): string[] {
+  return errors.filter((e) => e.keyword === 'required').map(fieldName);
+}
+
 /** The error to report: not a branch of a union (the union's own error speaks for it). */
 function pickPrimary(errors: readonly SchemaError[]): SchemaError | undefined {
   const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');

@@ -3,11 +3,13 @@ import { agentRoutes } from './agent-routes.ts';
 import { authRoutes } from './auth-routes.ts';
 import { catalogRoutes } from './catalog-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
+import { cronJobRoutes } from './cron-job-routes.ts';
 import { daemonRoutes } from './daemon-routes.ts';
 import { invocationRoutes } from './invocation-routes.ts';
 import { modelRoutes } from './model-routes.ts';
 import { licenceRoutes } from './licence-routes.ts';
 import { memoryRoutes } from './memory-routes.ts';
+import { scheduleRoutes } from './schedule-routes.ts';
 import { securityRoutes } from './security-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
@@ -17,4 +19,4 @@ import { workflowRoutes } from './workflow-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, workflowRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes];

@@ -1,8 +1,9 @@
 import { isScheduleFire, Queues, Subjects, type AgentInvokeReply, type AgentInvokeRequest, type ScheduleFire } from '@agent-platform/contracts';
 import { BusError, type Bus } from '@agent-platform/bus';
-import type { Clock } from '@agent-platform/domain';
+import { fireReason, type FireDecision, type ScheduleFiring } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Job, Queue } from '@agent-platform/queue';
+import type { ScheduleMetrics } from '../schedule-metrics.ts';
 
 /** How a failed fire is retried: `attempts` in total, waiting `backoffMs * 2^(n-1)` after failure n. */
 export interface FireRetry {
@@ -13,11 +14,16 @@ export interface FireRetry {
 export interface FireHandlerDeps {
   queue: Queue;
   bus: Bus;
-  clock: Clock;
   logger: Logger;
+  /** The domain's side of each slot: claim, catch-up, overlap, refusals, the fire log. */
+  firing: ScheduleFiring;
   /** How long to wait for the agent worker's answer (the invocation timeout plus a grace). */
   requestTimeoutMs: () => number;
-  retry: FireRetry;
+  /** `[schedules] fire_attempts` and `fire_backoff_ms`, read per fire (a reload applies to the next). */
+  retry: () => FireRetry;
+  metrics: ScheduleMetrics;
+  /** This scheduler process, `host:pid`: kept on the slots it takes (operators, the fleet test). */
+  identity: string;
 }
 
 /**
@@ -33,21 +39,38 @@ export function isRetryableFire(error: unknown): boolean {
   return error.code !== 'aborted';
 }
 
+/**
+ * How long a fire holds off the next slots of its job (overlap policy `skip`) without a heartbeat:
+ * renewed every third of it while the invocation runs, so a scheduler killed mid-fire blocks its
+ * job for at most this long.
+ */
+export const FIRE_LEASE_MS = 30_000;
+
 /** The idempotency key (and correlation id) of one slot: the same in every process, on every attempt. */
 export function fireKey(scheduleId: string, slotAt: string): string {
   return `cron:${scheduleId}:${slotAt}`;
 }
 
+/** A failure as the fire log shows it: `<category>: <message>`. */
+function reasonOf(error: unknown): string {
+  if (error instanceof BusError) {
+    return error.code === 'remote' && error.remote !== undefined ? fireReason(error.remote.category, error.remote.message) : fireReason(`bus ${error.code}`, error.message);
+  }
+  return fireReason('Internal', error instanceof Error ? error.message : String(error));
+}
+
 /**
- * A `schedules` job: invokes the agent on `agents.invoke` with a `Cron` source and the key
- * `cron:<schedule id>:<slot time>`. The queue fires each slot once across scheduler processes;
- * the key makes any repeat (a stalled job run again, a retry after a lost reply) answer
- * DuplicateInvocation without running the agent again, and that counts as success.
+ * A `schedules` job. The domain decides what the slot becomes (`ScheduleFiring.begin`: fire it,
+ * or record why not); a fire invokes the agent on `agents.invoke` with a `Cron` source and the
+ * key `cron:<schedule id>:<slot time>`. The queue fires each slot once across scheduler
+ * processes, the slot's claim in the store makes a second delivery a recorded `duplicate`, and
+ * the key makes any repeat that still gets through (a stalled job run again) answer
+ * DuplicateInvocation without running the agent again.
  *
  * A slot job has one attempt (the queue's scheduler semantics), so its first retryable failure
  * hands the slot to a retry job of our own (same queue, deterministic id, delayed by `backoffMs`);
  * a retry job that fails throws, and the queue retries it with exponential backoff until
- * `attempts` in total were made. Non-retryable refusals are logged, not retried.
+ * `attempts` in total were made. Refusals are recorded, not retried.
  */
 export function fireHandler(deps: FireHandlerDeps) {
   const log = deps.logger.child({ service: 'scheduler' });
@@ -59,53 +82,98 @@ export function fireHandler(deps: FireHandlerDeps) {
       log.error({ job_id: job.id, scheduler_id: job.scheduler_id }, 'schedules job without a valid ScheduleFire payload or slot; dropped');
       return;
     }
-    const key = fireKey(data.schedule_id, slotAt);
-    const context = { schedule_id: data.schedule_id, agent_id: data.agent_id, slot_at: slotAt, attempt: attemptOf(job) };
-    try {
-      const reply = await deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, invocation(data, slotAt, key), {
-        timeoutMs: deps.requestTimeoutMs(),
-      });
-      const lateMs = deps.clock.now().getTime() - Date.parse(slotAt);
-      log.info({ ...context, duplicate: reply.duplicate, late_ms: lateMs }, reply.duplicate ? 'schedule slot had already fired' : 'schedule fired');
-    } catch (error) {
-      if (!isRetryableFire(error)) {
-        log.warn({ ...context, err: error }, 'schedule fire refused; not retried');
+    const isRetry = job.scheduler_id === undefined;
+    const attempt = isRetry ? job.attempt + 1 : 1;
+    const retry = deps.retry();
+    const decision = await deps.firing.begin({ schedule_id: data.schedule_id, slot_at: slotAt, retry: isRetry, leaseMs: FIRE_LEASE_MS, by: deps.identity });
+    deps.metrics.missed(decision.missed);
+    const context = { schedule_id: data.schedule_id, agent_id: data.agent_id, slot_at: slotAt, attempt };
+    switch (decision.kind) {
+      case 'orphan':
+        // Its job was deleted (and the scheduler's removal lost, or raced by this slot).
+        if (!isRetry) await deps.queue.removeScheduler(Queues.schedules, data.schedule_id);
+        log.warn(context, 'schedule slot for a job that no longer exists; its scheduler was removed');
         return;
-      }
-      await retryLater(job, data, slotAt, key, error, context);
+      case 'recorded':
+        deps.metrics.outcome(decision.outcome);
+        log.info({ ...context, outcome: decision.outcome, reason: decision.reason, missed: decision.missed }, `schedule slot not fired: ${decision.outcome}`);
+        return;
+      case 'fire':
+        return fire(job, data, decision, attempt, retry);
     }
   };
 
-  async function retryLater(job: Job<unknown>, data: ScheduleFire, slotAt: string, key: string, error: unknown, context: object): Promise<void> {
-    const { attempts, backoffMs } = deps.retry;
-    if (job.scheduler_id === undefined) {
-      if (job.attempt >= attempts - 1) log.error({ ...context, err: error }, `schedule fire failed ${attempts} times; giving up on this slot`);
-      else log.warn({ ...context, err: error }, 'schedule fire failed; the queue retries it');
-      throw error;
+  async function fire(job: Job<unknown>, data: ScheduleFire, decision: Extract<FireDecision, { kind: 'fire' }>, attempt: number, retry: FireRetry): Promise<void> {
+    const key = fireKey(data.schedule_id, decision.slot_at);
+    const context = { schedule_id: data.schedule_id, agent_id: decision.agent_id, slot_at: decision.slot_at, attempt };
+    if (attempt === 1) deps.metrics.lateness(decision.late_ms);
+    const heartbeat = setInterval(() => {
+      deps.firing.renew(data.schedule_id, decision.slot_at, FIRE_LEASE_MS).catch((err: unknown) => log.warn({ ...context, err }, 'could not renew a fire lease'));
+    }, FIRE_LEASE_MS / 3);
+    heartbeat.unref();
+    try {
+      const reply = await deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, invocation(data.schedule_id, decision, key), {
+        timeoutMs: deps.requestTimeoutMs(),
+      }).finally(() => clearInterval(heartbeat));
+      // A DuplicateInvocation answer to the slot's own claim means an earlier delivery of this
+      // slot (a scheduler that died after sending it) ran the agent: the slot fired, once.
+      const reason = reply.duplicate ? 'the agent had already run this slot under its key (an earlier delivery); it ran once' : null;
+      await deps.firing.finish(data.schedule_id, decision.slot_at, { outcome: 'fired', reason, attempts: attempt });
+      deps.metrics.outcome(reply.duplicate ? 'duplicate' : 'fired');
+      log.info({ ...context, late_ms: decision.late_ms, missed: decision.missed, duplicate: reply.duplicate }, reply.duplicate ? 'schedule slot had already fired' : 'schedule fired');
+    } catch (error) {
+      const reason = reasonOf(error);
+      if (!isRetryableFire(error)) {
+        await deps.firing.finish(data.schedule_id, decision.slot_at, { outcome: 'refused', reason, attempts: attempt });
+        deps.metrics.outcome('refused');
+        log.warn({ ...context, err: error }, 'schedule fire refused; recorded, not retried');
+        return;
+      }
+      await retryLater(job, data, decision.slot_at, key, error, reason, { context, attempt, retry });
     }
-    if (attempts <= 1) {
-      log.error({ ...context, err: error }, 'schedule fire failed; retries are off');
+  }
+
+  async function retryLater(
+    job: Job<unknown>,
+    data: ScheduleFire,
+    slotAt: string,
+    key: string,
+    error: unknown,
+    reason: string,
+    at: { context: object; attempt: number; retry: FireRetry },
+  ): Promise<void> {
+    const { attempts, backoffMs } = at.retry;
+    const isRetry = job.scheduler_id === undefined;
+    const exhausted = isRetry ? job.attempt >= attempts - 1 : attempts <= 1;
+    if (exhausted) {
+      await deps.firing.finish(data.schedule_id, slotAt, { outcome: 'failed', reason, attempts: at.attempt });
+      deps.metrics.outcome('failed');
+      log.error({ ...at.context, err: error }, `schedule fire failed ${at.attempt} time(s); giving up on this slot`);
+      // A retry job fails for good, and the queue keeps it with its error for inspection.
+      if (isRetry) throw error;
       return;
+    }
+    // Held through the backoff: the next attempt renews it.
+    await deps.firing.retrying(data.schedule_id, slotAt, at.attempt, reason, backoffMs * 2 ** (at.attempt - 1) + FIRE_LEASE_MS);
+    deps.metrics.retried();
+    if (isRetry) {
+      log.warn({ ...at.context, err: error }, 'schedule fire failed; the queue retries it');
+      throw error;
     }
     await deps.queue.add<ScheduleFire>(
       Queues.schedules,
       { ...data, slot_at: slotAt },
       { jobId: `retry:${key}`, delayMs: backoffMs, attempts: attempts - 1, backoffMs: backoffMs * 2 },
     );
-    log.warn({ ...context, err: error, retry_in_ms: backoffMs }, 'schedule fire failed; retrying');
+    log.warn({ ...at.context, err: error, retry_in_ms: backoffMs }, 'schedule fire failed; retrying');
   }
 }
 
-/** 1 for the slot job, then 2.. for the attempts of its retry job. */
-function attemptOf(job: Job<unknown>): number {
-  return job.scheduler_id === undefined ? job.attempt + 1 : 1;
-}
-
-function invocation(data: ScheduleFire, slotAt: string, key: string): AgentInvokeRequest {
+function invocation(scheduleId: string, decision: Extract<FireDecision, { kind: 'fire' }>, key: string): AgentInvokeRequest {
   return {
-    agent_id: data.agent_id,
-    source: { Cron: { schedule_id: data.schedule_id, expression: data.expression, scheduled_at: slotAt } },
-    message: data.message,
+    agent_id: decision.agent_id,
+    source: { Cron: { schedule_id: scheduleId, expression: decision.expression, scheduled_at: decision.slot_at } },
+    message: decision.message,
     correlation_id: key,
     idempotency_key: key,
     // Its own idempotency scope: no API caller can collide with (or read) a slot's key.
