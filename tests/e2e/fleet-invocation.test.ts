@@ -134,6 +134,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
     const killedAt = Date.now();
     const replacement = await fleet.add('agent-worker');
     expect(replacement.child.pid).not.toBe(owner.child.pid);
+    fleet.workers[fleet.workers.indexOf(owner)] = replacement;
     // The killed owner's caller learns it from the missing heartbeats, long before the timeout.
     const lost = await first;
     expect(lost.res.status).toBe(500);
