@@ -1,6 +1,9 @@
+import type { LicenceClaims, PlatformConfig, Role } from '@agent-platform/contracts';
+import type { DeepPartial } from '@agent-platform/api/testing';
+import { createPackageShelf, waitUntil, type PackageShelf } from '@agent-platform/testkit';
 import { expect } from 'vitest';
-import type { PlatformTestApi } from './platform-test-api.ts';
-import { waitUntil, type PackageShelf } from '@agent-platform/testkit';
+import { startPlatformTestApi, type PlatformTestApi } from './platform-test-api.ts';
+import { startStepModel, type StepModel } from './step-model.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- run bodies are read as JSON
 export type RunBody = any;
@@ -57,4 +60,49 @@ export function workflowHarness(api: PlatformTestApi, shelf: PackageShelf, token
 /** The step names and outputs of a run, for compact assertions. */
 export function outputsOf(run: RunBody): Array<[string, string]> {
   return (run.step_results as Array<{ step_name: string; output: string }>).map((r) => [r.step_name, r.output]);
+}
+
+/** The all-in-one platform with the workflow tests' model stand-in, package shelf and key. */
+export interface WorkflowPlatform {
+  api: PlatformTestApi;
+  model: StepModel;
+  shelf: PackageShelf;
+  /** An API key of `key.role` (auth mode `local`), or '' with auth disabled. */
+  token: string;
+  wf: WorkflowHarness;
+  close(): Promise<void>;
+}
+
+export interface WorkflowPlatformOptions {
+  /** Merged over the model stand-in's config. */
+  config?: DeepPartial<PlatformConfig>;
+  licence?: LicenceClaims;
+  /** Agent-template packages written to the shelf (installed with the workflows that require them). */
+  agents: readonly string[];
+  /** With a key: auth mode `local` and a key of this role and name; without: auth disabled. */
+  key?: { role: Role; name?: string };
+}
+
+export async function startWorkflowPlatform(options: WorkflowPlatformOptions): Promise<WorkflowPlatform> {
+  const model = await startStepModel();
+  const shelf = await createPackageShelf();
+  const auth = options.key === undefined ? {} : { auth: { mode: 'local' as const } };
+  const api = await startPlatformTestApi({
+    config: { ...model.config, ...auth, ...options.config },
+    ...(options.licence === undefined ? {} : { licence: options.licence }),
+  });
+  const token = options.key === undefined ? '' : await api.issueKey(options.key.role, options.key.name);
+  for (const name of options.agents) await shelf.agent(name);
+  return {
+    api,
+    model,
+    shelf,
+    token,
+    wf: workflowHarness(api, shelf, () => token),
+    close: async () => {
+      await api.close();
+      await model.close();
+      await shelf.close();
+    },
+  };
 }

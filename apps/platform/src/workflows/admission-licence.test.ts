@@ -1,36 +1,25 @@
 import { admissionOf } from '@agent-platform/domain';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { licenceClaims, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { startStepModel, type StepModel } from '../testing/step-model.ts';
-import { workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
+import { licenceClaims, type PlatformTestApi } from '../testing/platform-test-api.ts';
+import type { StepModel } from '../testing/step-model.ts';
+import { startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
 
 // Admission of definitions across upgrade and uninstall (a run executes the definition it started
 // with; a replaced one drains), and runs counted against the licence like invocations
 // (docs/workflows.md "Admission", "Licence").
 let api: PlatformTestApi;
 let model: StepModel;
-let shelf: PackageShelf;
 let token: string;
 let wf: WorkflowHarness;
 
+let platform: WorkflowPlatform | undefined;
+
 beforeAll(async () => {
-  model = await startStepModel();
-  api = await startPlatformTestApi({
-    config: model.config,
-    licence: licenceClaims({ transaction_budgets: { claims_intake: 2 } }),
-  });
-  shelf = await createPackageShelf();
-  token = await api.issueKey('admin');
-  await shelf.agent('handler');
-  wf = workflowHarness(api, shelf, () => token);
+  platform = await startWorkflowPlatform({ agents: ['handler'], licence: licenceClaims({ transaction_budgets: { claims_intake: 2 } }) });
+  ({ api, model, token, wf } = platform);
 });
-afterAll(async () => {
-  await api?.close();
-  await model?.close();
-  await shelf?.close();
-});
+afterAll(async () => platform?.close());
 
 /** Two steps marked with `label`; `hold` (e.g. `hold:up`) makes the first one wait for the test. */
 const flow = (label: string, extra: Record<string, unknown> = {}, hold = '') => ({

@@ -1,33 +1,25 @@
 import { workflowRuns } from '@agent-platform/domain';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEventStream, startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { startStepModel, type StepModel } from '../testing/step-model.ts';
-import { outputsOf, workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
+import { parseEventStream, type PlatformTestApi } from '../testing/platform-test-api.ts';
+import type { StepModel } from '../testing/step-model.ts';
+import { outputsOf, startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
 
 // Cancel, suspend and resume of a run while a step is in flight, and the run's event stream
 // (docs/workflows.md "Controlling a run", "Run events"). The model stand-in holds a step's answer
 // until the test releases it, so "in flight" is a fact, not a timing guess.
 let api: PlatformTestApi;
 let model: StepModel;
-let shelf: PackageShelf;
 let token: string;
 let wf: WorkflowHarness;
 
+let platform: WorkflowPlatform | undefined;
+
 beforeAll(async () => {
-  model = await startStepModel();
-  api = await startPlatformTestApi({ config: { ...model.config, auth: { mode: 'local' } } });
-  shelf = await createPackageShelf();
-  token = await api.issueKey('operator', 'ops-oliver');
-  await shelf.agent('adjuster');
-  wf = workflowHarness(api, shelf, () => token);
+  platform = await startWorkflowPlatform({ agents: ['adjuster'], key: { role: 'operator', name: 'ops-oliver' } });
+  ({ api, model, token, wf } = platform);
 });
-afterAll(async () => {
-  await api?.close();
-  await model?.close();
-  await shelf?.close();
-});
+afterAll(async () => platform?.close());
 
 const twoSteps = (name: string, tag: string) =>
   wf.install(name, {

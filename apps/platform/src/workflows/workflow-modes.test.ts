@@ -1,9 +1,8 @@
-import { waitUntil } from '@agent-platform/testkit';
+import { waitUntil, type PackageShelf } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { startStepModel, type StepModel } from '../testing/step-model.ts';
-import { outputsOf, workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
+import type { PlatformTestApi } from '../testing/platform-test-api.ts';
+import type { StepModel } from '../testing/step-model.ts';
+import { outputsOf, startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
 
 // Every step mode and error mode of DECISIONS D8 over HTTP, on the all-in-one platform. The
 // model stand-in echoes each step's prompt (so an output shows what the step was given) unless
@@ -17,19 +16,13 @@ let wf: WorkflowHarness;
 const AGENTS = ['intake-agent', 'review-agent'];
 const by = (agent: string) => ({ ByName: agent });
 
+let platform: WorkflowPlatform | undefined;
+
 beforeAll(async () => {
-  model = await startStepModel();
-  api = await startPlatformTestApi({ config: { ...model.config, workflows: { retry_backoff_ms: 50 } } });
-  shelf = await createPackageShelf();
-  token = await api.issueKey('admin');
-  for (const name of AGENTS) await shelf.agent(name);
-  wf = workflowHarness(api, shelf, () => token);
+  platform = await startWorkflowPlatform({ agents: AGENTS, config: { workflows: { retry_backoff_ms: 50 } } });
+  ({ api, model, shelf, token, wf } = platform);
 });
-afterAll(async () => {
-  await api?.close();
-  await model?.close();
-  await shelf?.close();
-});
+afterAll(async () => platform?.close());
 
 const install = (name: string, steps: unknown[], extra: Record<string, unknown> = {}) => wf.install(name, { agents_required: AGENTS, steps, ...extra });
 

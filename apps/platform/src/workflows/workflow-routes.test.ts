@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { startStepModel, type StepModel } from '../testing/step-model.ts';
-import { workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
-import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
+import type { PlatformTestApi } from '../testing/platform-test-api.ts';
+import { startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
 
 // The definition and run routes of spec §Workflows and runs: canonical definitions, filters,
 // the spec's errors for bad input (which change nothing), the legacy step, idempotent starts.
 let api: PlatformTestApi;
-let model: StepModel;
-let shelf: PackageShelf;
 let token: string;
 let wf: WorkflowHarness;
 let workflowId: string;
@@ -16,13 +12,11 @@ let agentId: string;
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
+let platform: WorkflowPlatform | undefined;
+
 beforeAll(async () => {
-  model = await startStepModel();
-  api = await startPlatformTestApi({ config: { ...model.config, auth: { mode: 'local' } } });
-  shelf = await createPackageShelf();
-  token = await api.issueKey('admin');
-  await shelf.agent('clerk');
-  wf = workflowHarness(api, shelf, () => token);
+  platform = await startWorkflowPlatform({ agents: ['clerk'], key: { role: 'admin' } });
+  ({ api, token, wf } = platform);
   workflowId = await wf.install('intake-flow', {
     agents_required: ['clerk'],
     variables: { region: 'EU' },
@@ -36,11 +30,7 @@ beforeAll(async () => {
   });
   agentId = ((await api.request('GET', '/agents', { token })).body.agents as Array<{ id: string }>)[0]!.id;
 });
-afterAll(async () => {
-  await api?.close();
-  await model?.close();
-  await shelf?.close();
-});
+afterAll(async () => platform?.close());
 
 const runCount = async (): Promise<number> => (await api.request('GET', '/runs?limit=1000', { token })).body.runs.length;
 
