@@ -11,7 +11,8 @@ import { parseEventStream } from '../../apps/platform/src/testing/platform-test-
 
 // README "Run a workflow, watch it, and kill the process under it", as a user does it: install
 // examples/claims-review, run it, watch its events, then with a slow `local` model kill -9 the
-// all-in-one process mid-run, start it again, and see the run end with the same output.
+// all-in-one process mid-run, start it again, and see the run end with the same output. Then
+// README "Schedule a prompt" on the same platform.
 const EXAMPLE = fileURLToPath(new URL('../../examples/claims-review', import.meta.url));
 const INPUT = 'Burst pipe flooded the kitchen, policy HO-1234';
 let dir: string | undefined;
@@ -22,8 +23,8 @@ afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
-describe('README workflow tour against the all-in-one platform', () => {
-  it('install, run, events; then a slow model, kill -9 mid-run, restart, and the run completes', async () => {
+describe('README workflow and schedule tour against the all-in-one platform', () => {
+  it('install, run, events; a slow model, kill -9 mid-run, restart, the run completes; a schedule fires', async () => {
     dir = await mkdtemp(join(tmpdir(), 'ap-wf-tour-'));
     const configPath = join(dir, 'agent-platform.toml');
     const config = { server: { listen: `127.0.0.1:${await freePort()}` }, storage: { data_dir: join(dir, 'data') }, auth: { mode: 'local' }, licence: await writeLicence(dir, {}) };
@@ -71,5 +72,24 @@ describe('README workflow tour against the all-in-one platform', () => {
     expect(resumed.at(-1)!.event).toBe('end');
     expect(final).toMatchObject({ state: 'Completed', output: control.output });
     expect(final.step_results.map((r: { output: string }) => r.output)).toEqual(control.step_results.map((r: { output: string }) => r.output));
+
+    // README "Schedule a prompt": a schedule on the agent fires by itself, then on demand, then pauses.
+    const AGENT: string = install.body.installed.find((p: { name: string }) => p.name === 'claims-intake').id;
+    const created = await call(B, 'POST', `/agents/${AGENT}/schedules`, { token, body: { every_secs: 1, prompt: 'Any new FNOL claims?' } });
+    expect(created.status).toBe(201);
+    const SCHEDULE: string = created.body.id;
+    await waitUntil(async () => (await call(B, 'GET', `/schedules/${SCHEDULE}/fires`, { token })).body.fires.some((f: { outcome: string }) => f.outcome === 'fired'), {
+      timeoutMs: 20_000,
+      message: 'the schedule to fire',
+    });
+    const listed = (await call(B, 'GET', `/agents/${AGENT}/schedules`, { token })).body.schedules;
+    expect(listed).toHaveLength(1);
+    expect(listed[0].last_run).not.toBeNull();
+    const now = await call(B, 'POST', `/cron/jobs/${SCHEDULE}/run`, { token });
+    expect(now.status).toBe(200);
+    expect(now.body.source.Cron.schedule_id).toBe(SCHEDULE);
+    expect((await call(B, 'POST', `/schedules/${SCHEDULE}/pause`, { token })).body).toEqual({ status: 'paused' });
+    expect((await call(B, 'GET', '/cron/jobs', { token })).body.jobs.map((j: { id: string }) => j.id)).toContain(SCHEDULE);
+    expect((await call(B, 'DELETE', `/schedules/${SCHEDULE}`, { token })).status).toBe(204);
   }, 120_000);
 });
