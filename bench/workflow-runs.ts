@@ -14,14 +14,14 @@ export const BENCH_STEP_AGENT = 'bench-step-agent';
 const RUN_TIMEOUT_MS = 30_000;
 
 /**
- * Every request of a run goes on a connection of its own (`connection: close`). With fetch's
- * keep-alive pool, the platform sometimes did not stop on SIGTERM after such a load: its graceful
- * close waited about a minute for one pooled connection that Node's http server did not count as
- * idle (docs/performance.md "Workflows (issue 9)"), and the bench's stop gives up after 10 s
- * with SIGKILL, which loses `--profile`'s profile. A run is tens of milliseconds; the connection
- * set-up is not in what is measured (the platform's own `completed_at - started_at`).
+ * The requests of these targets go on connections of their own (`connection: close`). With
+ * fetch's keep-alive pool, the platform often did not stop on SIGTERM after a workflow load: its
+ * graceful close waited for a pooled connection that Node's http server did not count as idle
+ * until the bench dropped it, about 70 s later (docs/performance.md "Workflows (issue 9)"), and
+ * the bench's stop gives up after 10 s with SIGKILL, which loses `--profile`'s profile. The
+ * connection set-up is not in what is measured (the platform's own `completed_at - started_at`).
  */
-const HEADERS = { connection: 'close' };
+const CLOSE = { connection: 'close' };
 
 /** `count` Sequential steps, each passing `{{input}}` on (the echo model returns it unchanged). */
 export function sequentialWorkflow(count: number): Record<string, unknown> {
@@ -54,7 +54,7 @@ export async function installBenchWorkflow(url: string, token: string, name: str
     const path = await shelf.workflow(name, workflow);
     const res = await fetch(`${url}/catalog/install`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...CLOSE },
       body: JSON.stringify({ path, activate: true }),
     });
     const text = await res.text();
@@ -73,7 +73,7 @@ export function runRequest(workflowId: string, token: string): BenchRequest {
   return {
     method: 'POST',
     path: `/workflows/${workflowId}/run`,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...CLOSE },
     body: JSON.stringify({ input: 'bench check' }),
   };
 }
@@ -138,7 +138,7 @@ async function runOnce(url: string, token: string, workflowId: string, input: st
   try {
     const res = await fetch(`${url}/workflows/${workflowId}/run`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...HEADERS },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...CLOSE },
       body: JSON.stringify({ input }),
       signal,
     });
@@ -154,7 +154,7 @@ async function runOnce(url: string, token: string, workflowId: string, input: st
 
 /** Reads the run's event stream up to its `end` event and returns the run it carries. */
 async function endOf(url: string, token: string, runId: string, signal: AbortSignal): Promise<WorkflowRunStatus> {
-  const res = await fetch(`${url}/runs/${runId}/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...HEADERS }, signal });
+  const res = await fetch(`${url}/runs/${runId}/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...CLOSE }, signal });
   if (res.status !== 200 || res.body === null) throw new Error(`GET /runs/${runId}/events answered ${res.status}`);
   const decoder = new TextDecoder();
   let buffered = '';
