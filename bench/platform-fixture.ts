@@ -16,6 +16,8 @@ export interface PlatformFixtureOptions {
   nodeFlags: string[];
   /** Install examples/claims-intake, activated, and return its agent id. */
   installAgent: boolean;
+  /** TOML appended to the config file (a `[[providers]]` table for the `local` model's delay). */
+  extraConfig?: string;
 }
 
 export interface PlatformFixture {
@@ -44,7 +46,7 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await writeConfig(dir);
+    await writeConfig(dir, options.extraConfig ?? '');
     platform = startNodeProcess({
       entry: PLATFORM_MAIN,
       args: ['--config', join(dir, 'agent-platform.toml')],
@@ -62,7 +64,7 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
   }
 }
 
-async function writeConfig(dir: string): Promise<void> {
+async function writeConfig(dir: string, extraConfig: string): Promise<void> {
   await writeBenchLicence(join(dir, 'data'));
   await writeFile(
     join(dir, 'agent-platform.toml'),
@@ -81,6 +83,6 @@ public_key_file = "./data/licence-public.pem"
 
 [agents]
 rate_limit_per_minute = ${BENCH_RATE_LIMIT_PER_MINUTE}
-`,
+${extraConfig}`,
   );
 }

@@ -54,6 +54,23 @@ describe('bench report', () => {
     expect(statuses).toEqual(['not measured', 'not measured', 'invalid']);
   });
 
+  it('judges a p50 ceiling on the target alone, and not on a failed or invalid run', () => {
+    const goal = { kind: 'p50-ms' as const, atMost: 2, label: 'per step <= 2 ms' };
+    const report = createReport(new Date(0), settings, 'hello-world', [
+      outcome('fast', result(30, 1.5), { goal }),
+      outcome('slow', result(10, 2.5), { goal }),
+      outcome('broken', null, { goal, error: 'did not start' }),
+      outcome('erring', result(30, 1, { errors: 1 }), { goal }),
+    ], 0.5);
+    expect(report.goals.map((g) => [g.target, g.status, g.value, g.against])).toEqual([
+      ['fast', 'met', 1.5, null],
+      ['slow', 'missed', 2.5, null],
+      ['broken', 'not measured', null, null],
+      ['erring', 'invalid', null, null],
+    ]);
+    expect(renderMarkdown(report)).toContain('| per step <= 2 ms | 2.50 ms | missed |');
+  });
+
   it('renders one row per target, a failed one with its error, and the memory of multi-process targets', () => {
     const markdown = renderMarkdown(
       createReport(new Date(0), settings, 'hello-world', [

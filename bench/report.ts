@@ -22,8 +22,9 @@ export interface GoalOutcome {
   target: string;
   label: string;
   kind: BenchGoal['kind'];
-  against: string;
-  /** The measured ratio (throughput-ratio) or added milliseconds (added-p50-ms). */
+  /** The other target of the comparison; null for a goal on the target's own p50 (p50-ms). */
+  against: string | null;
+  /** The measured ratio (throughput-ratio), added milliseconds (added-p50-ms) or p50 (p50-ms). */
   value: number | null;
   status: GoalStatus;
 }
@@ -75,8 +76,15 @@ export function createReport(
   };
 }
 
-/** A goal is judged only on two valid runs of the same bench invocation. */
+/** A comparison is judged only on two valid runs of the same bench invocation; a p50 ceiling on one. */
 export function evaluateGoal(target: TargetOutcome, goal: BenchGoal, all: TargetOutcome[]): GoalOutcome {
+  if (goal.kind === 'p50-ms') {
+    const base = { target: target.name, label: goal.label, kind: goal.kind, against: null };
+    if (target.result === null) return { ...base, value: null, status: 'not measured' };
+    if (!target.valid) return { ...base, value: null, status: 'invalid' };
+    const value = target.result.latencyP50Ms;
+    return { ...base, value, status: value <= goal.atMost ? 'met' : 'missed' };
+  }
   const other = all.find((t) => t.name === goal.against);
   const base = { target: target.name, label: goal.label, kind: goal.kind, against: goal.against };
   if (target.result === null || other?.result == null)
@@ -131,7 +139,7 @@ export function renderMarkdown(report: BenchReport): string {
     for (const t of multi) for (const m of t.memory) lines.push(`| ${t.name} | ${m.role} | ${mb(m.rssBytes)} |`);
   }
   if (report.goals.length > 0) {
-    lines.push('', '| Goal (issue 4) | Measured | Status |', '|---|---:|---|');
+    lines.push('', '| Goal | Measured | Status |', '|---|---:|---|');
     for (const g of report.goals) {
       const value =
         g.value === null

@@ -7,6 +7,9 @@ import { fleetSend } from './fleet-send.ts';
 import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
 import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
+import { workflowFanOut8 } from './workflow-fanout-8.ts';
+import { workflowStepsAllInOne } from './workflow-steps-all-in-one.ts';
+import { workflowStepsFleet } from './workflow-steps-fleet.ts';
 
 /**
  * Every target, in run order (the baseline first, so a cut-short run still has it). Goals are
@@ -24,4 +27,7 @@ export const TARGETS: BenchTarget[] = [
   fleetLatencyHttp,
   fleetOneWorker,
   fleetTwoWorkers,
+  workflowStepsAllInOne,
+  workflowStepsFleet,
+  workflowFanOut8,
 ];
