@@ -73,6 +73,33 @@ describe('bench report', () => {
     expect(markdown).not.toContain('| hello-world | hello-world |');
   });
 
+  it('judges absolute ceilings on a p99 or a detail of the target itself, and shows its details instead of a ratio', () => {
+    const ceilings = [
+      { kind: 'at-most' as const, metric: 'detail:missed' as const, atMost: 0, label: 'missed' },
+      { kind: 'at-most' as const, metric: 'detail:duplicates' as const, atMost: 0, label: 'duplicates' },
+      { kind: 'at-most' as const, metric: 'latencyP99Ms' as const, atMost: 250, label: 'p99' },
+      { kind: 'at-most' as const, metric: 'detail:unknown' as const, atMost: 0, label: 'unknown' },
+    ];
+    const schedules = result(100, 900, { details: { expected: 2000, missed: 3, duplicates: 0 } });
+    const report = createReport(new Date(0), settings, 'hello-world', [
+      outcome('hello-world', result(10_000, 0.1)),
+      outcome('schedules', schedules, { goals: ceilings }),
+      outcome('broken', result(100, 1, { errors: 2 }), { goals: [ceilings[0]!] }),
+    ], 0.5);
+    expect(report.goals.map((g) => [g.label, g.status, g.value, g.against])).toEqual([
+      ['missed', 'missed', 3, null],
+      ['duplicates', 'met', 0, null],
+      ['p99', 'missed', 1800, null],
+      ['unknown', 'not measured', null, null],
+      ['missed', 'invalid', null, null],
+    ]);
+    const markdown = renderMarkdown(report);
+    expect(markdown).toContain('| schedules | 100 | 900.00 | 1800.00 | 0 / 0 / 0 | 100 | – | yes |');
+    expect(markdown).toContain('| schedules | expected 2000, missed 3, duplicates 0 |');
+    expect(markdown).toContain('| missed | 3 | missed |');
+    expect(markdown).toContain('| p99 | 1800.00 ms | missed |');
+  });
+
   it('takes nearest-rank percentiles of fractional milliseconds', () => {
     const latencies = Array.from({ length: 100 }, (_, i) => (i + 1) / 10);
     expect(summarizeLatencies(latencies)).toMatchObject({ latencyP50Ms: 5, latencyP99Ms: 9.9 });
