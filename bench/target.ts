@@ -13,6 +13,11 @@ export interface BenchTarget {
   goal?: BenchGoal;
   /** More goals, judged like `goal` (a schedule run has three absolute ceilings). */
   goals?: BenchGoal[];
+  /**
+   * Measured seconds when `--duration` is not given (default: the runner's 10): a target whose
+   * events come every few seconds (schedules) needs minutes to say anything.
+   */
+  defaultDurationSecs?: number;
   start(options: StartOptions): Promise<StartedTarget>;
 }
 
