@@ -1,5 +1,4 @@
 import { loadavg } from 'node:os';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectNatsBus } from '@agent-platform/bus/nats';
@@ -11,15 +10,16 @@ import {
   type IdempotencyRecord,
 } from '@agent-platform/domain';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { cpuDetails, cpuMs } from './process-cpu.ts';
 import { startFleetFixture, type FleetFixture } from './fleet-fixture.ts';
 import {
   scheduleStats,
-  slotsIn,
   toLoadResult,
   type Delivery,
+  type ScheduledJob,
   type ScheduleWindow,
 } from './schedule-stats.ts';
-import type { BenchProcess, LoadResult, LoadSettings, StartedTarget, StartOptions } from './target.ts';
+import type { LoadResult, LoadSettings, StartedTarget, StartOptions } from './target.ts';
 
 // The schedule targets (issue 9 item 9): a fleet with its schedulers, SCHEDULES schedules firing
 // every EVERY_SECS at the local echo model, and evidence of every fire gathered from three
@@ -30,7 +30,14 @@ import type { BenchProcess, LoadResult, LoadSettings, StartedTarget, StartOption
 export interface ScheduleFleetOptions {
   schedulers: number;
   schedules: number;
+  /** A divisor of 60 when `spread`. */
   everySecs: number;
+  /**
+   * false: `every_secs` schedules, whose slots are the multiples of the period since the epoch, so
+   * all of them fire at the same instant. true: 6-field cron expressions `<s>/<period> * * * * *`
+   * with `s` = schedule index mod the period: the same number of fires, spread over the period.
+   */
+  spread: boolean;
 }
 
 /** Both agent templates of examples/: the schedules are spread over them. */
@@ -46,38 +53,8 @@ const LEAD_MS = 1_000;
 const SETTLE_MS = 30_000;
 /** Once every due slot arrived, how long a repeat of one may still come (counted as a duplicate). */
 const DUPLICATE_GRACE_MS = 3_000;
-
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common build). */
-const TICKS_PER_SEC = 100;
 /** CPU is read this long before the window's edges, so that the slot AT its end is not counted. */
 const CPU_EDGE_MS = 50;
-
-/** CPU time (user + system) of each process so far, in ms; a process that is gone reads 0. */
-async function cpuMs(processes: BenchProcess[]): Promise<Map<string, number>> {
-  const read = async (p: BenchProcess): Promise<[string, number]> => {
-    try {
-      // Fields after the `(comm)`: state is the 1st, utime the 12th, stime the 13th.
-      const fields = (await readFile(`/proc/${p.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-      return [p.role, ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC];
-    } catch {
-      return [p.role, 0];
-    }
-  };
-  return new Map(await Promise.all(processes.map(read)));
-}
-
-/** CPU ms per fire of each process over the window, and the cores the fleet used on average. */
-function cpuDetails(before: Map<string, number>, after: Map<string, number>, fired: number, secs: number) {
-  const details: Record<string, number> = {};
-  let total = 0;
-  for (const [role, ms] of after) {
-    const used = ms - (before.get(role) ?? 0);
-    total += used;
-    details[`cpu_ms_per_fire_${role}`] = Math.round((used / Math.max(1, fired)) * 100) / 100;
-  }
-  details.cpu_cores_used = Math.round((total / 1000 / secs) * 100) / 100;
-  return details;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -114,33 +91,33 @@ async function installAgents(fleet: FleetFixture): Promise<string[]> {
   return ids;
 }
 
-/** `count` `every` schedules, round-robin over the agents, each with its own prompt. */
+/** The schedules, round-robin over the agents, each with its own prompt. */
 async function createSchedules(
   fleet: FleetFixture,
   agentIds: string[],
-  count: number,
-  everySecs: number,
-): Promise<string[]> {
-  const ids: string[] = new Array<string>(count);
+  { schedules: count, everySecs, spread }: ScheduleFleetOptions,
+): Promise<ScheduledJob[]> {
+  const jobs = new Array<ScheduledJob>(count);
   let next = 0;
   const creator = async () => {
     for (let i = next++; i < count; i = next++) {
       const agent = agentIds[i % agentIds.length]!;
+      const offsetSecs = spread ? i % everySecs : 0;
+      const when = spread
+        ? { expression: `${offsetSecs}/${everySecs} * * * * *` }
+        : { every_secs: everySecs };
       const created = await call<{ id: string }>(
         fleet.urls[0]!,
         fleet.token,
         'POST',
         `/agents/${agent}/schedules`,
-        {
-          every_secs: everySecs,
-          prompt: `bench schedule ${i}`,
-        },
+        { ...when, prompt: `bench schedule ${i}` },
       );
-      ids[i] = created.id;
+      jobs[i] = { id: created.id, offsetMs: offsetSecs * 1000 };
     }
   };
   await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, creator));
-  return ids;
+  return jobs;
 }
 
 /**
@@ -201,31 +178,25 @@ async function readStore(dataDir: string) {
 async function measureWindow(
   fleet: FleetFixture,
   tap: { deliveries: Delivery[] },
-  scheduleIds: string[],
+  schedules: ScheduledJob[],
   options: ScheduleFleetOptions,
   settings: LoadSettings,
 ): Promise<LoadResult> {
   const everyMs = options.everySecs * 1000;
   const startMs = Math.ceil((Date.now() + LEAD_MS) / everyMs) * everyMs;
   const window: ScheduleWindow = {
-    scheduleIds,
+    schedules,
     everyMs,
     startMs,
     endMs: startMs + settings.durationSecs * 1000,
   };
-  const due = scheduleIds.length * slotsIn(window).length;
-  const arrived = () =>
-    new Set(
-      tap.deliveries
-        .filter((d) => Date.parse(d.slot_at) >= window.startMs && Date.parse(d.slot_at) < window.endMs)
-        .map((d) => `${d.schedule_id}@${d.slot_at}`),
-    ).size;
+  const pending = () => scheduleStats(window, tap.deliveries, [], []).missed > 0;
   await sleep(window.startMs - CPU_EDGE_MS - Date.now());
   const cpuBefore = await cpuMs(fleet.processes);
   await sleep(window.endMs - CPU_EDGE_MS - Date.now());
   const cpuAfter = await cpuMs(fleet.processes);
   const deadline = window.endMs + SETTLE_MS;
-  while (arrived() < due && Date.now() < deadline) await sleep(250);
+  while (pending() && Date.now() < deadline) await sleep(250);
   await sleep(DUPLICATE_GRACE_MS);
   // The last fires' answers: wait until the agent ran what arrived (or the deadline).
   let evidence = await readStore(fleet.dataDir);
@@ -237,7 +208,8 @@ async function measureWindow(
   }
   const stats = scheduleStats(window, tap.deliveries, evidence.runs, evidence.fires);
   return toLoadResult(stats, window, {
-    schedules: scheduleIds.length,
+    schedules: schedules.length,
+    spread: options.spread ? 1 : 0,
     schedulers: options.schedulers,
     every_secs: options.everySecs,
     window_secs: settings.durationSecs,
@@ -267,7 +239,7 @@ export async function startScheduleFleet(
   try {
     tap = await tapInvocations(fleet.natsUrl);
     const agents = await installAgents(fleet);
-    const scheduleIds = await createSchedules(fleet, agents, options.schedules, options.everySecs);
+    const schedules = await createSchedules(fleet, agents, options);
     const started = tap;
     return {
       urls: fleet.urls,
@@ -275,10 +247,10 @@ export async function startScheduleFleet(
       // What the runner checks before measuring: the fire log of one schedule answers.
       request: {
         method: 'GET',
-        path: `/schedules/${scheduleIds[0]}/fires?limit=1`,
+        path: `/schedules/${schedules[0]!.id}/fires?limit=1`,
         headers: { authorization: `Bearer ${fleet.token}` },
       },
-      measure: (settings) => measureWindow(fleet, started, scheduleIds, options, settings),
+      measure: (settings) => measureWindow(fleet, started, schedules, options, settings),
       async stop() {
         await started.close();
         await fleet.stop();

@@ -10,7 +10,15 @@ import {
 
 const T0 = Date.parse('2026-11-25T10:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
-const window = { scheduleIds: ['a', 'b'], everyMs: 10_000, startMs: T0, endMs: T0 + 30_000 };
+const window = {
+  schedules: [
+    { id: 'a', offsetMs: 0 },
+    { id: 'b', offsetMs: 0 },
+  ],
+  everyMs: 10_000,
+  startMs: T0,
+  endMs: T0 + 30_000,
+};
 const delivery = (id: string, slot: number, lateMs: number): Delivery => ({
   schedule_id: id,
   slot_at: iso(slot),
@@ -37,6 +45,19 @@ describe('schedule stats', () => {
   it('takes the every slots of a window, start included, end excluded', () => {
     expect(slotsIn(window)).toEqual([T0, T0 + 10_000, T0 + 20_000]);
     expect(slotsIn({ everyMs: 10_000, startMs: T0 + 1, endMs: T0 + 3_000 })).toEqual([]);
+    expect(slotsIn(window, 3_000)).toEqual([T0 + 3_000, T0 + 13_000, T0 + 23_000]);
+  });
+
+  it('takes each schedule at its own offset: a slot off it is not due', () => {
+    const spread = {
+      ...window,
+      schedules: [
+        { id: 'a', offsetMs: 0 },
+        { id: 'b', offsetMs: 5_000 },
+      ],
+    };
+    const stats = scheduleStats(spread, [delivery('b', T0 + 5_000, 7), delivery('b', T0, 1)], [], []);
+    expect(stats).toMatchObject({ expected: 6, fired: 1, duplicates: 0, missed: 5, lateMs: [7] });
   });
 
   it('counts what reached the workers: a slot delivered twice is one fire and one duplicate, a slot never delivered is missed', () => {

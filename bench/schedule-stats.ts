@@ -35,22 +35,29 @@ export interface LoggedFire {
   finished_at: string | null;
 }
 
+/** A schedule of the run: its slots are `offsetMs` past each multiple of the period since the epoch. */
+export interface ScheduledJob {
+  id: string;
+  /** 0 for `every_secs` (docs/schedules.md); the seconds field of a spread cron expression otherwise. */
+  offsetMs: number;
+}
+
 export interface ScheduleWindow {
-  scheduleIds: string[];
+  schedules: ScheduledJob[];
   everyMs: number;
   /** Slots in [startMs, endMs) were due, for every schedule. */
   startMs: number;
   endMs: number;
 }
 
-/** The `every` slots of the window: multiples of the period since the epoch (docs/schedules.md). */
-export function slotsIn(window: Pick<ScheduleWindow, 'everyMs' | 'startMs' | 'endMs'>): number[] {
+/** The slots of the window at `offsetMs` past each multiple of the period. */
+export function slotsIn(
+  window: Pick<ScheduleWindow, 'everyMs' | 'startMs' | 'endMs'>,
+  offsetMs = 0,
+): number[] {
+  const { everyMs, startMs, endMs } = window;
   const slots: number[] = [];
-  for (
-    let t = Math.ceil(window.startMs / window.everyMs) * window.everyMs;
-    t < window.endMs;
-    t += window.everyMs
-  )
+  for (let t = Math.ceil((startMs - offsetMs) / everyMs) * everyMs + offsetMs; t < endMs; t += everyMs)
     slots.push(t);
   return slots;
 }
@@ -69,9 +76,10 @@ export function scheduleStats(
   runs: SlotRun[],
   fires: LoggedFire[],
 ) {
-  const slots = slotsIn(window);
-  const ids = new Set(window.scheduleIds);
-  const due = new Set(window.scheduleIds.flatMap((id) => slots.map((s) => slotKey(id, s))));
+  const ids = new Set(window.schedules.map((s) => s.id));
+  const due = new Set(
+    window.schedules.flatMap(({ id, offsetMs }) => slotsIn(window, offsetMs).map((s) => slotKey(id, s))),
+  );
   const inWindow = (d: { schedule_id: string; slot_at: string }) =>
     due.has(slotKey(d.schedule_id, Date.parse(d.slot_at)));
 
