@@ -6,12 +6,14 @@ import type { BenchProcess } from './target.ts';
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common build). */
 const TICKS_PER_SEC = 100;
+
 /** CPU time (user + system) of each process so far, in ms; a process that is gone reads 0. */
 export async function cpuMs(processes: BenchProcess[]): Promise<Map<string, number>> {
   const read = async (p: BenchProcess): Promise<[string, number]> => {
     try {
-      // Fields after the `(comm)`: state is the 1st, utime the 12th, stime the 13th.
-      const fields = (await readFile(`/proc/${p.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+      // Fields after `(comm)` (which may itself hold a parenthesis): state is the 1st, utime the 12th, stime the 13th.
+      const stat = await readFile(`/proc/${p.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       return [p.role, ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC];
     } catch {
       return [p.role, 0];
@@ -20,11 +22,11 @@ export async function cpuMs(processes: BenchProcess[]): Promise<Map<string, numb
   return new Map(await Promise.all(processes.map(read)));
 }
 
-/** CPU ms per event (a fire) of each process over the window, and the cores the fleet used on average. */
+/** CPU ms per fire of each process over the window, and the cores the processes used on average. */
 export function cpuDetails(
   before: Map<string, number>,
   after: Map<string, number>,
-  events: number,
+  fires: number,
   secs: number,
 ) {
   const details: Record<string, number> = {};
@@ -32,7 +34,7 @@ export function cpuDetails(
   for (const [role, ms] of after) {
     const used = ms - (before.get(role) ?? 0);
     total += used;
-    details[`cpu_ms_per_fire_${role}`] = Math.round((used / Math.max(1, events)) * 100) / 100;
+    details[`cpu_ms_per_fire_${role}`] = Math.round((used / Math.max(1, fires)) * 100) / 100;
   }
   details.cpu_cores_used = Math.round((total / 1000 / secs) * 100) / 100;
   return details;

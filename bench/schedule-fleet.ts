@@ -10,8 +10,8 @@ import {
   type IdempotencyRecord,
 } from '@agent-platform/domain';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
-import { cpuDetails, cpuMs } from './process-cpu.ts';
 import { startFleetFixture, type FleetFixture } from './fleet-fixture.ts';
+import { cpuDetails, cpuMs } from './process-cpu.ts';
 import {
   scheduleStats,
   toLoadResult,
@@ -44,7 +44,7 @@ export interface ScheduleFleetOptions {
 const AGENT_TEMPLATES = ['claims-intake', 'policy-servicing'];
 /** Schedule creations in flight at once (POST /agents/{id}/schedules). */
 const CREATE_CONCURRENCY = 8;
-/** The window starts at a slot at least this far ahead, so that no creation races its first slot. */
+/** The window starts at a slot at least this far ahead: its first slot is still to come when the CPU is read. */
 const LEAD_MS = 1_000;
 /**
  * After the window, how long a due slot may still arrive before it counts as missed. Beyond the
