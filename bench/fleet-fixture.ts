@@ -27,6 +27,8 @@ export interface FleetFixtureOptions {
   model: FleetModel;
   /** `[agents] worker_concurrency`; default: the platform's. */
   workerConcurrency?: number;
+  /** Scheduler processes (`apps/scheduler`), on the first api node's config; default none. */
+  schedulers?: number;
 }
 
 export interface FleetFixture {
@@ -36,6 +38,8 @@ export interface FleetFixture {
   token: string;
   agentId: string;
   natsUrl: string;
+  /** `[storage] data_dir`: the embedded store every process shares (`platform.db` there). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -79,17 +83,22 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
     const workers = Array.from({ length: options.workers }, (_, i) =>
       launch(app('agent-worker'), ['--config', configs[0]!], `agent-worker-${i + 1}`),
     );
+    const schedulers = Array.from({ length: options.schedulers ?? 0 }, (_, i) =>
+      launch(app('scheduler'), ['--config', configs[0]!], `scheduler-${i + 1}`),
+    );
     const urls = await Promise.all(apis.map((p) => p.listening(90_000)));
     await Promise.all(workers.map((p) => p.waitFor(/agent platform \(agent-worker\) \S+ started/, 90_000)));
+    await Promise.all(schedulers.map((p) => p.waitFor(/agent platform \(scheduler\) \S+ started/, 90_000)));
     const token = await bootstrapAdminKey(urls[0]!);
     const agentId = await installClaimsIntake(urls[0]!, token);
     const processes: BenchProcess[] = [
       ...apis.map((p, i) => ({ role: `api-${i + 1}`, pid: p.pid })),
       ...workers.map((p, i) => ({ role: `agent-worker-${i + 1}`, pid: p.pid })),
+      ...schedulers.map((p, i) => ({ role: `scheduler-${i + 1}`, pid: p.pid })),
       { role: 'nats-server', pid: nats.pid()! },
       { role: 'redis-server', pid: redis.pid()! },
     ];
-    return { urls, processes, token, agentId, natsUrl: nats.url, stop };
+    return { urls, processes, token, agentId, natsUrl: nats.url, dataDir: join(dir, 'data'), stop };
   } catch (error) {
     await stop();
     throw error;

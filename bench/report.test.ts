@@ -55,7 +55,7 @@ describe('bench report', () => {
   });
 
   it('judges a p50 ceiling on the target alone, and not on a failed or invalid run', () => {
-    const goal = { kind: 'p50-ms' as const, atMost: 2, label: 'per step <= 2 ms' };
+    const goal = { kind: 'at-most' as const, metric: 'latencyP50Ms' as const, atMost: 2, label: 'per step <= 2 ms' };
     const report = createReport(new Date(0), settings, 'hello-world', [
       outcome('fast', result(30, 1.5), { goal }),
       outcome('slow', result(10, 2.5), { goal }),
@@ -88,6 +88,33 @@ describe('bench report', () => {
     expect(markdown).toContain('| fleet | agent-worker-1 | 170 |');
     expect(markdown).toContain('failed: POST /x answered 500 \\| boom |');
     expect(markdown).not.toContain('| hello-world | hello-world |');
+  });
+
+  it('judges absolute ceilings on a p99 or a detail of the target itself, and shows its details instead of a ratio', () => {
+    const ceilings = [
+      { kind: 'at-most' as const, metric: 'detail:missed' as const, atMost: 0, label: 'missed' },
+      { kind: 'at-most' as const, metric: 'detail:duplicates' as const, atMost: 0, label: 'duplicates' },
+      { kind: 'at-most' as const, metric: 'latencyP99Ms' as const, atMost: 250, label: 'p99' },
+      { kind: 'at-most' as const, metric: 'detail:unknown' as const, atMost: 0, label: 'unknown' },
+    ];
+    const schedules = result(100, 900, { details: { expected: 2000, missed: 3, duplicates: 0 } });
+    const report = createReport(new Date(0), settings, 'hello-world', [
+      outcome('hello-world', result(10_000, 0.1)),
+      outcome('schedules', schedules, { goals: ceilings }),
+      outcome('broken', result(100, 1, { errors: 2 }), { goals: [ceilings[0]!] }),
+    ], 0.5);
+    expect(report.goals.map((g) => [g.label, g.status, g.value, g.against])).toEqual([
+      ['missed', 'missed', 3, null],
+      ['duplicates', 'met', 0, null],
+      ['p99', 'missed', 1800, null],
+      ['unknown', 'not measured', null, null],
+      ['missed', 'invalid', null, null],
+    ]);
+    const markdown = renderMarkdown(report);
+    expect(markdown).toContain('| schedules | 100 | 900.00 | 1800.00 | 0 / 0 / 0 | 100 | – | yes |');
+    expect(markdown).toContain('| schedules | expected 2000, missed 3, duplicates 0 |');
+    expect(markdown).toContain('| missed | 3 | missed |');
+    expect(markdown).toContain('| p99 | 1800.00 ms | missed |');
   });
 
   it('takes nearest-rank percentiles of fractional milliseconds', () => {

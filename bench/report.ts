@@ -5,6 +5,7 @@ export interface TargetOutcome {
   name: string;
   description: string;
   goal?: BenchGoal;
+  goals?: BenchGoal[];
   /** Null when the target failed before or during its run (see `error`). */
   result: LoadResult | null;
   /** False when the run had errors, timeouts or non-2xx answers: its numbers mean nothing. */
@@ -22,9 +23,11 @@ export interface GoalOutcome {
   target: string;
   label: string;
   kind: BenchGoal['kind'];
-  /** The other target of the comparison; null for a goal on the target's own p50 (p50-ms). */
+  /** The other target; null for an absolute ceiling (at-most). */
   against: string | null;
-  /** The measured ratio (throughput-ratio), added milliseconds (added-p50-ms) or p50 (p50-ms). */
+  /** What an at-most goal caps (`latencyP99Ms`, `detail:missed`). */
+  metric?: string;
+  /** The measured ratio (throughput-ratio), added milliseconds (added-p50-ms) or the number itself (at-most). */
   value: number | null;
   status: GoalStatus;
 }
@@ -72,19 +75,15 @@ export function createReport(
     settings,
     baseline,
     targets,
-    goals: targets.flatMap((t) => (t.goal === undefined ? [] : [evaluateGoal(t, t.goal, targets)])),
+    goals: targets.flatMap((t) =>
+      [...(t.goal === undefined ? [] : [t.goal]), ...(t.goals ?? [])].map((g) => evaluateGoal(t, g, targets)),
+    ),
   };
 }
 
 /** A comparison is judged only on two valid runs of the same bench invocation; a p50 ceiling on one. */
 export function evaluateGoal(target: TargetOutcome, goal: BenchGoal, all: TargetOutcome[]): GoalOutcome {
-  if (goal.kind === 'p50-ms') {
-    const base = { target: target.name, label: goal.label, kind: goal.kind, against: null };
-    if (target.result === null) return { ...base, value: null, status: 'not measured' };
-    if (!target.valid) return { ...base, value: null, status: 'invalid' };
-    const value = target.result.latencyP50Ms;
-    return { ...base, value, status: value <= goal.atMost ? 'met' : 'missed' };
-  }
+  if (goal.kind === 'at-most') return evaluateCeiling(target, goal);
   const other = all.find((t) => t.name === goal.against);
   const base = { target: target.name, label: goal.label, kind: goal.kind, against: goal.against };
   if (target.result === null || other?.result == null)
@@ -95,6 +94,20 @@ export function evaluateGoal(target: TargetOutcome, goal: BenchGoal, all: Target
     return { ...base, value, status: value >= goal.atLeast ? 'met' : 'missed' };
   }
   const value = target.result.latencyP50Ms - other.result.latencyP50Ms;
+  return { ...base, value, status: value <= goal.atMost ? 'met' : 'missed' };
+}
+
+/** An absolute ceiling on one number of the target's own valid run; a number it did not report is not measured. */
+function evaluateCeiling(target: TargetOutcome, goal: Extract<BenchGoal, { kind: 'at-most' }>): GoalOutcome {
+  const base = { target: target.name, label: goal.label, kind: goal.kind, against: null, metric: goal.metric };
+  if (target.result === null) return { ...base, value: null, status: 'not measured' };
+  if (!target.valid) return { ...base, value: null, status: 'invalid' };
+  const { metric } = goal;
+  const value =
+    metric === 'latencyP50Ms' || metric === 'latencyP99Ms'
+      ? target.result[metric]
+      : target.result.details?.[metric.slice('detail:'.length)];
+  if (value === undefined) return { ...base, value: null, status: 'not measured' };
   return { ...base, value, status: value <= goal.atMost ? 'met' : 'missed' };
 }
 
@@ -125,7 +138,7 @@ export function renderMarkdown(report: BenchReport): string {
       continue;
     }
     const ratio =
-      baseline?.result != null && baseline.valid && t.valid
+      baseline?.result != null && baseline.valid && t.valid && r.details === undefined
         ? `${fixed(r.throughputRps / baseline.result.throughputRps, 2)}x`
         : '–';
     lines.push(
@@ -138,6 +151,14 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push('', '| Target | Process | RSS MB |', '|---|---|---:|');
     for (const t of multi) for (const m of t.memory) lines.push(`| ${t.name} | ${m.role} | ${mb(m.rssBytes)} |`);
   }
+  const detailed = report.targets.filter((t) => t.result?.details !== undefined);
+  if (detailed.length > 0) {
+    lines.push('', '| Target | Details |', '|---|---|');
+    for (const t of detailed) {
+      const details = Object.entries(t.result?.details ?? {}).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : fixed(v, 2)}`);
+      lines.push(`| ${t.name} | ${details.join(', ')} |`);
+    }
+  }
   if (report.goals.length > 0) {
     lines.push('', '| Goal | Measured | Status |', '|---|---:|---|');
     for (const g of report.goals) {
@@ -146,7 +167,9 @@ export function renderMarkdown(report: BenchReport): string {
           ? '–'
           : g.kind === 'throughput-ratio'
             ? `${fixed(g.value, 2)}x`
-            : `${fixed(g.value, 2)} ms`;
+            : g.metric?.startsWith('detail:') === true
+              ? String(g.value)
+              : `${fixed(g.value, 2)} ms`;
       lines.push(`| ${g.label} | ${value} | ${g.status} |`);
     }
   }

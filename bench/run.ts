@@ -13,7 +13,7 @@ import { TARGETS } from './targets/index.ts';
 // and stopped in turn, then one report (stdout, bench/results/<stamp>.json and .md).
 const USAGE = `Usage: npm run bench -- [options]
   --connections <n>   concurrent connections (default 10)
-  --duration <secs>   measured seconds per target (default 10)
+  --duration <secs>   measured seconds per target (default 10; the schedule targets 120)
   --warmup <secs>     unmeasured seconds before each run (default 3)
   --pipelining <n>    requests in flight per connection (default 1)
   --targets <a,b>     only these targets (default all: ${TARGETS.map((t) => t.name).join(', ')})
@@ -23,7 +23,8 @@ const USAGE = `Usage: npm run bench -- [options]
 const { values: flags } = parseArgs({
   options: {
     connections: { type: 'string', default: '10' },
-    duration: { type: 'string', default: '10' },
+    // No default here: a target may have its own (BenchTarget.defaultDurationSecs) unless this is given.
+    duration: { type: 'string' },
     warmup: { type: 'string', default: '3' },
     pipelining: { type: 'string', default: '1' },
     targets: { type: 'string' },
@@ -47,7 +48,7 @@ function positiveInt(name: string, text: string, min: number): number {
 
 const settings: LoadSettings = {
   connections: positiveInt('connections', flags.connections, 1),
-  durationSecs: positiveInt('duration', flags.duration, 1),
+  durationSecs: positiveInt('duration', flags.duration ?? '10', 1),
   pipelining: positiveInt('pipelining', flags.pipelining, 1),
 };
 const warmupSecs = positiveInt('warmup', flags.warmup, 0);
@@ -71,13 +72,14 @@ function selectTargets(list: string | undefined): BenchTarget[] {
   return TARGETS.filter((t) => names.includes(t.name));
 }
 
-async function measure(started: StartedTarget): Promise<LoadResult> {
+async function measure(target: BenchTarget, started: StartedTarget): Promise<LoadResult> {
   const run = (s: LoadSettings) =>
     started.measure ? started.measure(s) : runLoad(started.urls, started.request, s);
   // Even a target that measures itself exposes the HTTP request it stands beside: one 2xx first.
   await checkOnce(started.urls, started.request);
   if (warmupSecs > 0) await run({ ...settings, durationSecs: warmupSecs });
-  return run(settings);
+  const own = flags.duration === undefined ? target.defaultDurationSecs : undefined;
+  return run(own === undefined ? settings : { ...settings, durationSecs: own });
 }
 
 async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
@@ -85,6 +87,7 @@ async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
     name: target.name,
     description: target.description,
     ...(target.goal ? { goal: target.goal } : {}),
+    ...(target.goals ? { goals: target.goals } : {}),
   };
   const nodeFlags = flags.profile
     ? ['--cpu-prof', `--cpu-prof-dir=${join(resultsDir, `${stamp}-profiles`, target.name)}`]
@@ -92,7 +95,7 @@ async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
   let started: StartedTarget | undefined;
   try {
     started = await target.start({ nodeFlags });
-    const result = await measure(started);
+    const result = await measure(target, started);
     const memory = await Promise.all(
       started.processes.map(async (p) => ({ role: p.role, rssBytes: await readRssBytes(p.pid) })),
     );
@@ -126,7 +129,8 @@ for (const target of selected) {
       : `  ${r.throughputRps.toFixed(0)} req/s, p50 ${r.latencyP50Ms.toFixed(2)} ms, p99 ${r.latencyP99Ms.toFixed(2)} ms` +
           (outcome.valid
             ? ''
-            : ` — INVALID: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`),
+            : ` — INVALID: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`) +
+          (r.details === undefined ? '' : `\n  ${JSON.stringify(r.details)}`),
   );
   outcomes.push(outcome);
 }

@@ -11,6 +11,13 @@ export interface BenchTarget {
   description: string;
   /** How this target is judged against another target of the same run (issue 4's goals). */
   goal?: BenchGoal;
+  /** More goals, judged like `goal` (a schedule run has three absolute ceilings). */
+  goals?: BenchGoal[];
+  /**
+   * Measured seconds when `--duration` is not given (default: the runner's 10): a target whose
+   * events come every few seconds (schedules) needs minutes to say anything.
+   */
+  defaultDurationSecs?: number;
   start(options: StartOptions): Promise<StartedTarget>;
 }
 
@@ -54,14 +61,14 @@ export interface BenchProcess {
 }
 
 /**
- * How a target is judged: against another target of the same run (a throughput ratio floor, an
- * added p50 ceiling), or on its own p50 (an absolute ceiling in milliseconds, for goals stated as
- * a time, such as issue 9's per-step overhead of a workflow run).
+ * A comparison with another target (a throughput ratio floor or a p50 latency ceiling), or an
+ * absolute ceiling on one number of the target's own result: `latencyP99Ms`, or one of its
+ * `details` (`detail:missed`).
  */
 export type BenchGoal =
   | { kind: 'throughput-ratio'; against: string; atLeast: number; label: string }
   | { kind: 'added-p50-ms'; against: string; atMost: number; label: string }
-  | { kind: 'p50-ms'; atMost: number; label: string };
+  | { kind: 'at-most'; metric: 'latencyP50Ms' | 'latencyP99Ms' | `detail:${string}`; atMost: number; label: string };
 
 export interface LoadSettings {
   connections: number;
@@ -79,4 +86,10 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   non2xx: number;
+  /**
+   * Named numbers a self-measuring target reports beside its load, in the report's own table
+   * (a schedule run: slots expected, fired, duplicated, missed). A target with details is not a
+   * request load: its "vs baseline" ratio is not computed.
+   */
+  details?: Record<string, number>;
 }

@@ -3,6 +3,7 @@ import { allInOneHealth } from './all-in-one-health.ts';
 import { allInOneSend } from './all-in-one-send.ts';
 import { allInOneWhoami } from './all-in-one-whoami.ts';
 import { fleetLatencyHttp, fleetLatencyNats } from './fleet-latency.ts';
+import { fleetSchedulesOne, fleetSchedulesOneSpread, fleetSchedulesTwo } from './fleet-schedules.ts';
 import { fleetSend } from './fleet-send.ts';
 import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
@@ -30,4 +31,7 @@ export const TARGETS: BenchTarget[] = [
   workflowStepsAllInOne,
   workflowStepsFleet,
   workflowFanOut8,
+  fleetSchedulesOne,
+  fleetSchedulesTwo,
+  fleetSchedulesOneSpread,
 ];

@@ -15,7 +15,7 @@ export const STEPS = 10;
 export const workflowStepsAllInOne: BenchTarget = {
   name: 'workflow-steps-all-in-one',
   description: `all-in-one, ${STEPS}-step Sequential workflow on the local echo model, one run at a time; latency = run wall time / ${STEPS} (per-step overhead)`,
-  goal: { kind: 'p50-ms', atMost: 2, label: 'workflow per-step overhead p50 <= 2 ms, all-in-one' },
+  goal: { kind: 'at-most', metric: 'latencyP50Ms', atMost: 2, label: 'workflow per-step overhead p50 <= 2 ms, all-in-one' },
   async start({ nodeFlags }) {
     const platform = await startPlatformFixture({ nodeFlags, installAgent: false });
     try {

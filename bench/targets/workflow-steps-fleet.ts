@@ -12,7 +12,7 @@ import { STEPS } from './workflow-steps-all-in-one.ts';
 export const workflowStepsFleet: BenchTarget = {
   name: 'workflow-steps-fleet',
   description: `fleet (1 api + 2 agent workers over NATS), ${STEPS}-step Sequential workflow, local echo model, one run at a time; latency = run wall time / ${STEPS}`,
-  goal: { kind: 'p50-ms', atMost: 5, label: 'workflow per-step overhead p50 <= 5 ms, fleet' },
+  goal: { kind: 'at-most', metric: 'latencyP50Ms', atMost: 5, label: 'workflow per-step overhead p50 <= 5 ms, fleet' },
   async start({ nodeFlags }) {
     const fleet = await startFleetFixture({ nodeFlags, apis: 1, workers: 2, model: { kind: 'local' } });
     try {

@@ -1,0 +1,41 @@
+import { readFile } from 'node:fs/promises';
+import type { BenchProcess } from './target.ts';
+
+// CPU time of a target's processes over a measured window, from /proc (Linux): where the time
+// of a run that is not bound by one request's latency goes (the schedule targets).
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common build). */
+const TICKS_PER_SEC = 100;
+
+/** CPU time (user + system) of each process so far, in ms; a process that is gone reads 0. */
+export async function cpuMs(processes: BenchProcess[]): Promise<Map<string, number>> {
+  const read = async (p: BenchProcess): Promise<[string, number]> => {
+    try {
+      // Fields after `(comm)` (which may itself hold a parenthesis): state is the 1st, utime the 12th, stime the 13th.
+      const stat = await readFile(`/proc/${p.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return [p.role, ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC];
+    } catch {
+      return [p.role, 0];
+    }
+  };
+  return new Map(await Promise.all(processes.map(read)));
+}
+
+/** CPU ms per fire of each process over the window, and the cores the processes used on average. */
+export function cpuDetails(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  fires: number,
+  secs: number,
+) {
+  const details: Record<string, number> = {};
+  let total = 0;
+  for (const [role, ms] of after) {
+    const used = ms - (before.get(role) ?? 0);
+    total += used;
+    details[`cpu_ms_per_fire_${role}`] = Math.round((used / Math.max(1, fires)) * 100) / 100;
+  }
+  details.cpu_cores_used = Math.round((total / 1000 / secs) * 100) / 100;
+  return details;
+}
