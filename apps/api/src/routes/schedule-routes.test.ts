@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Queues } from '@agent-platform/contracts';
-import type { AgentRecord } from '@agent-platform/domain';
+import { agentFixture } from '@agent-platform/domain/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../testing/index.ts';
 
@@ -16,30 +15,12 @@ let agent: string;
 beforeEach(async () => {
   api = await startTestApi({ config: { auth: { mode: 'local' }, agents: { max_message_bytes: 1024 } } });
   token = await api.issueKey('operator');
-  agent = (await insertAgent()).id;
+  agent = (await api.deps.agents.insert(agentFixture())).id;
 });
 afterEach(async () => {
   await api.close();
 });
 
-async function insertAgent(): Promise<AgentRecord> {
-  const now = new Date().toISOString();
-  return api.deps.agents.insert({
-    id: randomUUID(),
-    name: `agent-${randomUUID().slice(0, 8)}`,
-    version: '1.0.0',
-    state: 'Running',
-    description: '',
-    prompt: '',
-    equipped_competencies: [],
-    allow_skill_tools: [],
-    allow_integration_tools: [],
-    model_preference: null,
-    created_at: now,
-    updated_at: now,
-    running_since: now,
-  });
-}
 
 const call = (method: string, path: string, body?: unknown) =>
   api.request(method, path, { token, ...(body === undefined ? {} : { body }) });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import type { LicenceClaims, PlatformConfig } from '@agent-platform/contracts';
 import type { AgentRecord } from '@agent-platform/domain';
+import { agentFixture } from '@agent-platform/domain/testing';
 import { startTestApi, type DeepPartial, type StartTestApiOptions, type TestApi } from '@agent-platform/api/testing';
 import { composePlatformServices } from '../compose.ts';
 
@@ -66,24 +67,7 @@ export async function startPlatformTestApi(options: StartPlatformTestApiOptions 
 
 /** Inserts an agent record directly, as an install would leave it (Running unless said otherwise). */
 export async function insertAgent(api: TestApi, overrides: Partial<AgentRecord> = {}): Promise<AgentRecord> {
-  const now = new Date().toISOString();
-  const state = overrides.state ?? 'Running';
-  return api.deps.agents.insert({
-    id: randomUUID(),
-    name: `agent-${randomUUID().slice(0, 8)}`,
-    version: '1.0.0',
-    state,
-    description: 'A test agent.',
-    prompt: 'You are a test agent.',
-    equipped_competencies: [],
-    allow_skill_tools: [],
-    allow_integration_tools: [],
-    model_preference: null,
-    created_at: now,
-    updated_at: now,
-    running_since: state === 'Running' ? now : null,
-    ...overrides,
-  });
+  return api.deps.agents.insert(agentFixture(overrides));
 }
 
 /** The events of a text/event-stream body: `event` (default `message`) and the raw `data`. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   QueueGroups,
   Subjects,
@@ -7,6 +6,7 @@ import {
 } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import type { AgentRecord, AgentStore } from '@agent-platform/domain';
+import { agentFixture } from '@agent-platform/domain/testing';
 
 /** What the stand-in answers a request with: a reply, a DuplicateInvocation reply, an error, or a wait first. */
 export type StandInOutcome = 'ok' | 'duplicate' | Error | Promise<void>;
@@ -57,24 +57,6 @@ export function slotOf(request: AgentInvokeRequest): string {
 }
 
 /** Inserts an agent as an install leaves it (Running unless said otherwise). */
-export function insertAgent(
-  agents: AgentStore,
-  state: AgentRecord['state'] = 'Running',
-): Promise<AgentRecord> {
-  const now = new Date().toISOString();
-  return agents.insert({
-    id: randomUUID(),
-    name: `agent-${randomUUID().slice(0, 8)}`,
-    version: '1.0.0',
-    state,
-    description: '',
-    prompt: '',
-    equipped_competencies: [],
-    allow_skill_tools: [],
-    allow_integration_tools: [],
-    model_preference: null,
-    created_at: now,
-    updated_at: now,
-    running_since: state === 'Running' ? now : null,
-  });
+export function insertAgent(agents: AgentStore, state: AgentRecord['state'] = 'Running'): Promise<AgentRecord> {
+  return agents.insert(agentFixture({ state }));
 }

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import { createAgentStore, type AgentStore } from '../agents/agent-store.ts';
 import { fixedClock } from '../time/clock.ts';
+import { agentFixture } from '../testing/agent-fixture.ts';
 import { cronJobs } from './cron-job-record.ts';
 import type { ScheduleInput } from './schedule-input.ts';
 import { createScheduleService, type ScheduleService } from './schedule-service.ts';
@@ -36,7 +37,7 @@ beforeEach(async () => {
   store = await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() });
   queue = await openEmbeddedQueue({ path: join(dir, 'queue.db'), clock });
   agents = createAgentStore(store);
-  agent = await agents.insert(agentRecord());
+  agent = await agents.insert(agentFixture({}, T0));
   settings = { catchup_window_secs: 3600, fire_attempts: 5, fire_backoff_ms: 1000, fire_history_days: 30 };
   service = createScheduleService({ store, queue, agents, clock, settings: () => settings });
 });
@@ -46,24 +47,6 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function agentRecord(): AgentRecord {
-  const name = `agent-${randomUUID().slice(0, 8)}`;
-  return {
-    id: randomUUID(),
-    name,
-    version: '1.0.0',
-    state: 'Running',
-    description: '',
-    prompt: '',
-    equipped_competencies: [],
-    allow_skill_tools: [],
-    allow_integration_tools: [],
-    model_preference: null,
-    created_at: T0,
-    updated_at: T0,
-    running_since: T0,
-  };
-}
 
 const at = (ms: number): string => new Date(Date.parse(T0) + ms).toISOString();
 const create = (input: Omit<ScheduleInput, 'prompt'> = { every_secs: 60 }) =>

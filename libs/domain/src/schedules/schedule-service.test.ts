@@ -12,6 +12,7 @@ import type { AgentRecord } from '../agents/agent-record.ts';
 import { createAgentStore, type AgentStore } from '../agents/agent-store.ts';
 import { PlatformError } from '../errors/platform-error.ts';
 import { fixedClock } from '../time/clock.ts';
+import { agentFixture } from '../testing/agent-fixture.ts';
 import { createScheduleRegistrar } from './schedule-registrar.ts';
 import { createScheduleService, type ScheduleService } from './schedule-service.ts';
 
@@ -39,7 +40,7 @@ beforeEach(async () => {
   store = await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() });
   queue = await openEmbeddedQueue({ path: join(dir, 'queue.db'), clock });
   agents = createAgentStore(store);
-  agent = await agents.insert(agentRecord('Running'));
+  agent = await agents.insert(agentFixture({}, T0));
   service = createScheduleService({ store, queue, agents, clock, settings: () => SETTINGS });
 });
 afterEach(async () => {
@@ -48,23 +49,6 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function agentRecord(state: AgentRecord['state']): AgentRecord {
-  return {
-    id: randomUUID(),
-    name: `agent-${randomUUID().slice(0, 8)}`,
-    version: '1.0.0',
-    state,
-    description: '',
-    prompt: '',
-    equipped_competencies: [],
-    allow_skill_tools: [],
-    allow_integration_tools: [],
-    model_preference: null,
-    created_at: T0,
-    updated_at: T0,
-    running_since: state === 'Running' ? T0 : null,
-  };
-}
 
 const schedulerIds = async (): Promise<string[]> =>
   (await queue.listSchedulers(Queues.schedules)).map((s) => s.id);
@@ -167,7 +151,7 @@ describe('creating', () => {
 
 describe('one store for both surfaces', () => {
   it('lists jobs created through either surface, per agent and across agents', async () => {
-    const other = await agents.insert(agentRecord('Suspended'));
+    const other = await agents.insert(agentFixture({ state: 'Suspended' }, T0));
     const a = await service.create(agent.id, { every_secs: 60, prompt: 'a' }, 'schedule');
     clock.advance(1);
     const b = await service.create(agent.id, { expression: '*/5 * * * *', prompt: 'b' }, 'cron');
