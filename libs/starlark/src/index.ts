@@ -1,0 +1,3 @@
+export * from './starlark-types.ts';
+export * from './interpreter-build.ts';
+export * from './wasm-starlark-runner.ts';
