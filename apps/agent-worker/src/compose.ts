@@ -9,6 +9,7 @@ import {
   createInvocationService,
   createLicenceGate,
   createSessionStore,
+  starlarkLimitsOf,
   type AgentStats,
   type AgentStore,
   type Clock,
@@ -17,12 +18,15 @@ import {
   type LicenceState,
   type ModelRegistry,
   type SessionStore,
+  type StarlarkLimits,
+  type StarlarkRunner,
 } from '@agent-platform/domain';
 import { Subjects, type IdempotencySettledMessage, type PlatformConfig } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { Logger } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
+import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { Store } from '@agent-platform/store';
 import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
 
@@ -38,6 +42,12 @@ export interface InvocationSources {
   agentStats: AgentStats;
   models: ModelRegistry;
   licence: { gate: LicenceGate };
+  /**
+   * The Starlark interpreter that runs starlark skill tools (`starlarkToolBindings`), or null on a
+   * machine that has not built it (docs/skills.md); `starlarkLimits` are `[skills]`, read per call.
+   */
+  starlark: StarlarkRunner | null;
+  starlarkLimits: () => StarlarkLimits;
 }
 
 /**
@@ -102,6 +112,11 @@ export async function composeAgentWorker(
   const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
   const boot = config.current();
   const { clock, logger, engines } = await openProcess(boot, context, options);
+  const starlark = loadStarlarkRunner();
+  const close = async (): Promise<void> => {
+    await starlark?.close();
+    await engines.close();
+  };
   try {
     const { store, bus } = engines;
     let licence: LicenceState = await loadLicence(boot, logger);
@@ -122,6 +137,8 @@ export async function composeAgentWorker(
         onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
       }),
       licence: { gate: createLicenceGate({ store, clock, state: () => licence }) },
+      starlark,
+      starlarkLimits: () => starlarkLimitsOf(config.current().skills),
     };
     const invocation = composeInvocationService(sources);
     // A worker alone is on a fleet bus (it refuses the embedded one), which keeps step messages.
@@ -129,11 +146,11 @@ export async function composeAgentWorker(
     return {
       logger,
       services: [createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows })],
-      close: () => engines.close(),
+      close,
       reload: async () => void (await config.reload()),
     };
   } catch (error) {
-    await engines.close();
+    await close();
     throw error;
   }
 }

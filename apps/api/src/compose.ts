@@ -11,16 +11,20 @@ import {
   createMemoryStore,
   createScheduleService,
   createSessionStore,
+  createSkillService,
+  starlarkLimitsOf,
   createVault,
   createRunBus,
   createWorkflowService,
   directoryPackageSource,
   systemClock,
   type Clock,
+  type StarlarkLimits,
 } from '@agent-platform/domain';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
+import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
 import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
@@ -71,7 +75,13 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     ...(options.processName === undefined ? {} : { processName: options.processName }),
   });
   const { store, bus, queue } = engines;
-  const close = (): Promise<void> => engines.close();
+  // The interpreter npm install built (null on a machine without Go): install checks of starlark
+  // skills here, tool calls in the agent worker of the all-in-one (docs/skills.md).
+  const starlark = loadStarlarkRunner();
+  const close = async (): Promise<void> => {
+    await starlark?.close();
+    await engines.close();
+  };
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
     const licence = await openLicence({ config, store, clock, log: logger });
@@ -83,6 +93,16 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     config.onChange(({ config: next }) => warnIfMessagesOutgrowTheBus(next, bus, logger));
 
     const warn = (context: Record<string, unknown>, message: string): void => logger.warn(context, message);
+    const starlarkLimits = (): StarlarkLimits => starlarkLimitsOf(config.current().skills);
+    const catalog = createCatalogService({
+      store,
+      agents,
+      sessions,
+      memory,
+      clock,
+      source: directoryPackageSource(version),
+      skills: { starlark, limits: starlarkLimits },
+    });
     const models = createProviders(() => config.current(), {
       env: options.env,
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
@@ -107,7 +127,10 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       sessions,
       agentStats: createAgentStats(store),
       lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
-      catalog: createCatalogService({ store, agents, sessions, memory, clock, source: directoryPackageSource(version) }),
+      catalog,
+      skills: createSkillService({ store, catalog, starlarkAvailable: starlark !== null }),
+      starlark,
+      starlarkLimits,
       memory,
       workflows: createWorkflowService({
         store,
@@ -128,3 +151,4 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     throw error;
   }
 }
+

@@ -14,6 +14,9 @@ import type {
   ModelRegistry,
   ScheduleService,
   SessionStore,
+  SkillService,
+  StarlarkLimits,
+  StarlarkRunner,
   Vault,
   WorkflowService,
 } from '@agent-platform/domain';
@@ -60,6 +63,15 @@ export interface ApiDeps {
   lifecycle: AgentLifecycle;
   /** Package install and uninstall (docs/catalog.md). */
   catalog: CatalogService;
+  /** Installed and bundled skills (docs/skills.md). */
+  skills: SkillService;
+  /**
+   * The Starlark interpreter of this process (@agent-platform/starlark), or null when this
+   * machine has not built it; with `starlarkLimits`, what skill tool calls run on.
+   */
+  starlark: StarlarkRunner | null;
+  /** `[skills]` limits of one Starlark run, read per run (follows reloads). */
+  starlarkLimits: () => StarlarkLimits;
   /** Per-agent key-value memory. */
   memory: MemoryStore;
   /** Workflow definitions and runs (docs/workflows.md); agent workers execute the steps. */

@@ -231,6 +231,17 @@ export const SchedulesConfig = Type.Object(
   section('Schedules and cron jobs: catch-up after downtime, retries, fire history (docs/schedules.md).'),
 );
 
+export const SkillsConfig = Type.Object(
+  {
+    starlark_max_steps: Positive(
+      'Interpreter steps one starlark tool call (or install check) may take: stops a runaway loop inside the interpreter.',
+      1000000,
+    ),
+    starlark_timeout_ms: Positive('Wall time one starlark tool call (or install check) may take before it is stopped.', 2000),
+  },
+  section('Skills: limits of the Starlark interpreter that runs starlark skill tools (docs/skills.md).'),
+);
+
 export const VaultConfig = Type.Object(
   {
     key_env: EnvName(
@@ -301,6 +312,7 @@ export const PlatformConfig = Type.Object(
     agents: AgentsConfig,
     workflows: WorkflowsConfig,
     schedules: SchedulesConfig,
+    skills: SkillsConfig,
     vault: VaultConfig,
     audit: AuditConfig,
     logging: LoggingConfig,

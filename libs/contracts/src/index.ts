@@ -23,3 +23,4 @@ export * from './queue-jobs.ts';
 export * from './http/workflows.ts';
 export * from './workflow-messages.ts';
 export * from './http/schedules.ts';
+export * from './http/skills.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import type { InstalledItem, InstalledPackage, TemplateSummary } from '@agent-platform/contracts';
+import type { InstalledItem, InstalledPackage, PackageType, TemplateSummary } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { SessionStore } from '../agents/session-store.ts';
@@ -8,10 +8,12 @@ import { clearAgentStats } from '../agents/create-agent-stats.ts';
 import { Errors } from '../errors/errors.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { Clock } from '../time/clock.ts';
+import { checkPlannedSkills, type SkillCheckDeps } from '../skills/skill-install-check.ts';
+import { DEFAULT_STARLARK_LIMITS } from '../skills/starlark-runner.ts';
 import { drainAdmission } from '../workflows/workflow-admissions.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
-import { planInstall } from './install-plan.ts';
+import { planInstall, type PlannedPackage } from './install-plan.ts';
 import { checkPlannedActivation } from './planned-activation.ts';
 import type { PackageSource } from './package-source.ts';
 
@@ -22,6 +24,8 @@ export interface InstallRequest {
   version?: string;
   /** Agents installed (or upgraded) by this request end up Running, after the contract check. */
   activate?: boolean;
+  /** The requested package must be of this type (POST /skills/install): else ValidationError. */
+  type?: PackageType;
 }
 
 /** Installs and removes packages (docs/catalog.md). */
@@ -51,6 +55,8 @@ export interface CatalogServiceDeps {
   memory: MemoryStore;
   clock: Clock;
   source: PackageSource;
+  /** Install checks of skills (docs/skills.md); absent = no Starlark interpreter. */
+  skills?: SkillCheckDeps;
 }
 
 export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
@@ -105,6 +111,8 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     async install(request) {
       const path = installPath(request);
       const plan = await planInstall(path, { source: deps.source, installed: get });
+      checkRequestedType(plan.at(-1), request.type, path);
+      await checkPlannedSkills(plan, deps.skills ?? NO_INTERPRETER);
       const activate = request.activate === true;
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
       return applyPlan(
@@ -150,6 +158,22 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       return rows.map(({ doc }) => templateSummary(doc));
     },
   };
+}
+
+const NO_INTERPRETER: SkillCheckDeps = {
+  starlark: null,
+  limits: () => DEFAULT_STARLARK_LIMITS,
+};
+
+function checkRequestedType(root: PlannedPackage | undefined, type: PackageType | undefined, path: string): void {
+  if (type === undefined || root === undefined) return;
+  const actual = root.pkg.manifest.package.type;
+  if (actual !== type)
+    throw Errors.validation(`${path} holds the ${actual} package ${root.name}, not a ${type} package`, {
+      path,
+      type: actual,
+      expected: type,
+    });
 }
 
 function installPath(request: InstallRequest): string {
