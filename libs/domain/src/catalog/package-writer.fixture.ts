@@ -21,6 +21,8 @@ export interface PackageSpec {
   agents?: string[];
   /** The markdown body of a skill, competency or agent template. */
   body?: string;
+  /** skill: the SKILL.md frontmatter lines (default: a promptonly skill). */
+  frontmatter?: string;
 }
 
 export async function writePackage(root: string, spec: PackageSpec): Promise<string> {
@@ -58,7 +60,7 @@ function payload(spec: PackageSpec): [string, string] {
   const body = spec.body ?? `Body of ${spec.name}.`;
   switch (spec.type) {
     case 'skill':
-      return ['SKILL.md', `---\ndescription: A skill.\nruntime: promptonly\n---\n${body}\n`];
+      return ['SKILL.md', `---\n${spec.frontmatter ?? 'description: A skill.\nruntime: promptonly'}\n---\n${body}\n`];
     case 'competency':
       return [
         'COMPETENCY.md',

@@ -31,16 +31,28 @@ export async function checkPlannedSkills(plan: readonly PlannedPackage[], deps: 
 export async function checkSkill(name: string, payload: SkillPayload, deps: SkillCheckDeps): Promise<void> {
   if ((await bundledSkills()).has(name))
     throw Errors.conflict(`skill ${name} is a bundled skill of the platform; give the package another name`, { skill: name });
-  const { runtime } = payload;
+  await checkSkillRuntime(name, payload, deps);
+}
+
+/** What a skill's runtime checks read: a SKILL.md payload, or the record made from one. */
+export type CheckedSkill = Pick<SkillPayload, 'runtime' | 'tools' | 'body'> & { entry?: string | null | undefined };
+
+/**
+ * The runtime checks alone: an installable runtime; for starlark, the interpreter, the code
+ * block, code that compiles and runs its top level within the limits, and one `def <tool>(args)`
+ * per tool. (Bundled skills pass these too: a test checks them.)
+ */
+export async function checkSkillRuntime(name: string, skill: CheckedSkill, deps: SkillCheckDeps): Promise<void> {
+  const { runtime } = skill;
   if (!INSTALLABLE_RUNTIMES.includes(runtime))
     throw Errors.validation(
       `skill ${name}: runtime ${runtime} is not supported; only promptonly and starlark skills install`,
       { skill: name, runtime, supported: INSTALLABLE_RUNTIMES },
     );
-  if (runtime === 'starlark') await checkStarlark(name, payload, deps);
+  if (runtime === 'starlark') await checkStarlark(name, skill, deps);
 }
 
-async function checkStarlark(name: string, payload: SkillPayload, deps: SkillCheckDeps): Promise<void> {
+async function checkStarlark(name: string, payload: CheckedSkill, deps: SkillCheckDeps): Promise<void> {
   if (deps.starlark === null)
     throw Errors.catalog(
       `skill ${name} is a starlark skill, and this installation has no Starlark interpreter; to enable starlark skills run: ${ENABLE_STARLARK_HINT}`,
