@@ -5,9 +5,9 @@ import { buildInterpreter } from '@agent-platform/starlark';
 
 try {
   const outcome = await buildInterpreter({ env: process.env });
-  if (outcome.status === 'built') console.log(`starlark: interpreter built (${outcome.wasm})`);
-  else if (outcome.status === 'up-to-date') console.log(`starlark: interpreter up to date (${outcome.wasm})`);
-  else {
+  if ('wasm' in outcome) {
+    console.log(`starlark: interpreter ${outcome.status === 'built' ? 'built' : 'up to date'} (${outcome.wasm})`);
+  } else {
     const missing = outcome.status === 'no-go' ? 'Go is not installed' : 'the go.starlark.net source is not installed';
     console.log(`starlark: not built (${missing}); starlark skills are disabled. To enable them: ${outcome.hint}`);
   }

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -63,7 +64,7 @@ export async function buildInterpreter(options: BuildOptions): Promise<BuildOutc
 
   const dir = options.dir ?? DEFAULT_BUILD_DIR;
   await mkdir(dir, { recursive: true });
-  const env = {
+  const env: Record<string, string | undefined> = {
     ...options.env,
     GO111MODULE: 'off',
     GOPATH: gopath,
@@ -71,12 +72,18 @@ export async function buildInterpreter(options: BuildOptions): Promise<BuildOutc
     GOARCH: 'wasm',
     GOFLAGS: '',
     GOPROXY: 'off',
-    GOCACHE: options.env.GOCACHE ?? join(dir, 'go-cache'),
+    // Go's own cache (~/.cache/go-build) when there is a home; never inside the build output.
+    GOCACHE: options.env.GOCACHE ?? (options.env.HOME ?? options.env.XDG_CACHE_HOME ? undefined : join(tmpdir(), 'agent-platform-go-cache')),
   };
   // Written beside the target and renamed: two installs at once never leave half a file.
   const tmp = `${files.wasm}.${process.pid}.tmp`;
-  await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', tmp, '.'], { cwd: SOURCE_DIR, env });
-  await rename(tmp, files.wasm);
+  try {
+    await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', tmp, '.'], { cwd: SOURCE_DIR, env });
+    await rename(tmp, files.wasm);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
   await copyFile(await wasmExecOf(options.env), files.wasmExec);
   await writeFile(files.stamp, stamp);
   return { status: 'built', wasm: files.wasm };
