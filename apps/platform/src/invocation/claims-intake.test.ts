@@ -5,9 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
 // From install to conversation: the example agent installed through the catalog, activated, and
-// talked to; the model sees the agent's prompt followed by its competency's (equip order).
+// talked to; the model sees the agent's prompt followed by its competency's (equip order) and
+// that competency's promptonly skill (docs/skills.md).
 const EXAMPLE = fileURLToPath(new URL('../../../../examples/claims-intake', import.meta.url));
 const COMPETENCY = fileURLToPath(new URL('../../../../examples/fnol-triage/payload/COMPETENCY.md', import.meta.url));
+const SKILL = fileURLToPath(new URL('../../../../examples/loss-summary/payload/SKILL.md', import.meta.url));
 
 let api: PlatformTestApi | null = null;
 let fake: FakeOpenAiServer;
@@ -40,8 +42,9 @@ describe('the claims-intake example', () => {
 
     const agentPrompt = body(await readFile(`${EXAMPLE}/payload/AGENT.md`, 'utf8'));
     const competencyPrompt = body(await readFile(COMPETENCY, 'utf8'));
+    const skillPrompt = body(await readFile(SKILL, 'utf8'));
     expect(fake.requests[0]?.body.messages).toEqual([
-      { role: 'system', content: `${agentPrompt}\n\n${competencyPrompt}` },
+      { role: 'system', content: `${agentPrompt}\n\n${competencyPrompt}\n\n${skillPrompt}` },
       { role: 'user', content: 'A tree fell on my car' },
     ]);
     expect((await api.request('GET', '/usage/value-events')).body).toMatchObject({ total: 1, by_class: { intake: 1 }, by_solution: { claims_intake: 1 } });
