@@ -51,7 +51,8 @@ type function struct {
 var predeclared = starlark.StringDict{"json": starlarkjson.Module}
 
 func main() {
-	// The defaults, stated so a change of library default cannot loosen the sandbox silently.
+	// Stated rather than left to the library's defaults, so that a new default cannot loosen the
+	// sandbox silently: no while loops or recursion, no top-level reassignment; sets are harmless.
 	resolve.AllowRecursion = false
 	resolve.AllowGlobalReassign = false
 	resolve.AllowSet = true
