@@ -8,7 +8,12 @@ import type { ConnectorProbe } from '@agent-platform/domain';
 export const httpProbe: ConnectorProbe = async (url, signal) => {
   const started = performance.now();
   try {
-    const response = await fetch(url, { method: 'GET', redirect: 'manual', signal, headers: { accept: '*/*' } });
+    const response = await fetch(url, {
+      method: 'GET',
+      redirect: 'manual',
+      signal,
+      headers: { accept: '*/*' },
+    });
     const latency_ms = performance.now() - started;
     await response.body?.cancel().catch(() => undefined);
     return { ok: true, status: response.status, latency_ms };

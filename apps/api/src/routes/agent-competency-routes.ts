@@ -78,7 +78,8 @@ export function agentCompetencyRoutes(app: ApiApp, _deps: ApiDeps, competencies:
       config: { action: 'CompetencyManage', ids: { id: 'agent' }, audit: 'agents' },
       schema: {
         tags: TAGS,
-        summary: 'Set some of the settings for this agent (values as strings); validated against the schema, all or nothing',
+        summary:
+          'Set some of the settings for this agent (values as strings); validated against the schema, all or nothing',
         params: AgentCompetencyParams,
         body: CompetencySettingsBody,
         response: { 200: CompetencyConfigUpdated, ...Errors4xx },

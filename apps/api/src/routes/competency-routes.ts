@@ -51,7 +51,11 @@ export const competencyRoutes: RoutePlugin = (app, deps) => {
     '/competencies',
     {
       config: { action: 'AgentList' },
-      schema: { tags: TAGS, summary: 'Installed competencies, sorted by id', response: { 200: CompetencyList } },
+      schema: {
+        tags: TAGS,
+        summary: 'Installed competencies, sorted by id',
+        response: { 200: CompetencyList },
+      },
     },
     async () => ({ competencies: await competencies.list() }),
   );
@@ -62,7 +66,8 @@ export const competencyRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'CompetencyInstall', audit: 'agents' },
       schema: {
         tags: TAGS,
-        summary: 'Install a competency package (and its dependencies) from a local directory; other package types are refused',
+        summary:
+          'Install a competency package (and its dependencies) from a local directory; other package types are refused',
         body: CompetencyInstallBody,
         response: { 201: CompetencyInstalled, ...Errors4xx, 500: ErrorEnvelope },
       },
@@ -74,7 +79,11 @@ export const competencyRoutes: RoutePlugin = (app, deps) => {
     '/competencies/active',
     {
       config: { action: 'AgentList' },
-      schema: { tags: TAGS, summary: 'Always an empty array (spec: no competency lifecycle exists)', response: { 200: ActiveCompetencies } },
+      schema: {
+        tags: TAGS,
+        summary: 'Always an empty array (spec: no competency lifecycle exists)',
+        response: { 200: ActiveCompetencies },
+      },
     },
     async () => [],
   );

@@ -2,7 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writePackage, type PackageSpec } from '@agent-platform/domain/testing';
-import { startPlatformTestApi, type PlatformTestApi, type StartPlatformTestApiOptions } from '../testing/platform-test-api.ts';
+import {
+  startPlatformTestApi,
+  type PlatformTestApi,
+  type StartPlatformTestApiOptions,
+} from '../testing/platform-test-api.ts';
 
 /** The all-in-one platform plus a directory to write packages into; `close` removes both. */
 export interface CompetencyHarness {
@@ -14,7 +18,9 @@ export interface CompetencyHarness {
   close(): Promise<void>;
 }
 
-export async function startCompetencyHarness(options: StartPlatformTestApiOptions = {}): Promise<CompetencyHarness> {
+export async function startCompetencyHarness(
+  options: StartPlatformTestApiOptions = {},
+): Promise<CompetencyHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'ap-competencies-'));
   const api = await startPlatformTestApi(options);
   const write = (spec: PackageSpec) => writePackage(dir, spec);
@@ -25,8 +31,10 @@ export async function startCompetencyHarness(options: StartPlatformTestApiOption
       const res = await api.request('POST', '/catalog/install', {
         body: { path: await write(spec), ...(installOptions.activate ? { activate: true } : {}) },
       });
-      if (res.status !== 201) throw new Error(`install of ${spec.name} answered ${res.status}: ${JSON.stringify(res.body)}`);
-      return (res.body.installed as Array<{ name: string; id: string }>).find((p) => p.name === spec.name)!.id;
+      if (res.status !== 201)
+        throw new Error(`install of ${spec.name} answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return (res.body.installed as Array<{ name: string; id: string }>).find((p) => p.name === spec.name)!
+        .id;
     },
     async close() {
       await api.close();

@@ -23,9 +23,22 @@ describe('GET /competencies, /competencies/{id}, /deps: status Installed -> Equi
   it('moves from Installed to Equipped when an agent equips it, and back when the agent goes', async () => {
     const { api, install } = await start();
     await install({ type: 'skill', name: 'summarize' });
-    await install({ type: 'competency', name: 'fnol-triage', skills: ['summarize'], body: 'Triage the claim.' });
+    await install({
+      type: 'competency',
+      name: 'fnol-triage',
+      skills: ['summarize'],
+      body: 'Triage the claim.',
+    });
     expect((await api.request('GET', '/competencies')).body).toEqual({
-      competencies: [{ id: 'fnol-triage', name: 'fnol-triage', version: '1.0.0', status: 'Installed', skills: ['summarize'] }],
+      competencies: [
+        {
+          id: 'fnol-triage',
+          name: 'fnol-triage',
+          version: '1.0.0',
+          status: 'Installed',
+          skills: ['summarize'],
+        },
+      ],
     });
 
     await install({ type: 'agent-template', name: 'claims-intake', competencies: ['fnol-triage'] });
@@ -57,7 +70,12 @@ describe('GET /competencies, /competencies/{id}, /deps: status Installed -> Equi
   it('reports {Error} naming the missing skill, and the dependency report says not ready, under both paths', async () => {
     const { api, install } = await start();
     await install({ type: 'skill', name: 'summarize' });
-    await install({ type: 'competency', name: 'fraud-check', skills: ['summarize', 'fraud-score'], contracts: ['claims-system'] });
+    await install({
+      type: 'competency',
+      name: 'fraud-check',
+      skills: ['summarize', 'fraud-score'],
+      contracts: ['claims-system'],
+    });
     await install({ type: 'agent-template', name: 'claims-intake', competencies: ['fraud-check'] });
 
     const [info] = (await api.request('GET', '/competencies')).body.competencies;
@@ -89,10 +107,18 @@ describe('GET /competencies, /competencies/{id}, /deps: status Installed -> Equi
 
   it('answers 404 NotFound for an unknown competency', async () => {
     const { api } = await start();
-    for (const path of ['/competencies/nope', '/competencies/nope/deps', '/competencies/nope/validate-deps']) {
+    for (const path of [
+      '/competencies/nope',
+      '/competencies/nope/deps',
+      '/competencies/nope/validate-deps',
+    ]) {
       const res = await api.request('GET', path);
       expect(res.status).toBe(404);
-      expect(res.body.error).toEqual({ category: 'NotFound', message: "competency 'nope' not found", details: { kind: 'competency', id: 'nope' } });
+      expect(res.body.error).toEqual({
+        category: 'NotFound',
+        message: "competency 'nope' not found",
+        details: { kind: 'competency', id: 'nope' },
+      });
     }
   });
 });
@@ -101,11 +127,18 @@ describe('POST /competencies/install', () => {
   it('installs a competency package and its dependencies: 201 {id}', async () => {
     const { api, write } = await start();
     await write({ type: 'skill', name: 'summarize' });
-    const path = await write({ type: 'competency', name: 'fnol-triage', skills: ['summarize'], dependencies: { summarize: '^1.0.0' } });
+    const path = await write({
+      type: 'competency',
+      name: 'fnol-triage',
+      skills: ['summarize'],
+      dependencies: { summarize: '^1.0.0' },
+    });
     const res = await api.request('POST', '/competencies/install', { body: { path } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: 'fnol-triage' });
-    const installed = (await api.request('GET', '/catalog/installed')).body.packages.map((p: { name: string }) => p.name);
+    const installed = (await api.request('GET', '/catalog/installed')).body.packages.map(
+      (p: { name: string }) => p.name,
+    );
     expect(installed).toEqual(['fnol-triage', 'summarize']);
     expect((await api.request('GET', '/competencies/fnol-triage/deps')).body.ready).toBe(true);
   });
@@ -115,12 +148,19 @@ describe('POST /competencies/install', () => {
     await write({ type: 'competency', name: 'fnol-triage' });
     for (const spec of [
       { type: 'skill' as const, name: 'summarize' },
-      { type: 'agent-template' as const, name: 'claims-intake', dependencies: { 'fnol-triage': '^1.0.0' }, competencies: ['fnol-triage'] },
+      {
+        type: 'agent-template' as const,
+        name: 'claims-intake',
+        dependencies: { 'fnol-triage': '^1.0.0' },
+        competencies: ['fnol-triage'],
+      },
     ]) {
       const res = await api.request('POST', '/competencies/install', { body: { path: await write(spec) } });
       expect(res.status).toBe(400);
       expect(res.body.error.category).toBe('ValidationError');
-      expect(res.body.error.message).toContain(`is a ${spec.type} package (${spec.name}); this route installs competency packages only`);
+      expect(res.body.error.message).toContain(
+        `is a ${spec.type} package (${spec.name}); this route installs competency packages only`,
+      );
     }
     expect((await api.request('GET', '/catalog/installed')).body.packages).toEqual([]);
     expect((await api.request('GET', '/agents')).body.agents ?? []).toEqual([]);
@@ -136,8 +176,11 @@ describe('POST /competencies/install', () => {
     const res = await api.request('POST', '/competencies/install', { body: { path } });
     expect(res.status).toBe(400);
     expect(res.body.error.category).toBe('ValidationError');
-    const fields = (res.body.error.details.problems as Array<{ field: string }>).map((p) => p.field).join(' ');
-    for (const field of ['skills', 'settings[0].values', 'schedule', 'category']) expect(fields).toContain(field);
+    const fields = (res.body.error.details.problems as Array<{ field: string }>)
+      .map((p) => p.field)
+      .join(' ');
+    for (const field of ['skills', 'settings[0].values', 'schedule', 'category'])
+      expect(fields).toContain(field);
     expect((await api.request('GET', '/competencies')).body).toEqual({ competencies: [] });
   });
 
@@ -161,14 +204,22 @@ describe('the deprecated and fixed routes', () => {
     ] as const) {
       const res = await api.request(method, path, method === 'PUT' ? { body: { tone: 'formal' } } : {});
       expect(res.status).toBe(410);
-      expect(res.body).toEqual({ deprecated: true, message: expect.stringContaining('/agents/{id}/competencies/{cid}/config'), values: {}, schema: [] });
+      expect(res.body).toEqual({
+        deprecated: true,
+        message: expect.stringContaining('/agents/{id}/competencies/{cid}/config'),
+        values: {},
+        schema: [],
+      });
     }
   });
 
   it('GET /competencies/active is always an empty array', async () => {
     const { api, install } = await start();
     await install({ type: 'competency', name: 'fnol-triage' });
-    await install({ type: 'agent-template', name: 'claims-intake', competencies: ['fnol-triage'] }, { activate: true });
+    await install(
+      { type: 'agent-template', name: 'claims-intake', competencies: ['fnol-triage'] },
+      { activate: true },
+    );
     const res = await api.request('GET', '/competencies/active');
     expect(res.status).toBe(200);
     expect(res.body).toEqual([]);
@@ -177,19 +228,30 @@ describe('the deprecated and fixed routes', () => {
 
 describe('GET /agents/{id}/competencies and PUT /agents/{id}/competencies/order', () => {
   async function equippedAgent(harness: CompetencyHarness): Promise<string> {
-    for (const name of ['alpha-skill', 'beta-skill', 'gamma-skill']) await harness.install({ type: 'competency', name });
-    return harness.install({ type: 'agent-template', name: 'claims-intake', competencies: ['alpha-skill', 'beta-skill', 'gamma-skill'] });
+    for (const name of ['alpha-skill', 'beta-skill', 'gamma-skill'])
+      await harness.install({ type: 'competency', name });
+    return harness.install({
+      type: 'agent-template',
+      name: 'claims-intake',
+      competencies: ['alpha-skill', 'beta-skill', 'gamma-skill'],
+    });
   }
 
   it('lists in equip order and reorders with a permutation: 200 empty body', async () => {
     const harness = await start();
     const agentId = await equippedAgent(harness);
     const { api } = harness;
-    expect((await api.request('GET', `/agents/${agentId}/competencies`)).body).toEqual({ competencies: ['alpha-skill', 'beta-skill', 'gamma-skill'] });
-    const res = await api.request('PUT', `/agents/${agentId}/competencies/order`, { body: { order: ['gamma-skill', 'alpha-skill', 'beta-skill'] } });
+    expect((await api.request('GET', `/agents/${agentId}/competencies`)).body).toEqual({
+      competencies: ['alpha-skill', 'beta-skill', 'gamma-skill'],
+    });
+    const res = await api.request('PUT', `/agents/${agentId}/competencies/order`, {
+      body: { order: ['gamma-skill', 'alpha-skill', 'beta-skill'] },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toBe('');
-    expect((await api.request('GET', `/agents/${agentId}/competencies`)).body).toEqual({ competencies: ['gamma-skill', 'alpha-skill', 'beta-skill'] });
+    expect((await api.request('GET', `/agents/${agentId}/competencies`)).body).toEqual({
+      competencies: ['gamma-skill', 'alpha-skill', 'beta-skill'],
+    });
   });
 
   it.each([
@@ -200,20 +262,32 @@ describe('GET /agents/{id}/competencies and PUT /agents/{id}/competencies/order'
   ])('refuses %j with 400 naming what differs (%s), and changes nothing', async (order, named) => {
     const harness = await start();
     const agentId = await equippedAgent(harness);
-    const res = await harness.api.request('PUT', `/agents/${agentId}/competencies/order`, { body: { order } });
+    const res = await harness.api.request('PUT', `/agents/${agentId}/competencies/order`, {
+      body: { order },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.category).toBe('ValidationError');
     expect(res.body.error.message).toContain(named);
-    expect((await harness.api.request('GET', `/agents/${agentId}/competencies`)).body.competencies).toEqual(['alpha-skill', 'beta-skill', 'gamma-skill']);
+    expect((await harness.api.request('GET', `/agents/${agentId}/competencies`)).body.competencies).toEqual([
+      'alpha-skill',
+      'beta-skill',
+      'gamma-skill',
+    ]);
   });
 
   it('answers 404 for an unknown agent and 400 for a malformed agent id', async () => {
     const { api } = await start();
     expect((await api.request('GET', `/agents/${UNKNOWN_AGENT}/competencies`)).status).toBe(404);
-    expect((await api.request('PUT', `/agents/${UNKNOWN_AGENT}/competencies/order`, { body: { order: [] } })).status).toBe(404);
+    expect(
+      (await api.request('PUT', `/agents/${UNKNOWN_AGENT}/competencies/order`, { body: { order: [] } }))
+        .status,
+    ).toBe(404);
     const bad = await api.request('GET', '/agents/not-a-uuid/competencies');
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('invalid agent id');
-    expect((await api.request('PUT', `/agents/${UNKNOWN_AGENT}/competencies/order`, { body: { order: 'x' } })).status).toBeGreaterThanOrEqual(400);
+    expect(
+      (await api.request('PUT', `/agents/${UNKNOWN_AGENT}/competencies/order`, { body: { order: 'x' } }))
+        .status,
+    ).toBeGreaterThanOrEqual(400);
   });
 });

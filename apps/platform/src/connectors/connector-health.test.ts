@@ -61,7 +61,14 @@ describe('GET /connectors/health', () => {
         connectors: {
           latency_budget_ms: 200,
           timeout_ms: 1500,
-          urls: { 'claims-system': healthy, crm: slow, 'e-signature': hung, payments: failing, sso: await closedPort(), 'object-store': notFound },
+          urls: {
+            'claims-system': healthy,
+            crm: slow,
+            'e-signature': hung,
+            payments: failing,
+            sso: await closedPort(),
+            'object-store': notFound,
+          },
         },
       },
     });
@@ -70,13 +77,38 @@ describe('GET /connectors/health', () => {
     const res = await api.request('GET', '/connectors/health');
     const elapsed = Date.now() - started;
     expect(res.status).toBe(200);
-    const byId = Object.fromEntries((res.body.connectors as Array<{ id: string }>).map((c) => [c.id, c]));
-    expect(byId['claims-system']).toEqual({ id: 'claims-system', name: 'Claims system', status: 'Healthy', latency_ms: expect.any(Number), error: null });
-    expect(byId.crm).toMatchObject({ status: 'Degraded', error: expect.stringContaining('over the 200 ms latency budget') });
-    expect(byId.crm.latency_ms).toBeGreaterThanOrEqual(200);
-    expect(byId['e-signature']).toEqual({ id: 'e-signature', name: 'E-signature', status: 'Unreachable', latency_ms: null, error: 'no answer within 1500 ms' });
-    expect(byId.payments).toMatchObject({ status: 'Unreachable', latency_ms: expect.any(Number), error: 'answered HTTP 503' });
-    expect(byId.sso).toMatchObject({ status: 'Unreachable', latency_ms: null, error: expect.stringContaining('ECONNREFUSED') });
+    const byId = Object.fromEntries(
+      (res.body.connectors as Array<{ id: string; latency_ms: number | null }>).map((c) => [c.id, c]),
+    );
+    expect(byId['claims-system']).toEqual({
+      id: 'claims-system',
+      name: 'Claims system',
+      status: 'Healthy',
+      latency_ms: expect.any(Number),
+      error: null,
+    });
+    expect(byId.crm).toMatchObject({
+      status: 'Degraded',
+      error: expect.stringContaining('over the 200 ms latency budget'),
+    });
+    expect(byId.crm?.latency_ms).toBeGreaterThanOrEqual(200);
+    expect(byId['e-signature']).toEqual({
+      id: 'e-signature',
+      name: 'E-signature',
+      status: 'Unreachable',
+      latency_ms: null,
+      error: 'no answer within 1500 ms',
+    });
+    expect(byId.payments).toMatchObject({
+      status: 'Unreachable',
+      latency_ms: expect.any(Number),
+      error: 'answered HTTP 503',
+    });
+    expect(byId.sso).toMatchObject({
+      status: 'Unreachable',
+      latency_ms: null,
+      error: expect.stringContaining('ECONNREFUSED'),
+    });
     // A 4xx still proves the connector is there and answering.
     expect(byId['object-store']).toMatchObject({ status: 'Healthy', error: null });
     // Concurrent: the hung probe's 1.5 s bound, not the sum of the probes (sequential: >= 2.4 s).
@@ -91,7 +123,9 @@ describe('GET /connectors/health', () => {
     const text = await readFile(api.configPath, 'utf8');
     await writeFile(api.configPath, `${text}\n[connectors.urls]\ncrm = "${healthy}"\n`);
     expect((await api.request('POST', '/config/reload')).status).toBe(200);
-    const crm = (await api.request('GET', '/connectors/health')).body.connectors.find((c: { id: string }) => c.id === 'crm');
+    const crm = (await api.request('GET', '/connectors/health')).body.connectors.find(
+      (c: { id: string }) => c.id === 'crm',
+    );
     expect(crm.status).toBe('Healthy');
   });
 });

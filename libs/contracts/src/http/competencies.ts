@@ -28,7 +28,10 @@ export const CompetencyStatus = Type.Union(
     Type.Literal('Equipped'),
     Type.Object({ Error: Type.String({ description: 'What is wrong: the skills that are not installed.' }) }),
   ],
-  { description: '`{Error}` when a skill it lists is missing; else `Equipped` when an agent equips it; else `Installed`.' },
+  {
+    description:
+      '`{Error}` when a skill it lists is missing; else `Equipped` when an agent equips it; else `Installed`.',
+  },
 );
 export type CompetencyStatus = Static<typeof CompetencyStatus>;
 
@@ -47,7 +50,9 @@ export const CompetencyInfo = Type.Object({
 });
 export type CompetencyInfo = Static<typeof CompetencyInfo>;
 
-export const CompetencyList = Type.Object({ competencies: Type.Array(CompetencyInfo, { description: 'Sorted by id.' }) });
+export const CompetencyList = Type.Object({
+  competencies: Type.Array(CompetencyInfo, { description: 'Sorted by id.' }),
+});
 export type CompetencyList = Static<typeof CompetencyList>;
 
 /** An item of the manifest's `permissions`: the spec shows no shape; ours names what the competency reaches. */
@@ -62,11 +67,17 @@ export const CompetencyManifest = Type.Object({
   name: Type.String(),
   version: Type.String(),
   description: Type.String(),
-  system_prompt: Type.String({ description: 'The COMPETENCY.md body, `{{settings.<key>}}` placeholders unrendered.' }),
+  system_prompt: Type.String({
+    description: 'The COMPETENCY.md body, `{{settings.<key>}}` placeholders unrendered.',
+  }),
   skills: Type.Array(Type.String()),
-  permissions: Type.Array(CompetencyPermission, { description: 'Its `tools`, `contracts` and `integrations`, each named by kind.' }),
+  permissions: Type.Array(CompetencyPermission, {
+    description: 'Its `tools`, `contracts` and `integrations`, each named by kind.',
+  }),
   settings: Type.Array(CompetencySetting),
-  schedule: Type.Union([Type.String(), Type.Null()], { description: 'Cron expression (UTC); null when none.' }),
+  schedule: Type.Union([Type.String(), Type.Null()], {
+    description: 'Cron expression (UTC); null when none.',
+  }),
   schedule_action: Type.Union([Type.String(), Type.Null()], {
     description: 'Beyond the spec: the message each scheduled fire sends; null when no schedule.',
   }),
@@ -89,7 +100,12 @@ export const DependencyReport = Type.Object({
 export type DependencyReport = Static<typeof DependencyReport>;
 
 export const CompetencyInstallBody = Type.Object(
-  { path: Type.String({ minLength: 1, description: 'Absolute path of a local competency package directory.' }) },
+  {
+    path: Type.String({
+      minLength: 1,
+      description: 'Absolute path of a local competency package directory.',
+    }),
+  },
   { additionalProperties: false },
 );
 export type CompetencyInstallBody = Static<typeof CompetencyInstallBody>;
@@ -106,7 +122,10 @@ export const DeprecatedCompetencyConfig = Type.Object({
 });
 export type DeprecatedCompetencyConfig = Static<typeof DeprecatedCompetencyConfig>;
 
-export const ActiveCompetencies = Type.Array(Type.Unknown(), { maxItems: 0, description: 'Always empty (spec).' });
+export const ActiveCompetencies = Type.Array(Type.Unknown(), {
+  maxItems: 0,
+  description: 'Always empty (spec).',
+});
 
 /** What a scheduled competency's cron binding should be, or is. */
 export const ScheduleBinding = Type.Object({
@@ -132,28 +151,37 @@ export const ScheduleDrift = Type.Object({
     Type.Literal('disabled'),
     Type.Literal('extra'),
   ]),
-  expected: Type.Union([ScheduleBinding, Type.Null()], { description: 'From the manifest; null for `extra`.' }),
+  expected: Type.Union([ScheduleBinding, Type.Null()], {
+    description: 'From the manifest; null for `extra`.',
+  }),
   actual: Type.Union([ScheduleBinding, Type.Null()], { description: 'The cron job; null for `missing`.' }),
 });
 export type ScheduleDrift = Static<typeof ScheduleDrift>;
 
-export const ScheduleHealth = Type.Object({ drift: Type.Array(ScheduleDrift, { description: 'Empty when every binding matches.' }) });
+export const ScheduleHealth = Type.Object({
+  drift: Type.Array(ScheduleDrift, { description: 'Empty when every binding matches.' }),
+});
 export type ScheduleHealth = Static<typeof ScheduleHealth>;
 
 export const AgentCompetencyList = Type.Object({
-  competencies: Type.Array(CompetencyId, { description: 'Equip order: system prompts are concatenated in this order.' }),
+  competencies: Type.Array(CompetencyId, {
+    description: 'Equip order: system prompts are concatenated in this order.',
+  }),
 });
 export type AgentCompetencyList = Static<typeof AgentCompetencyList>;
 
 export const CompetencyOrderBody = Type.Object(
-  { order: Type.Array(CompetencyId, { description: 'Every equipped competency id once, in the new order.' }) },
+  {
+    order: Type.Array(CompetencyId, { description: 'Every equipped competency id once, in the new order.' }),
+  },
   { additionalProperties: false },
 );
 export type CompetencyOrderBody = Static<typeof CompetencyOrderBody>;
 
 /** PUT /agents/{id}/competencies/{cid}/config: setting key to value, sent as strings (spec). */
 export const CompetencySettingsBody = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Setting key to its value as a string; Toggle also takes a JSON boolean, Number a JSON number.',
+  description:
+    'Setting key to its value as a string; Toggle also takes a JSON boolean, Number a JSON number.',
 });
 export type CompetencySettingsBody = Static<typeof CompetencySettingsBody>;
 
@@ -161,7 +189,8 @@ export const CompetencySettingsView = Type.Object({
   agent_id: AgentId,
   competency_id: CompetencyId,
   values: Type.Record(Type.String(), Type.String(), {
-    description: 'Every setting of the schema: the value set for this agent, else the default ("" when none).',
+    description:
+      'Every setting of the schema: the value set for this agent, else the default ("" when none).',
   }),
   schema: Type.Array(CompetencySetting),
 });

@@ -22,11 +22,24 @@ export type ConnectorStatus = (typeof CONNECTOR_STATUSES)[number];
 export const ConnectorHealthItem = Type.Object({
   id: Type.String(),
   name: Type.String(),
-  status: Type.Union([Type.Literal('Healthy'), Type.Literal('Degraded'), Type.Literal('Unreachable'), Type.Literal('NotConfigured')], {
-    description: '`Healthy` within the latency budget, `Degraded` reachable but over it, `Unreachable` configured but failed, `NotConfigured` no URL set.',
+  status: Type.Union(
+    [
+      Type.Literal('Healthy'),
+      Type.Literal('Degraded'),
+      Type.Literal('Unreachable'),
+      Type.Literal('NotConfigured'),
+    ],
+    {
+      description:
+        '`Healthy` within the latency budget, `Degraded` reachable but over it, `Unreachable` configured but failed, `NotConfigured` no URL set.',
+    },
+  ),
+  latency_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    description: 'Time to the answer; null when none came.',
   }),
-  latency_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Time to the answer; null when none came.' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Why it is Unreachable (or over budget); else null.' }),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why it is Unreachable (or over budget); else null.',
+  }),
 });
 export type ConnectorHealthItem = Static<typeof ConnectorHealthItem>;
 

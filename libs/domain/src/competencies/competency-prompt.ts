@@ -6,8 +6,15 @@ import { competencySettings, effectiveSettings, renderSettings, settingsId } fro
  * The competency as `agentId` sees it: its prompt with `{{settings.<key>}}` replaced by the
  * agent's effective values (set, else default). A competency without settings is returned as is.
  */
-export async function withSettings(store: Store, agentId: string, competency: CompetencyRecord): Promise<CompetencyRecord> {
+export async function withSettings(
+  store: Store,
+  agentId: string,
+  competency: CompetencyRecord,
+): Promise<CompetencyRecord> {
   if (competency.settings.length === 0) return competency;
   const stored = (await competencySettings(store).get(settingsId(agentId, competency.id)))?.doc.values ?? {};
-  return { ...competency, prompt: renderSettings(competency.prompt, effectiveSettings(competency.settings, stored)) };
+  return {
+    ...competency,
+    prompt: renderSettings(competency.prompt, effectiveSettings(competency.settings, stored)),
+  };
 }

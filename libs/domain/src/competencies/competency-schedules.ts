@@ -38,7 +38,12 @@ export function wantedBindings(
   for (const id of new Set(agent.equipped_competencies)) {
     const competency = competencies.get(id);
     if (competency?.schedule == null || competency.schedule_action == null) continue;
-    wanted.push({ agent_id: agent.id, competency_id: id, expression: competency.schedule, message: competency.schedule_action });
+    wanted.push({
+      agent_id: agent.id,
+      competency_id: id,
+      expression: competency.schedule,
+      message: competency.schedule_action,
+    });
   }
   return wanted;
 }
@@ -50,7 +55,8 @@ export function expectedView(wanted: WantedBinding): ScheduleBinding {
 export function actualView(job: CronJob): ScheduleBinding {
   return {
     job_id: job.id,
-    expression: job.schedule.kind === 'cron' ? job.schedule.expr : scheduleExpression(scheduleSpec(job.schedule)),
+    expression:
+      job.schedule.kind === 'cron' ? job.schedule.expr : scheduleExpression(scheduleSpec(job.schedule)),
     tz: job.schedule.kind === 'cron' ? job.schedule.tz : null,
     message: job.action.message,
     enabled: job.enabled,
@@ -60,7 +66,8 @@ export function actualView(job: CronJob): ScheduleBinding {
 const sameSchedule = (job: CronJob, wanted: WantedBinding) =>
   job.schedule.kind === 'cron' && job.schedule.expr === wanted.expression && job.schedule.tz === null;
 const sameAction = (job: CronJob, wanted: WantedBinding) => job.action.message === wanted.message;
-export const matches = (job: CronJob, wanted: WantedBinding) => sameSchedule(job, wanted) && sameAction(job, wanted);
+export const matches = (job: CronJob, wanted: WantedBinding) =>
+  sameSchedule(job, wanted) && sameAction(job, wanted);
 
 /** The drift of one wanted binding against the jobs its competency owns on that agent (extras included). */
 export function bindingDrift(wanted: WantedBinding, owned: readonly CronJob[]): ScheduleDrift[] {
@@ -78,7 +85,8 @@ export function bindingDrift(wanted: WantedBinding, owned: readonly CronJob[]): 
         ? 'disabled'
         : null;
   if (problem !== null) drift.push({ ...base, problem, expected, actual: actualView(main) });
-  for (const job of owned) if (job !== main) drift.push({ ...base, problem: 'extra', expected: null, actual: actualView(job) });
+  for (const job of owned)
+    if (job !== main) drift.push({ ...base, problem: 'extra', expected: null, actual: actualView(job) });
   return drift;
 }
 

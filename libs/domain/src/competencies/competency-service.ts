@@ -14,7 +14,12 @@ import { Errors } from '../errors/errors.ts';
 import type { ScheduleService } from '../schedules/schedule-service.ts';
 import type { Clock } from '../time/clock.ts';
 import { bindingDrift, actualView, jobOwner, resetBinding, wantedBindings } from './competency-schedules.ts';
-import { applySettingsInput, competencySettings, effectiveSettings, settingsId } from './competency-settings.ts';
+import {
+  applySettingsInput,
+  competencySettings,
+  effectiveSettings,
+  settingsId,
+} from './competency-settings.ts';
 import { competencyDetail, competencyInfo, dependencyReport, skillStates } from './competency-views.ts';
 import { reorderedCompetencies } from './equip-order.ts';
 import type { SkillInstalled } from './skill-installed.ts';
@@ -34,7 +39,11 @@ export interface CompetencyService {
   reorder(agentId: string, order: readonly string[]): Promise<void>;
   settings(agentId: string, competencyId: string): Promise<CompetencySettingsView>;
   /** Validated against the competency's `settings` (400 naming key and reason, nothing stored). */
-  updateSettings(agentId: string, competencyId: string, input: Readonly<Record<string, unknown>>): Promise<void>;
+  updateSettings(
+    agentId: string,
+    competencyId: string,
+    input: Readonly<Record<string, unknown>>,
+  ): Promise<void>;
   /** GET /competencies/schedule-health `drift`. */
   scheduleHealth(): Promise<ScheduleDrift[]>;
   /** Restores the agent's cron binding of the competency to its manifest. */
@@ -79,15 +88,24 @@ export function createCompetencyService(deps: CompetencyServiceDeps): Competency
 
   return {
     async list() {
-      const [rows, inUse] = await Promise.all([competencies.find({ orderBy: { field: 'id' } }), equippedSomewhere()]);
+      const [rows, inUse] = await Promise.all([
+        competencies.find({ orderBy: { field: 'id' } }),
+        equippedSomewhere(),
+      ]);
       return Promise.all(
-        rows.map(async ({ doc }) => competencyInfo(doc, await skillStates(doc, deps.skillInstalled), inUse.has(doc.id))),
+        rows.map(async ({ doc }) =>
+          competencyInfo(doc, await skillStates(doc, deps.skillInstalled), inUse.has(doc.id)),
+        ),
       );
     },
 
     async get(id) {
       const record = await competencyOr404(id);
-      return competencyDetail(record, await skillStates(record, deps.skillInstalled), (await equippedSomewhere()).has(id));
+      return competencyDetail(
+        record,
+        await skillStates(record, deps.skillInstalled),
+        (await equippedSomewhere()).has(id),
+      );
     },
 
     async deps(id) {
@@ -143,7 +161,11 @@ export function createCompetencyService(deps: CompetencyServiceDeps): Competency
     },
 
     async scheduleHealth() {
-      const [agents, rows, jobs] = await Promise.all([deps.agents.list(), competencies.find(), deps.schedules.list()]);
+      const [agents, rows, jobs] = await Promise.all([
+        deps.agents.list(),
+        competencies.find(),
+        deps.schedules.list(),
+      ]);
       const installed = new Map(rows.map(({ doc }) => [doc.id, doc]));
       const owned = new Map<string, typeof jobs>();
       for (const job of jobs) {
@@ -177,8 +199,17 @@ export function createCompetencyService(deps: CompetencyServiceDeps): Competency
 
     async resetSchedule(agentId, competencyId) {
       const [agent, competency] = await equipped(agentId, competencyId);
-      const wanted = wantedBindings({ id: agent.id, equipped_competencies: [competencyId] }, new Map([[competencyId, competency]]));
-      await resetBinding(deps.schedules, agentId, competencyId, wanted[0] ?? null, await deps.schedules.list());
+      const wanted = wantedBindings(
+        { id: agent.id, equipped_competencies: [competencyId] },
+        new Map([[competencyId, competency]]),
+      );
+      await resetBinding(
+        deps.schedules,
+        agentId,
+        competencyId,
+        wanted[0] ?? null,
+        await deps.schedules.list(),
+      );
     },
   };
 }

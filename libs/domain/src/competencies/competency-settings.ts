@@ -40,9 +40,13 @@ function problemOf(setting: CompetencySetting, value: string): string | null {
         ? null
         : `must be one of ${(setting.values ?? []).join(', ')} (got '${value.slice(0, 40)}')`;
     case 'Toggle':
-      return value === 'true' || value === 'false' ? null : `must be true or false (got '${value.slice(0, 40)}')`;
+      return value === 'true' || value === 'false'
+        ? null
+        : `must be true or false (got '${value.slice(0, 40)}')`;
     case 'Number':
-      return value.trim() !== '' && Number.isFinite(Number(value)) ? null : `must be a number (got '${value.slice(0, 40)}')`;
+      return value.trim() !== '' && Number.isFinite(Number(value))
+        ? null
+        : `must be a number (got '${value.slice(0, 40)}')`;
     case 'Text':
       return null;
   }
@@ -85,7 +89,10 @@ export function applySettingsInput(
       continue;
     }
     const value = normalizeSettingValue(setting, raw);
-    const problem = value === null ? `must be a string (got ${raw === null ? 'null' : typeof raw})` : problemOf(setting, value);
+    const problem =
+      value === null
+        ? `must be a string (got ${raw === null ? 'null' : typeof raw})`
+        : problemOf(setting, value);
     if (problem !== null || value === null) problems.push({ key, reason: problem ?? 'invalid' });
     else next[key] = value;
   }
@@ -109,7 +116,8 @@ export function effectiveSettings(
   const values: Record<string, string> = {};
   for (const setting of schema) {
     const value = stored[setting.key];
-    values[setting.key] = value !== undefined && problemOf(setting, value) === null ? value : defaultText(setting);
+    values[setting.key] =
+      value !== undefined && problemOf(setting, value) === null ? value : defaultText(setting);
   }
   return values;
 }

@@ -10,7 +10,10 @@ import type { CompetencyRecord } from '../catalog/catalog-records.ts';
 import type { SkillInstalled } from './skill-installed.ts';
 
 /** The state of each skill the competency lists, in its order. */
-export async function skillStates(record: CompetencyRecord, installed: SkillInstalled): Promise<SkillState[]> {
+export async function skillStates(
+  record: CompetencyRecord,
+  installed: SkillInstalled,
+): Promise<SkillState[]> {
   return Promise.all(
     record.skills.map(async (skill_id) => ({
       skill_id,
@@ -29,7 +32,11 @@ export function competencyStatus(skills: readonly SkillState[], equipped: boolea
   return equipped ? 'Equipped' : 'Installed';
 }
 
-export function competencyInfo(record: CompetencyRecord, skills: readonly SkillState[], equipped: boolean): CompetencyInfo {
+export function competencyInfo(
+  record: CompetencyRecord,
+  skills: readonly SkillState[],
+  equipped: boolean,
+): CompetencyInfo {
   return {
     id: record.id,
     name: record.name,
@@ -39,7 +46,11 @@ export function competencyInfo(record: CompetencyRecord, skills: readonly SkillS
   };
 }
 
-export function competencyDetail(record: CompetencyRecord, skills: SkillState[], equipped: boolean): CompetencyDetail {
+export function competencyDetail(
+  record: CompetencyRecord,
+  skills: SkillState[],
+  equipped: boolean,
+): CompetencyDetail {
   const permissions: CompetencyPermission[] = [
     ...record.tools.map((name) => ({ kind: 'tool' as const, name })),
     ...record.contracts.map((name) => ({ kind: 'contract' as const, name })),

@@ -29,7 +29,8 @@ function recordingEffect(): EquipEffect {
   return {
     name: 'recording',
     async syncAgent(agent: AgentRecord) {
-      if (failOn !== null && agent.equipped_competencies.includes(failOn)) throw new Error(`cannot equip ${failOn}`);
+      if (failOn !== null && agent.equipped_competencies.includes(failOn))
+        throw new Error(`cannot equip ${failOn}`);
       world.set(agent.id, [...agent.equipped_competencies]);
     },
     async agentRemoved(agentId) {
@@ -53,7 +54,9 @@ beforeEach(async () => {
     memory: createMemoryStore(store, agents, clock),
     clock,
     source: directoryPackageSource('0.1.0'),
-    effects: createEquipEffects({ agents, warn: (_c, message) => warnings.push(message) }, [recordingEffect()]),
+    effects: createEquipEffects({ agents, warn: (_c, message) => warnings.push(message) }, [
+      recordingEffect(),
+    ]),
   });
 });
 
@@ -68,7 +71,11 @@ describe('equip effects through the catalog', () => {
   it('runs for installed agents, for agents equipping an upgraded competency, and on uninstall', async () => {
     await writePackage(pkgs(), { type: 'competency', name: 'fnol-triage' });
     await catalog.install({ path: join(pkgs(), 'fnol-triage') });
-    const path = await writePackage(pkgs(), { type: 'agent-template', name: 'claims-intake', competencies: ['fnol-triage'] });
+    const path = await writePackage(pkgs(), {
+      type: 'agent-template',
+      name: 'claims-intake',
+      competencies: ['fnol-triage'],
+    });
     const [item] = await catalog.install({ path });
     expect(world).toEqual(new Map([[item!.id, ['fnol-triage']]]));
 
@@ -84,7 +91,12 @@ describe('equip effects through the catalog', () => {
   it('undoes the install when an effect fails, and runs the effects again over what was put back', async () => {
     await writePackage(pkgs(), { type: 'competency', name: 'fnol-triage' });
     await writePackage(pkgs(), { type: 'competency', name: 'fraud-check' });
-    const v1 = await writePackage(pkgs(), { type: 'agent-template', name: 'claims-intake', competencies: ['fnol-triage'], dependencies: { 'fnol-triage': '^1.0.0' } });
+    const v1 = await writePackage(pkgs(), {
+      type: 'agent-template',
+      name: 'claims-intake',
+      competencies: ['fnol-triage'],
+      dependencies: { 'fnol-triage': '^1.0.0' },
+    });
     const [, agentItem] = await catalog.install({ path: v1 });
     failOn = 'fraud-check';
     const v2 = await writePackage(pkgs(), {
@@ -95,14 +107,21 @@ describe('equip effects through the catalog', () => {
       dependencies: { 'fraud-check': '^1.0.0' },
     });
     await expect(catalog.install({ path: v2 })).rejects.toThrow('cannot equip fraud-check');
-    expect((await catalog.installed()).map((p) => `${p.name}@${p.version}`)).toEqual(['claims-intake@1.0.0', 'fnol-triage@1.0.0']);
+    expect((await catalog.installed()).map((p) => `${p.name}@${p.version}`)).toEqual([
+      'claims-intake@1.0.0',
+      'fnol-triage@1.0.0',
+    ]);
     expect((await agents.get(agentItem!.id))?.equipped_competencies).toEqual(['fnol-triage']);
     expect(world.get(agentItem!.id)).toEqual(['fnol-triage']);
   });
 
   it('reports a failing effect after an uninstall through warn, the uninstall itself done', async () => {
     await writePackage(pkgs(), { type: 'competency', name: 'fnol-triage' });
-    const path = await writePackage(pkgs(), { type: 'agent-template', name: 'claims-intake', competencies: ['fnol-triage'] });
+    const path = await writePackage(pkgs(), {
+      type: 'agent-template',
+      name: 'claims-intake',
+      competencies: ['fnol-triage'],
+    });
     await catalog.install({ path });
     await catalog.install({ path: join(pkgs(), 'fnol-triage') });
     failOn = 'fnol-triage';

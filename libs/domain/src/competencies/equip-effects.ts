@@ -93,7 +93,10 @@ export function createEquipEffects(deps: EquipEffectsDeps, effects: readonly Equ
 }
 
 /** The competencies `agent` equips that are installed, by id. */
-export async function equippedCompetencies(store: Store, agent: Pick<AgentRecord, 'equipped_competencies'>): Promise<Map<string, CompetencyRecord>> {
+export async function equippedCompetencies(
+  store: Store,
+  agent: Pick<AgentRecord, 'equipped_competencies'>,
+): Promise<Map<string, CompetencyRecord>> {
   const { competencies } = catalogCollections(store);
   const found = new Map<string, CompetencyRecord>();
   for (const id of new Set(agent.equipped_competencies)) {
@@ -124,7 +127,8 @@ export function settingsEffect(deps: { store: Store }): EquipEffect {
     name: 'competency settings',
     async syncAgent() {},
     async agentRemoved(agentId) {
-      for (const { doc } of await settings.find({ where: { agent_id: agentId } })) await settings.delete(doc.id);
+      for (const { doc } of await settings.find({ where: { agent_id: agentId } }))
+        await settings.delete(doc.id);
     },
   };
 }

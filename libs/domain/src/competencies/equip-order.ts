@@ -6,7 +6,10 @@ import { Errors } from '../errors/errors.ts';
  * (a reorder never equips or unequips: that happens only through the agent package, spec
  * §Competencies). Otherwise 400 naming what is missing, not equipped, or repeated.
  */
-export function reorderedCompetencies(agent: Pick<AgentRecord, 'name' | 'equipped_competencies'>, order: readonly string[]): string[] {
+export function reorderedCompetencies(
+  agent: Pick<AgentRecord, 'name' | 'equipped_competencies'>,
+  order: readonly string[],
+): string[] {
   const equipped = new Set(agent.equipped_competencies);
   const seen = new Set<string>();
   const repeated = new Set<string>();
@@ -21,6 +24,12 @@ export function reorderedCompetencies(agent: Pick<AgentRecord, 'name' | 'equippe
   ].filter((part) => part !== '');
   throw Errors.validation(
     `order must list each competency agent ${agent.name} equips exactly once (${agent.equipped_competencies.join(', ') || 'none'}): ${parts.join('; ')}`,
-    { field: 'order', equipped: [...agent.equipped_competencies], missing, not_equipped: notEquipped, repeated: [...repeated] },
+    {
+      field: 'order',
+      equipped: [...agent.equipped_competencies],
+      missing,
+      not_equipped: notEquipped,
+      repeated: [...repeated],
+    },
   );
 }

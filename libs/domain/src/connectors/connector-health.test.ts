@@ -9,7 +9,13 @@ describe('checkConnectors', () => {
     const started = Date.now();
     const items = await checkConnectors(settings({ crm: 'http://crm.test' }), never);
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(items.find((i) => i.id === 'crm')).toEqual({ id: 'crm', name: 'CRM', status: 'Unreachable', latency_ms: null, error: 'no answer within 200 ms' });
+    expect(items.find((i) => i.id === 'crm')).toEqual({
+      id: 'crm',
+      name: 'CRM',
+      status: 'Unreachable',
+      latency_ms: null,
+      error: 'no answer within 200 ms',
+    });
   });
 
   it('classifies by latency budget and status, and reports a thrown probe as Unreachable with its message', async () => {
@@ -20,15 +26,35 @@ describe('checkConnectors', () => {
       throw new Error('socket hang up');
     };
     const items = await checkConnectors(
-      settings({ crm: 'http://fast.test', payments: 'http://slow.test', sso: 'http://dns.test', 'object-store': 'http://boom.test' }),
+      settings({
+        crm: 'http://fast.test',
+        payments: 'http://slow.test',
+        sso: 'http://dns.test',
+        'object-store': 'http://boom.test',
+      }),
       probe,
     );
     const byId = Object.fromEntries(items.map((i) => [i.id, i]));
     expect(byId.crm).toMatchObject({ status: 'Healthy', latency_ms: 12, error: null });
-    expect(byId.payments).toMatchObject({ status: 'Degraded', latency_ms: 150, error: 'answered in 150 ms, over the 100 ms latency budget' });
-    expect(byId.sso).toMatchObject({ status: 'Unreachable', latency_ms: null, error: 'ENOTFOUND: getaddrinfo ENOTFOUND dns.test' });
+    expect(byId.payments).toMatchObject({
+      status: 'Degraded',
+      latency_ms: 150,
+      error: 'answered in 150 ms, over the 100 ms latency budget',
+    });
+    expect(byId.sso).toMatchObject({
+      status: 'Unreachable',
+      latency_ms: null,
+      error: 'ENOTFOUND: getaddrinfo ENOTFOUND dns.test',
+    });
     expect(byId['object-store']).toMatchObject({ status: 'Unreachable', error: 'socket hang up' });
     expect(byId['claims-system']).toMatchObject({ status: 'NotConfigured' });
-    expect(items.map((i) => i.id)).toEqual(['claims-system', 'crm', 'e-signature', 'object-store', 'payments', 'sso']);
+    expect(items.map((i) => i.id)).toEqual([
+      'claims-system',
+      'crm',
+      'e-signature',
+      'object-store',
+      'payments',
+      'sso',
+    ]);
   });
 });

@@ -18,7 +18,10 @@ type Settings = PlatformConfig['connectors'];
  * `timeout_ms` (plus scheduling) whatever the probes do: a probe still running then is cut off
  * and reported Unreachable.
  */
-export async function checkConnectors(settings: Settings, probe: ConnectorProbe): Promise<ConnectorHealthItem[]> {
+export async function checkConnectors(
+  settings: Settings,
+  probe: ConnectorProbe,
+): Promise<ConnectorHealthItem[]> {
   return Promise.all(
     CONNECTORS.map(async ({ id, name }): Promise<ConnectorHealthItem> => {
       const url = settings.urls[id];
@@ -29,13 +32,21 @@ export async function checkConnectors(settings: Settings, probe: ConnectorProbe)
   );
 }
 
-function classify(result: ProbeResult, budgetMs: number): Pick<ConnectorHealthItem, 'status' | 'latency_ms' | 'error'> {
+function classify(
+  result: ProbeResult,
+  budgetMs: number,
+): Pick<ConnectorHealthItem, 'status' | 'latency_ms' | 'error'> {
   if (!result.ok) return { status: 'Unreachable', latency_ms: null, error: result.error };
   const latency_ms = Math.max(0, Math.round(result.latency_ms));
   // A 5xx is the service saying it cannot serve; a 4xx still proves it is there and answering.
-  if (result.status >= 500) return { status: 'Unreachable', latency_ms, error: `answered HTTP ${result.status}` };
+  if (result.status >= 500)
+    return { status: 'Unreachable', latency_ms, error: `answered HTTP ${result.status}` };
   if (latency_ms > budgetMs)
-    return { status: 'Degraded', latency_ms, error: `answered in ${latency_ms} ms, over the ${budgetMs} ms latency budget` };
+    return {
+      status: 'Degraded',
+      latency_ms,
+      error: `answered in ${latency_ms} ms, over the ${budgetMs} ms latency budget`,
+    };
   return { status: 'Healthy', latency_ms, error: null };
 }
 
@@ -54,7 +65,8 @@ async function bounded(probe: ConnectorProbe, url: string, timeoutMs: number): P
     return await Promise.race([
       probe(url, controller.signal).then(
         (result) => (controller.signal.aborted ? timedOut : result),
-        (error: unknown) => (controller.signal.aborted ? timedOut : { ok: false as const, error: describe(error) }),
+        (error: unknown) =>
+          controller.signal.aborted ? timedOut : { ok: false as const, error: describe(error) },
       ),
       deadline,
     ]);
