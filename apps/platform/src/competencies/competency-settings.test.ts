@@ -164,6 +164,28 @@ describe('settings in the prompt', () => {
     );
   });
 
+  it('after a competency upgrade, a stored value the new schema no longer allows reads as the new default', async () => {
+    const { harness, agentId } = await start();
+    await harness.api.request('PUT', configPath(agentId), { body: { tone: 'friendly', max_amount: '10' } });
+    await harness.install({
+      type: 'competency',
+      name: 'fnol-triage',
+      version: '1.1.0',
+      frontmatter: SETTINGS_FRONTMATTER.replace(
+        'values: [formal, friendly]',
+        'values: [formal, casual]',
+      ).replace('default: formal', 'default: casual'),
+      body: 'Tone {{settings.tone}}, limit {{settings.max_amount}}.',
+    });
+    expect((await harness.api.request('GET', configPath(agentId))).body.values).toMatchObject({
+      tone: 'casual',
+      max_amount: '10',
+    });
+    expect(await systemPrompt(harness, agentId)).toBe(
+      'You take claims.\n\nTone casual, limit 10.\n\nKeep notes.',
+    );
+  });
+
   it('keeps settings across an agent upgrade and drops them when the agent is uninstalled', async () => {
     const { harness, agentId } = await start();
     await harness.api.request('PUT', configPath(agentId), { body: { tone: 'friendly' } });
