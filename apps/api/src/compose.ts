@@ -7,6 +7,8 @@ import {
   createAuditTrail,
   createAuthBackoff,
   createCatalogService,
+  createEquipEffects,
+  competencyEquipEffects,
   createKeyService,
   createMemoryStore,
   createScheduleService,
@@ -87,6 +89,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       env: options.env,
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
     });
+    const schedules = createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules });
     const deps: ApiDeps = {
       config,
       version,
@@ -107,7 +110,15 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       sessions,
       agentStats: createAgentStats(store),
       lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
-      catalog: createCatalogService({ store, agents, sessions, memory, clock, source: directoryPackageSource(version) }),
+      catalog: createCatalogService({
+        store,
+        agents,
+        sessions,
+        memory,
+        clock,
+        source: directoryPackageSource(version),
+        effects: createEquipEffects({ agents, warn }, competencyEquipEffects({ store, schedules })),
+      }),
       memory,
       workflows: createWorkflowService({
         store,
@@ -119,7 +130,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => config.current().workflows,
         warn,
       }),
-      schedules: createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules }),
+      schedules,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

@@ -23,3 +23,5 @@ export * from './queue-jobs.ts';
 export * from './http/workflows.ts';
 export * from './workflow-messages.ts';
 export * from './http/schedules.ts';
+export * from './http/competencies.ts';
+export * from './http/connectors.ts';

@@ -1,5 +1,6 @@
 import type { Store } from '@agent-platform/store';
 import { catalogCollections, type CompetencyRecord } from '../catalog/catalog-records.ts';
+import { withSettings } from '../competencies/competency-prompt.ts';
 import type { AgentRecord } from './agent-record.ts';
 
 /**
@@ -19,18 +20,20 @@ export function composeSystemPrompt(
 }
 
 /**
- * The installed competencies an agent equips, in equip order. One that is not installed (it was
- * uninstalled after activation) is left out rather than failing the invocation.
+ * The installed competencies an agent equips, in equip order, each `prompt` with the agent's
+ * settings rendered into its `{{settings.<key>}}` placeholders (docs/competencies.md "Settings in
+ * the prompt"). One that is not installed (it was uninstalled after activation) is left out
+ * rather than failing the invocation.
  */
 export async function loadAgentCompetencies(
   store: Store,
-  agent: Pick<AgentRecord, 'equipped_competencies'>,
+  agent: Pick<AgentRecord, 'id' | 'equipped_competencies'>,
 ): Promise<CompetencyRecord[]> {
   const { competencies } = catalogCollections(store);
   const found: CompetencyRecord[] = [];
   for (const name of agent.equipped_competencies) {
     const record = await competencies.get(name);
-    if (record !== null) found.push(record.doc);
+    if (record !== null) found.push(await withSettings(store, agent.id, record.doc));
   }
   return found;
 }

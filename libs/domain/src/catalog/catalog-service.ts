@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import type { InstalledItem, InstalledPackage, TemplateSummary } from '@agent-platform/contracts';
+import type { InstalledItem, InstalledPackage, PackageType, TemplateSummary } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { SessionStore } from '../agents/session-store.ts';
 import { clearAgentStats } from '../agents/create-agent-stats.ts';
+import type { EquipEffects } from '../competencies/equip-effects.ts';
 import { Errors } from '../errors/errors.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -22,6 +23,11 @@ export interface InstallRequest {
   version?: string;
   /** Agents installed (or upgraded) by this request end up Running, after the contract check. */
   activate?: boolean;
+  /**
+   * The requested package must be of this type (POST /competencies/install, /skills/install): any
+   * other is a 400 ValidationError before anything is written. Not part of POST /catalog/install.
+   */
+  type?: PackageType;
 }
 
 /** Installs and removes packages (docs/catalog.md). */
@@ -51,6 +57,11 @@ export interface CatalogServiceDeps {
   memory: MemoryStore;
   clock: Clock;
   source: PackageSource;
+  /**
+   * What equipping does besides the prompt (competency schedules, settings; docs/competencies.md),
+   * run after every install, upgrade and uninstall. Absent: none (catalog unit tests).
+   */
+  effects?: EquipEffects;
 }
 
 export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
@@ -105,12 +116,22 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     async install(request) {
       const path = installPath(request);
       const plan = await planInstall(path, { source: deps.source, installed: get });
+      if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, path);
       const activate = request.activate === true;
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
+      const effects = deps.effects;
       return applyPlan(
         plan,
         { store: deps.store, records, agents: deps.agents, clock: deps.clock, newId: randomUUID },
         activate,
+        // Inside the all-or-nothing: a failing effect undoes the install, then the effects are
+        // run again so that what they made matches the catalog as it was put back.
+        effects === undefined
+          ? undefined
+          : {
+              after: (items) => effects.afterInstall(items),
+              undone: (items) => effects.afterInstall(items).catch(() => undefined),
+            },
       );
     },
     async installed() {
@@ -141,6 +162,7 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       // the uninstall can simply be retried.
       await removeEntity(record);
       await records.packages.delete(name);
+      await deps.effects?.afterUninstall({ type: record.type, name: record.name, id: record.entity_id });
     },
     async templates() {
       const rows = await records.packages.find({
@@ -172,6 +194,18 @@ function installPath(request: InstallRequest): string {
       },
     );
   return request.path;
+}
+
+function expectType(
+  root: { type: PackageType; name: string } | undefined,
+  type: PackageType,
+  path: string,
+): void {
+  if (root === undefined || root.type === type) return;
+  throw Errors.validation(
+    `the package at ${path} is a ${root.type} package (${root.name}); this route installs ${type} packages only (POST /catalog/install takes any type)`,
+    { path, expected_type: type, package_type: root.type, name: root.name },
+  );
 }
 
 function templateSummary(doc: InstalledPackageRecord): TemplateSummary {

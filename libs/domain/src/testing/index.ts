@@ -1,1 +1,2 @@
 export * from './agent-fixture.ts';
+export * from '../catalog/package-writer.fixture.ts';
