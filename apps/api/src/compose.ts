@@ -7,6 +7,8 @@ import {
   createAuditTrail,
   createAuthBackoff,
   createCatalogService,
+  createEquipEffects,
+  competencyEquipEffects,
   createKeyService,
   createMemoryStore,
   createScheduleService,
@@ -94,6 +96,11 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
 
     const warn = (context: Record<string, unknown>, message: string): void => logger.warn(context, message);
     const starlarkLimits = (): StarlarkLimits => starlarkLimitsOf(config.current().skills);
+    const models = createProviders(() => config.current(), {
+      env: options.env,
+      onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+    });
+    const schedules = createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules });
     const catalog = createCatalogService({
       store,
       agents,
@@ -102,10 +109,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       clock,
       source: directoryPackageSource(version),
       skills: { starlark, limits: starlarkLimits },
-    });
-    const models = createProviders(() => config.current(), {
-      env: options.env,
-      onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+      effects: createEquipEffects({ agents, warn }, competencyEquipEffects({ store, schedules })),
     });
     const deps: ApiDeps = {
       config,
@@ -142,7 +146,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => config.current().workflows,
         warn,
       }),
-      schedules: createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules }),
+      schedules,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

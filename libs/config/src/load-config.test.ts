@@ -162,7 +162,10 @@ describe('refusals name the key', () => {
     ['local models list', '[[providers]]\nid = "local"\nmodels = ["echo", "big"]', 'providers[0].models: the built-in provider "local" offers only "echo"'],
     ['retry delay order', '[model_calls]\nllm_retry_base_delay_ms = 5000\nllm_retry_max_delay_ms = 100', 'model_calls.llm_retry_max_delay_ms: must be >= llm_retry_base_delay_ms (5000)'],
     ['model call timeout', '[model_calls]\nrequest_timeout_secs = 0', 'model_calls.request_timeout_secs: must be >= 1'],
-    ['connector url', '[connectors.urls]\ncrm = "not a url"', 'connectors.urls.crm: must be a URL'],
+    ['connector url', '[connectors.urls]\ncrm = "not a url"', 'connectors.urls.crm: must be an http:// or https:// URL'],
+    ['connector scheme', '[connectors.urls]\ncrm = "tcp://crm:443"', 'connectors.urls.crm: must be an http:// or https:// URL'],
+    ['connector id', '[connectors.urls]\ncrn = "https://crm.example"', "connectors.urls.crn: unknown connector 'crn'; the connectors are claims-system, crm"],
+    ['connector timeout', '[connectors]\ntimeout_ms = 0', 'connectors.timeout_ms: must be >= 1'],
   ])('%s', (_name, text, expected) => {
     expect(problemsOf(text).some((p) => p.startsWith(expected))).toBe(true);
   });

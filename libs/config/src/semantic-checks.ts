@@ -1,3 +1,4 @@
+import { CONNECTOR_IDS } from '@agent-platform/contracts';
 import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
 import { keyPath } from './schema-errors.ts';
 
@@ -160,9 +161,11 @@ function modelCallProblems(calls: Table): string[] {
 }
 
 function connectorProblems(urls: Table): string[] {
-  return Object.entries(urls).flatMap(([id, url]) =>
-    typeof url === 'string' && !URL.canParse(url) ? [`${keyPath(['connectors', 'urls', id])}: must be a URL`] : [],
-  );
+  return Object.entries(urls).flatMap(([id, url]) => {
+    const key = keyPath(['connectors', 'urls', id]);
+    if (!CONNECTOR_IDS.includes(id)) return [`${key}: unknown connector '${id}'; the connectors are ${CONNECTOR_IDS.join(', ')}`];
+    return typeof url === 'string' && !isHttpUrl(url) ? [`${key}: must be an http:// or https:// URL`] : [];
+  });
 }
 
 function isHttpUrl(text: string): boolean {

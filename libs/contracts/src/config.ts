@@ -290,7 +290,14 @@ export const NetworkConfig = Type.Object(
 );
 
 export const ConnectorsConfig = Type.Object(
-  { urls: Type.Record(Type.String(), Type.String(), { default: {}, description: 'Reachability URL by connector id.' }) },
+  {
+    urls: Type.Record(Type.String(), Type.String(), {
+      default: {},
+      description: 'Reachability URL (http or https) by connector id (claims-system, crm, e-signature, object-store, payments, sso).',
+    }),
+    latency_budget_ms: Positive('A connector answering slower than this is reported Degraded (docs/connectors.md).', 1000),
+    timeout_ms: Positive('A probe with no answer after this long is Unreachable; GET /connectors/health answers within it.', 5000),
+  },
   section('Connector health checks.'),
 );
 

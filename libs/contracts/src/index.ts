@@ -24,3 +24,5 @@ export * from './http/workflows.ts';
 export * from './workflow-messages.ts';
 export * from './http/schedules.ts';
 export * from './http/skills.ts';
+export * from './http/competencies.ts';
+export * from './http/connectors.ts';

@@ -288,6 +288,11 @@ export const ContractTool = Type.Object(
     description: Type.Optional(Type.String()),
     input_schema: Type.Record(Type.String(), Type.Unknown()),
     output_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /**
+     * Beyond the spec: the tool only reads. Absent or false: it may change a system of record, and
+     * a workflow step journals its calls (docs/tools.md "Escalated").
+     */
+    read_only: Type.Optional(Type.Boolean()),
   },
   strict,
 );

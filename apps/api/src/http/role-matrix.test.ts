@@ -36,7 +36,7 @@ function routePerAction(): Array<{ action: Action; method: string; url: string }
 describe('role matrix over HTTP', () => {
   it('covers the actions that have routes today', () => {
     const covered = routePerAction().map((r) => r.action);
-    for (const action of ['KeyManagement', 'AuditWrite', 'VaultRead', 'VaultManage', 'SecurityAudit', 'SecurityRead', 'ConfigRead', 'ConfigReload', 'DaemonShutdown', 'LogRead', 'StatusRead', 'MetricsRead', 'LicenceRead', 'ProviderRead', 'AgentList', 'AgentStatus', 'AgentStart', 'AgentStop', 'AgentUpdate', 'SessionRead', 'SkillInstall', 'TemplateRead', 'MemoryRead', 'MemoryWrite', 'AgentSendMessage', 'AgentInvoke', 'BudgetRead'] as const) {
+    for (const action of ['KeyManagement', 'AuditWrite', 'VaultRead', 'VaultManage', 'SecurityAudit', 'SecurityRead', 'ConfigRead', 'ConfigReload', 'DaemonShutdown', 'LogRead', 'StatusRead', 'MetricsRead', 'LicenceRead', 'ProviderRead', 'AgentList', 'AgentStatus', 'AgentStart', 'AgentStop', 'AgentUpdate', 'SessionRead', 'SkillInstall', 'TemplateRead', 'MemoryRead', 'MemoryWrite', 'AgentSendMessage', 'AgentInvoke', 'BudgetRead', 'CompetencyInstall', 'CompetencyManage', 'CompetencyEquip', 'IntegrationRead'] as const) {
       expect(covered).toContain(action);
     }
   });

@@ -3,6 +3,8 @@ import { agentRoutes } from './agent-routes.ts';
 import { authRoutes } from './auth-routes.ts';
 import { catalogRoutes } from './catalog-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
+import { competencyRoutes } from './competency-routes.ts';
+import { connectorRoutes } from './connector-routes.ts';
 import { cronJobRoutes } from './cron-job-routes.ts';
 import { daemonRoutes } from './daemon-routes.ts';
 import { invocationRoutes } from './invocation-routes.ts';
@@ -20,4 +22,4 @@ import { workflowRoutes } from './workflow-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes];

@@ -122,8 +122,8 @@ describe('skill routes', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({
       category: 'ValidationError',
-      message: `${competency} holds the competency package triage, not a skill package`,
-      details: { path: competency, type: 'competency', expected: 'skill' },
+      message: `the package at ${competency} is a competency package (triage); this route installs skill packages only (POST /catalog/install takes any type)`,
+      details: { path: competency, expected_type: 'skill', package_type: 'competency', name: 'triage' },
     });
     await expectNothingInstalled();
   });

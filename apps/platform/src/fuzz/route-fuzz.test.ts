@@ -87,6 +87,8 @@ function defectOf(outcome: Outcome): string | null {
     }
   }
   if (outcome.status < 400) return null;
+  // Spec §Competencies: the deprecated config routes answer 410 with their own body, never the envelope.
+  if (outcome.status === 410 && (parsed as { deprecated?: unknown } | null)?.deprecated === true) return null;
   const error = (parsed as { error?: unknown } | null)?.error;
   // Spec §Errors: the envelope, or the flat exceptions (role 403, 503 "Auth is not enabled").
   const envelope = typeof error === 'object' && error !== null && typeof (error as { category?: unknown }).category === 'string';

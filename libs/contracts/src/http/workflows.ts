@@ -72,6 +72,22 @@ export const StepResultView = Type.Object({
 export type StepResultView = Static<typeof StepResultView>;
 
 /** spec §Resources WorkflowRunStatus. */
+/**
+ * A state-changing tool call journaled before it was made (docs/tools.md "Escalated"): the key
+ * the system of record may de-duplicate on, what was called, when, by which worker, and a hash of
+ * its arguments (never the arguments themselves).
+ */
+export const JournaledToolCall = Type.Object({
+  idempotency_key: Type.String(),
+  tool: Type.String({ description: 'The tool name the model called.' }),
+  provider_id: Type.String({ description: 'The integration (or skill) that provides it.' }),
+  native_tool: Type.String({ description: 'The tool called on the provider (a contract tool is translated).' }),
+  args_hash: Type.String({ description: '`sha256:<hex>` of the canonical JSON of the arguments sent.' }),
+  at: Timestamp('When the call was journaled, just before it was made.'),
+  worker: Type.String({ description: 'The worker process that made it.' }),
+});
+export type JournaledToolCall = Static<typeof JournaledToolCall>;
+
 export const WorkflowRunStatus = Type.Object({
   id: Uuid('Run id (UUID).'),
   workflow_id: Uuid('The workflow this run executes (UUID).'),
@@ -83,6 +99,15 @@ export const WorkflowRunStatus = Type.Object({
   error: Type.Union([Type.String(), Type.Null()], { description: 'Why the run Failed (or was Escalated); null otherwise.' }),
   started_at: Timestamp('When the run was created.'),
   completed_at: NullableTimestamp('When the run reached a terminal state.'),
+  escalation: Type.Optional(
+    Type.Object(
+      {
+        step: Type.String({ description: 'The step that was interrupted.' }),
+        calls: Type.Array(JournaledToolCall, { description: 'Its state-changing tool calls whose outcome is unknown.' }),
+      },
+      { description: 'Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated").' },
+    ),
+  ),
 });
 export type WorkflowRunStatus = Static<typeof WorkflowRunStatus>;
 

@@ -1,5 +1,6 @@
 import type { Store } from '@agent-platform/store';
 import { catalogCollections, type CompetencyRecord } from '../catalog/catalog-records.ts';
+import { withSettings } from '../competencies/competency-prompt.ts';
 import { promptonlySkillPrompts } from '../skills/skill-prompts.ts';
 import type { AgentRecord } from './agent-record.ts';
 
@@ -26,21 +27,23 @@ export function composeSystemPrompt(
 }
 
 /**
- * The installed competencies an agent equips, in equip order, with their promptonly skills. One
- * that is not installed (it was uninstalled after activation) is left out rather than failing
- * the invocation.
+ * The installed competencies an agent equips, in equip order, each `prompt` with the agent's
+ * settings rendered into its `{{settings.<key>}}` placeholders (docs/competencies.md "Settings in
+ * the prompt") and with the bodies of its promptonly skills (docs/skills.md). One that is not
+ * installed (it was uninstalled after activation) is left out rather than failing the invocation.
  */
 export async function loadAgentCompetencies(
   store: Store,
-  agent: Pick<AgentRecord, 'equipped_competencies'>,
+  agent: Pick<AgentRecord, 'id' | 'equipped_competencies'>,
 ): Promise<EquippedCompetency[]> {
   const { competencies } = catalogCollections(store);
   const found: EquippedCompetency[] = [];
   const seen = new Set<string>();
   for (const name of agent.equipped_competencies) {
     const record = await competencies.get(name);
-    if (record !== null)
-      found.push({ ...record.doc, skill_prompts: await promptonlySkillPrompts(store, record.doc.skills, seen) });
+    if (record === null) continue;
+    const competency = await withSettings(store, agent.id, record.doc);
+    found.push({ ...competency, skill_prompts: await promptonlySkillPrompts(store, competency.skills, seen) });
   }
   return found;
 }

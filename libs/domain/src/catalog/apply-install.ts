@@ -26,6 +26,14 @@ export interface ApplyDeps {
 
 type Undo = () => Promise<void>;
 
+/** Work run with the plan's writes, inside its all-or-nothing (the catalog's equip effects). */
+export interface ApplyHooks {
+  /** After every write: a throw undoes them all. */
+  after(items: readonly InstalledItem[]): Promise<void>;
+  /** After the writes were undone because of a failure (of a write or of `after`). Must not throw. */
+  undone(items: readonly InstalledItem[]): Promise<void>;
+}
+
 const STATUS: Record<InstallAction, InstalledItem['status']> = {
   install: 'installed',
   upgrade: 'upgraded',
@@ -42,6 +50,7 @@ export async function applyPlan(
   plan: readonly PlannedPackage[],
   deps: ApplyDeps,
   activate: boolean,
+  hooks?: ApplyHooks,
 ): Promise<InstalledItem[]> {
   const undo: Undo[] = [];
   const items: InstalledItem[] = [];
@@ -56,9 +65,11 @@ export async function applyPlan(
       if (step.action !== 'unchanged') await writePackageRecord(step, id, deps, undo);
       items.push({ type, name: step.name, version: step.version, id, status: STATUS[step.action] });
     }
+    await hooks?.after(items);
     return items;
   } catch (error) {
     for (const step of undo.reverse()) await step().catch(() => undefined);
+    await hooks?.undone(items);
     throw error;
   }
 }

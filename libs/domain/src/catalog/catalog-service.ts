@@ -5,6 +5,7 @@ import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { SessionStore } from '../agents/session-store.ts';
 import { clearAgentStats } from '../agents/create-agent-stats.ts';
+import type { EquipEffects } from '../competencies/equip-effects.ts';
 import { Errors } from '../errors/errors.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -13,7 +14,7 @@ import { DEFAULT_STARLARK_LIMITS } from '../skills/starlark-runner.ts';
 import { drainAdmission } from '../workflows/workflow-admissions.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
-import { planInstall, type PlannedPackage } from './install-plan.ts';
+import { planInstall } from './install-plan.ts';
 import { checkPlannedActivation } from './planned-activation.ts';
 import type { PackageSource } from './package-source.ts';
 
@@ -24,7 +25,10 @@ export interface InstallRequest {
   version?: string;
   /** Agents installed (or upgraded) by this request end up Running, after the contract check. */
   activate?: boolean;
-  /** The requested package must be of this type (POST /skills/install): else ValidationError. */
+  /**
+   * The requested package must be of this type (POST /competencies/install, /skills/install): any
+   * other is a 400 ValidationError before anything is written. Not part of POST /catalog/install.
+   */
   type?: PackageType;
 }
 
@@ -57,6 +61,11 @@ export interface CatalogServiceDeps {
   source: PackageSource;
   /** Install checks of skills (docs/skills.md); absent = no Starlark interpreter. */
   skills?: SkillCheckDeps;
+  /**
+   * What equipping does besides the prompt (competency schedules, settings; docs/competencies.md),
+   * run after every install, upgrade and uninstall. Absent: none (catalog unit tests).
+   */
+  effects?: EquipEffects;
 }
 
 export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
@@ -111,14 +120,23 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     async install(request) {
       const path = installPath(request);
       const plan = await planInstall(path, { source: deps.source, installed: get });
-      checkRequestedType(plan.at(-1), request.type, path);
+      if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, path);
       await checkPlannedSkills(plan, deps.skills ?? NO_INTERPRETER);
       const activate = request.activate === true;
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
+      const effects = deps.effects;
       return applyPlan(
         plan,
         { store: deps.store, records, agents: deps.agents, clock: deps.clock, newId: randomUUID },
         activate,
+        // Inside the all-or-nothing: a failing effect undoes the install, then the effects are
+        // run again so that what they made matches the catalog as it was put back.
+        effects === undefined
+          ? undefined
+          : {
+              after: (items) => effects.afterInstall(items),
+              undone: (items) => effects.afterInstall(items).catch(() => undefined),
+            },
       );
     },
     async installed() {
@@ -149,6 +167,7 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       // the uninstall can simply be retried.
       await removeEntity(record);
       await records.packages.delete(name);
+      await deps.effects?.afterUninstall({ type: record.type, name: record.name, id: record.entity_id });
     },
     async templates() {
       const rows = await records.packages.find({
@@ -164,17 +183,6 @@ const NO_INTERPRETER: SkillCheckDeps = {
   starlark: null,
   limits: () => DEFAULT_STARLARK_LIMITS,
 };
-
-function checkRequestedType(root: PlannedPackage | undefined, type: PackageType | undefined, path: string): void {
-  if (type === undefined || root === undefined) return;
-  const actual = root.pkg.manifest.package.type;
-  if (actual !== type)
-    throw Errors.validation(`${path} holds the ${actual} package ${root.name}, not a ${type} package`, {
-      path,
-      type: actual,
-      expected: type,
-    });
-}
 
 function installPath(request: InstallRequest): string {
   if (request.path !== undefined && request.name !== undefined)
@@ -196,6 +204,18 @@ function installPath(request: InstallRequest): string {
       },
     );
   return request.path;
+}
+
+function expectType(
+  root: { type: PackageType; name: string } | undefined,
+  type: PackageType,
+  path: string,
+): void {
+  if (root === undefined || root.type === type) return;
+  throw Errors.validation(
+    `the package at ${path} is a ${root.type} package (${root.name}); this route installs ${type} packages only (POST /catalog/install takes any type)`,
+    { path, expected_type: type, package_type: root.type, name: root.name },
+  );
 }
 
 function templateSummary(doc: InstalledPackageRecord): TemplateSummary {

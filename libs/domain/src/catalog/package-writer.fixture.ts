@@ -21,7 +21,10 @@ export interface PackageSpec {
   agents?: string[];
   /** The markdown body of a skill, competency or agent template. */
   body?: string;
-  /** skill: the SKILL.md frontmatter lines (default: a promptonly skill). */
+  /**
+   * skill: the SKILL.md frontmatter lines (default: a promptonly skill). competency: more
+   * frontmatter lines, as YAML (`settings`, `schedule`, `schedule_action`, ...).
+   */
   frontmatter?: string;
 }
 
@@ -64,7 +67,7 @@ function payload(spec: PackageSpec): [string, string] {
     case 'competency':
       return [
         'COMPETENCY.md',
-        `---\ndescription: A competency.\nskills: ${list(spec.skills ?? ['placeholder-skill'])}\ncontracts: ${list(spec.contracts)}\n---\n${body}\n`,
+        `---\ndescription: A competency.\nskills: ${list(spec.skills ?? ['placeholder-skill'])}\ncontracts: ${list(spec.contracts)}\n${spec.frontmatter === undefined ? '' : `${spec.frontmatter.trim()}\n`}---\n${body}\n`,
       ];
     case 'agent-template':
       return [

@@ -7,6 +7,11 @@ import { PlatformError } from './platform-error.ts';
 export const Errors = {
   notFound: (kind: string, id: string) =>
     new PlatformError('NotFound', `${kind} '${id}' not found`, { details: { kind, id } }),
+  /** An agent-scoped competency route for a competency the agent does not equip (404). */
+  notEquipped: (agent: { id: string; name: string }, competencyId: string) =>
+    new PlatformError('NotFound', `agent ${agent.name} does not equip competency '${competencyId}'`, {
+      details: { kind: 'competency', id: competencyId, agent_id: agent.id },
+    }),
   invalidId: (kind: string, value: string) =>
     new PlatformError('ValidationError', `invalid ${kind} id '${truncate(value)}': must be a UUID`, {
       details: { kind, value: truncate(value) },

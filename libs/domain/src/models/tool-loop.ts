@@ -7,6 +7,11 @@ export interface ToolBinding {
   spec: ToolSpec;
   /** Returns the text handed back to the model. A throw is reported to the model, not raised. */
   execute(args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<string>;
+  /**
+   * Not offered to the model, yet known by name: a tool the agent may not use (its `execute`
+   * refuses with PermissionDenied), so a call to it is reported as refused rather than unknown.
+   */
+  hidden?: boolean;
 }
 
 /** One executed (or refused) tool call, as spec §Resources AgentResponse `tool_calls` shows it. */
@@ -66,7 +71,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
   if (!Number.isInteger(maxRounds) || maxRounds < 1) throw new RangeError(`maxRounds must be a positive integer (got ${maxRounds})`);
   const clock = options.clock ?? systemClock;
   const bindings = indexTools(options.tools ?? []);
-  const specs = [...bindings.values()].map((b) => b.spec);
+  const specs = [...bindings.values()].filter((b) => b.hidden !== true).map((b) => b.spec);
   const messages = [...options.request.messages];
   const summaries: ToolCallSummary[] = [];
   const usage: TokenUsage = { input_tokens: 0, output_tokens: 0 };
@@ -133,7 +138,7 @@ async function runOne(
     output,
   });
   if (binding === undefined) {
-    const known = [...bindings.keys()].join(', ') || 'none';
+    const known = [...bindings.values()].filter((b) => b.hidden !== true).map((b) => b.spec.name).join(', ') || 'none';
     return finish(false, `error: unknown tool '${call.name}'; available tools: ${known}`);
   }
   const args = parseArguments(call.arguments);

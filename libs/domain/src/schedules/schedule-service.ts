@@ -21,8 +21,11 @@ import { createScheduleFiring, type ScheduleFiring } from './schedule-firing.ts'
 import { parseSchedule, type ScheduleInput } from './schedule-input.ts';
 import { createScheduleRegistrar } from './schedule-registrar.ts';
 
-/** `name` of a job: the surface that created it (spec: `schedule` for the schedule routes). */
-export type JobOrigin = 'schedule' | 'cron';
+/**
+ * `name` of a job: the surface that created it (spec: `schedule` for the schedule routes), or
+ * `competency:<id>` for the binding of a scheduled competency (docs/competencies.md "Schedules").
+ */
+export type JobOrigin = 'schedule' | 'cron' | `competency:${string}`;
 
 /** How a route names the job in a 404 ("schedule", "cron job", "condition job"). */
 export type JobNoun = string;

@@ -1,4 +1,4 @@
-import type { RunState, StepResultView, WorkflowRunStatus, WorkflowStep } from '@agent-platform/contracts';
+import type { JournaledToolCall, RunState, StepResultView, WorkflowRunStatus, WorkflowStep } from '@agent-platform/contracts';
 import type { Collection, Store } from '@agent-platform/store';
 
 /**
@@ -44,6 +44,8 @@ export interface WorkflowRunRecord {
   idempotency_id?: string;
   /** `sha256` of the input the key was first used with. */
   idempotency_hash?: string;
+  /** Set when the run was Escalated: the step and its calls in doubt. */
+  escalation?: { step: string; calls: JournaledToolCall[] };
   /** Set once the terminal bookkeeping (licence, value event, admission) was done. */
   finalized: boolean;
   updated_at: string;
@@ -96,9 +98,12 @@ export interface PendingStep {
   /**
    * Tool calls this execution dispatched that write to a system of record and whose outcome was
    * not confirmed (spec §States "Workflow run": such a step is not re-executed after a restart,
-   * the run is Escalated instead). Filled by the tool loop (tools issue); empty until then.
+   * the run is Escalated instead). Journaled by the tool loop before each such call and removed
+   * once its outcome is known (docs/tools.md "Escalated").
    */
-  unconfirmed_writes: string[];
+  unconfirmed_writes: JournaledToolCall[];
+  /** State-changing calls journaled by this step so far, over all its attempts (the call index). */
+  write_calls?: number;
   /** The last failure of this step, when it is waiting for a retry. */
   last_error: string | null;
 }
@@ -144,5 +149,6 @@ export function runStatus(run: WorkflowRunRecord): WorkflowRunStatus {
     error: run.error,
     started_at: run.started_at,
     completed_at: run.completed_at,
+    ...(run.escalation === undefined ? {} : { escalation: run.escalation }),
   };
 }

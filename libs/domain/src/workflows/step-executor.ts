@@ -14,6 +14,7 @@ import { finalizeRun } from './run-finalizer.ts';
 import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 import { agentLabel, collectAgentOf, stepAgent } from './step-agents.ts';
+import { createStepJournal } from './step-journal.ts';
 
 export interface StepExecutorDeps {
   store: Store;
@@ -113,7 +114,12 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
           correlation_id: run.id,
           caller: WORKFLOW_CALLER,
         },
-        { timeoutSecs: step.timeout_secs, stateless: true, signal },
+        {
+          timeoutSecs: step.timeout_secs,
+          stateless: true,
+          signal,
+          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, { holder: deps.holder, ...options() }),
+        },
       );
       const view: StepResultView = {
         step_name: step.name,

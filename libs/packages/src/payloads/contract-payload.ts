@@ -1,5 +1,5 @@
 import type { ContractPayload, ContractTool } from '@agent-platform/contracts';
-import { checkKeys, isTable, pathOf, readArray, readString, typeProblem, type Table } from '../fields.ts';
+import { checkKeys, isTable, pathOf, readArray, readBoolean, readString, typeProblem, type Table } from '../fields.ts';
 import { countingProblems, type FileProblems } from '../problems.ts';
 import { decodeText, parseJsonObject } from './payload-text.ts';
 import { checkToolName } from './tool-name.ts';
@@ -7,7 +7,7 @@ import { checkToolName } from './tool-name.ts';
 /** The contract payload versions this platform reads (spec §Versioning 4). */
 export const CONTRACT_SCHEMA_VERSIONS = ['1'] as const;
 const KEYS = ['schema_version', 'tools'] as const;
-const TOOL_KEYS = ['name', 'description', 'input_schema', 'output_schema'] as const;
+const TOOL_KEYS = ['name', 'description', 'input_schema', 'output_schema', 'read_only'] as const;
 
 /** CONTRACT.json: the tools a contract promises, each with the JSON Schema of its input. */
 export function checkContractPayload(bytes: Uint8Array, problems: FileProblems): ContractPayload | undefined {
@@ -52,11 +52,13 @@ function checkTool(p: FileProblems, item: unknown, at: string): ContractTool | u
   const description = readString(p, item, 'description', at);
   const input = readSchema(p, item, 'input_schema', at, true);
   const output = readSchema(p, item, 'output_schema', at, false);
+  const readOnly = readBoolean(p, item, 'read_only', at);
   if (name === undefined || !checkToolName(p, name, pathOf(at, 'name')) || input === undefined)
     return undefined;
   const tool: ContractTool = { name, input_schema: input };
   if (description !== undefined) tool.description = description;
   if (output !== undefined) tool.output_schema = output;
+  if (readOnly !== undefined) tool.read_only = readOnly;
   return tool;
 }
 

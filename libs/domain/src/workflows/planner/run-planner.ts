@@ -220,13 +220,15 @@ export function checkAt(run: WorkflowRunRecord, redispatchAfterMs: number): stri
  */
 export function escalateIfUnsafe(run: WorkflowRunRecord, entry: PendingStep, now: Date): boolean {
   if (entry.unconfirmed_writes.length === 0) return false;
-  const step = run.definition.steps[entry.index];
+  const step = run.definition.steps[entry.index]?.name ?? entry.key;
+  const calls = entry.unconfirmed_writes.map((c) => `${c.tool} (key ${c.idempotency_key}, worker ${c.worker}, at ${c.at})`);
   endRun(
     run,
     'Escalated',
-    `step '${step?.name ?? entry.key}' was interrupted after dispatching ${entry.unconfirmed_writes.length} unconfirmed write(s) to a system of record (${entry.unconfirmed_writes.join(', ')}); it is not re-executed`,
+    `step '${step}' was interrupted after dispatching ${calls.length} state-changing tool call(s) whose outcome is unknown: ${calls.join('; ')}; it is not re-executed`,
     now,
   );
+  run.escalation = { step, calls: [...entry.unconfirmed_writes] };
   return true;
 }
 

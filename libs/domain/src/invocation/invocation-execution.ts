@@ -1,0 +1,91 @@
+import type { InvocationOutcome } from '@agent-platform/contracts';
+import type { AgentRecord } from '../agents/agent-record.ts';
+import { composeSystemPrompt, loadAgentCompetencies } from '../agents/system-prompt.ts';
+import type { ChatMessage } from '../models/model-provider.ts';
+import type { ResolvedModel } from '../models/model-registry.ts';
+import { runToolLoop, type ToolLoopResult } from '../models/tool-loop.ts';
+import type { InvocationOptions, InvocationRequest, InvocationServiceDeps, ProviderPrices } from './invocation-types.ts';
+
+/** A paid-for answer and what its bookkeeping (session, usage event) needs. */
+export interface Answered {
+  result: InvocationOutcome;
+  model: ResolvedModel;
+  loop: ToolLoopResult;
+  cost: number;
+}
+
+export interface InvocationExecutor {
+  /**
+   * The licence gate before any provider call (D3, D6: a refusal is 403 and holds no
+   * transaction), then the prompt, the agent's tools and the model's tool loop. Only an answer
+   * that can be delivered spends the transaction; any failure releases it.
+   */
+  answer(agent: AgentRecord, request: InvocationRequest, signal: AbortSignal, options: InvocationOptions, startedMs: number): Promise<Answered>;
+}
+
+type ExecutionDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'sessions' | 'models' | 'licence' | 'settings' | 'prices' | 'tools'>;
+
+export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecutor {
+  async function answer(
+    agent: AgentRecord,
+    request: InvocationRequest,
+    signal: AbortSignal,
+    options: InvocationOptions,
+    startedMs: number,
+  ): Promise<Answered> {
+    const model = deps.models.resolve();
+    const reservation = await deps.licence.authorize({
+      provider_id: model.provider.id,
+      ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
+    });
+    try {
+      const messages = await conversation(agent, request.message, options.stateless === true);
+      const tools = deps.tools === undefined ? [] : await deps.tools.toolsFor(agent, { request, options, signal });
+      const loop = await runToolLoop({
+        provider: model.provider,
+        request: { model: model.model, messages },
+        tools,
+        signal,
+        clock: deps.clock,
+        ...(options.onToken === undefined ? {} : { onToken: options.onToken }),
+      });
+      const cost = costOf(deps.prices(model.provider.id), loop);
+      const result: InvocationOutcome = {
+        content: loop.content,
+        tokens_used: loop.tokens_used,
+        duration_ms: Math.max(0, deps.clock.now().getTime() - startedMs),
+        correlation_id: request.correlation_id,
+        source: request.source,
+        tool_calls: loop.tool_calls,
+        usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
+      };
+      // An answer its caller cannot receive is not charged (issue "Hardening" 2).
+      options.checkDeliverable?.(result);
+      if (signal.aborted) throw signal.reason;
+      await reservation.commit({ cost_usd: cost });
+      return { result, model, loop, cost };
+    } catch (error) {
+      await reservation.release();
+      throw error;
+    }
+  }
+
+  async function conversation(agent: AgentRecord, message: string, stateless: boolean): Promise<ChatMessage[]> {
+    const system = composeSystemPrompt(agent, await loadAgentCompetencies(deps.store, agent));
+    const history = stateless ? [] : await deps.sessions.history(agent.id, deps.settings().session_max_bytes);
+    return [
+      ...(system === '' ? [] : [{ role: 'system' as const, content: system }]),
+      ...history.map((turn) => ({ role: turn.role, content: turn.content })),
+      { role: 'user', content: message },
+    ];
+  }
+
+  return { answer };
+}
+
+/** USD of a call from the provider's prices per million tokens (0 when unpriced). */
+function costOf(prices: ProviderPrices | undefined, loop: ToolLoopResult): number {
+  const input = prices?.input_usd_per_mtok ?? 0;
+  const output = prices?.output_usd_per_mtok ?? 0;
+  return (loop.usage.input_tokens * input + loop.usage.output_tokens * output) / 1_000_000;
+}

@@ -1,0 +1,138 @@
+import type { InvocationOutcome, InvocationSourceWire, JournaledToolCall, PlatformConfig } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import type { AgentRecord } from '../agents/agent-record.ts';
+import type { AgentStats } from '../agents/agent-stats.ts';
+import type { AgentStore } from '../agents/agent-store.ts';
+import type { SessionStore } from '../agents/session-store.ts';
+import type { LicenceGate } from '../licence/licence-gate.ts';
+import type { ModelRegistry } from '../models/model-registry.ts';
+import type { ToolBinding } from '../models/tool-loop.ts';
+import type { Clock } from '../time/clock.ts';
+
+/**
+ * The invocation service's contract: what a caller (send, invoke, chat, a workflow step, a cron
+ * fire) hands over, what it gets back, and what the service is built from. The service itself is
+ * invocation-service.ts; its three concerns are invocation-admission.ts (may it run?),
+ * invocation-execution.ts (prompt, licence, model and tool loop) and invocation-bookkeeping.ts
+ * (session, stats, usage).
+ */
+
+/** One invocation to run: spec InvocationContext plus the agent it is aimed at. */
+export interface InvocationRequest {
+  agent_id: string;
+  source: InvocationSourceWire;
+  message: string;
+  idempotency_key?: string;
+  correlation_id: string;
+  workflow_type?: string;
+  /** The caller's identity; idempotency keys are scoped by it (absent: the shared scope `unscoped`). */
+  caller?: string;
+  /** Names this invocation for `cancel` (a UUID the api node makes per request). */
+  invocation_id?: string;
+}
+
+export interface InvocationOptions {
+  /** Aborting cancels the invocation (the caller went away); it fails with the signal's reason. */
+  signal?: AbortSignal;
+  /** Receives the reply text as the provider produces it. */
+  onToken?: (text: string) => void;
+  /**
+   * Waits for a place to run (the agent worker's `[agents] worker_concurrency` slots) and returns
+   * its release. Called once, after the idempotency key is claimed, so a repeat waiting for the
+   * key's owner holds no place; the wait counts within the invocation timeout.
+   */
+  acquireSlot?: (signal: AbortSignal) => Promise<() => void>;
+  /**
+   * Throws when the result could not reach the caller (too large for the bus). Called before the
+   * licence is charged and the result remembered, so an undelivered answer costs nothing.
+   */
+  checkDeliverable?: (result: InvocationOutcome) => void;
+  /**
+   * The longest this invocation may run, when shorter than `[agents] invocation_timeout_secs`
+   * (a workflow step's `timeout_secs`, the legacy step's `timeout`).
+   */
+  timeoutSecs?: number;
+  /**
+   * Leaves the agent's canonical session alone: the model sees only the system prompt and this
+   * message, and nothing is appended. Workflow steps run so, so a step's output depends on its
+   * input alone and a step re-executed after a crash sees what the first execution saw.
+   */
+  stateless?: boolean;
+  /**
+   * Journals state-changing tool calls durably before they are made and confirms them after
+   * (a workflow step's, docs/tools.md "Escalated"). Absent: calls are made unjournaled.
+   */
+  toolJournal?: ToolCallJournal;
+}
+
+/** What the journal is told before a state-changing call. */
+export type ToolCallIntent = Omit<JournaledToolCall, 'idempotency_key' | 'at' | 'worker'>;
+
+export interface ToolCallJournal {
+  /**
+   * Records the call as in doubt, durably, and returns it with its idempotency key. Throws when
+   * the call must not be made (the step is no longer this worker's).
+   */
+  begin(intent: ToolCallIntent): Promise<JournaledToolCall>;
+  /** The call's outcome is known (it answered, or failed without reaching the system). */
+  confirm(call: JournaledToolCall): Promise<void>;
+}
+
+export interface InvocationExecution {
+  result: InvocationOutcome;
+  /** True when the idempotency key was already processed: `result` is the one recorded then. */
+  duplicate: boolean;
+}
+
+/** Runs agent invocations (send, invoke, chat, and later cron fires and workflow steps). */
+export interface InvocationService {
+  execute(request: InvocationRequest, options?: InvocationOptions): Promise<InvocationExecution>;
+  /** Aborts the agent's invocations running in this process (suspend); returns how many. */
+  abortAgent(agentId: string, reason?: string): number;
+  /**
+   * Cancels the invocation with that `invocation_id` if it runs here (true), else remembers the
+   * cancel for a while in case the invocation is still on its way (false). It fails, and nothing
+   * is charged or remembered under its idempotency key.
+   */
+  cancel(invocationId: string, reason?: string): boolean;
+  /** An idempotency record was settled somewhere (a bus notification): wakes the repeats waiting here. */
+  idempotencySettled(recordId: string): void;
+}
+
+/** USD per million tokens of a provider; absent prices count as 0 (the `local` provider). */
+export interface ProviderPrices {
+  input_usd_per_mtok?: number | undefined;
+  output_usd_per_mtok?: number | undefined;
+}
+
+export interface InvocationServiceDeps {
+  store: Store;
+  clock: Clock;
+  agents: Pick<AgentStore, 'get'>;
+  sessions: SessionStore;
+  stats: AgentStats;
+  models: ModelRegistry;
+  licence: LicenceGate;
+  /** `[agents]` of the running config, read per invocation so a reload applies to the next one. */
+  settings: () => PlatformConfig['agents'];
+  prices: (providerId: string) => ProviderPrices | undefined;
+  /** Bookkeeping after a successful answer that failed (session, usage): logged, never raised. */
+  warn?: (context: Record<string, unknown>, message: string) => void;
+  /** Tells every process an idempotency record was settled (the worker notifies the bus). */
+  announceSettled?: (recordId: string) => void;
+  /** The tools an agent's model may call; absent: none (the model only talks). */
+  tools?: AgentToolsProvider;
+}
+
+/** Where an invocation's tools come from (docs/tools.md): skills, integrations and contracts. */
+export interface AgentToolsProvider {
+  /** The tools `agent` may call in this invocation; a tool it may not use is not among them. */
+  toolsFor(agent: AgentRecord, context: ToolContext): Promise<ToolBinding[]>;
+}
+
+/** What a tool knows of the invocation that calls it (audit, idempotency keys, the step journal). */
+export interface ToolContext {
+  request: InvocationRequest;
+  options: InvocationOptions;
+  signal: AbortSignal;
+}

@@ -1,0 +1,139 @@
+import type { Store } from '@agent-platform/store';
+import type { AgentRecord } from '../agents/agent-record.ts';
+import { loadAgentCompetencies } from '../agents/system-prompt.ts';
+import { catalogCollections, type CompetencyRecord, type SkillRecord } from '../catalog/catalog-records.ts';
+import type { IntegrationTools } from '../integrations/integration-tools.ts';
+import type { AgentToolsProvider, ToolContext } from '../invocation/invocation-types.ts';
+import type { ToolBinding } from '../models/tool-loop.ts';
+import { contractBindings } from './contract-bindings.ts';
+import { nativeToolName, toContractResult, toNativeArgs } from './contract-translation.ts';
+import { bindTarget, type ToolCallEffects, type ToolTarget } from './tool-target.ts';
+import { toolAllowed } from './tool-permission.ts';
+
+export interface AgentToolsDeps extends ToolCallEffects {
+  store: Store;
+  /** The integrations this process runs; absent: no integration or contract tools. */
+  integrations?: IntegrationTools;
+  /** An installed or bundled skill by id. */
+  findSkill: (id: string) => Promise<SkillRecord | null>;
+  /** The tools of a starlark skill (skills issue); absent: none. */
+  skillTools?: (skill: SkillRecord) => ToolBinding[];
+}
+
+/**
+ * The tools of an agent (docs/tools.md): the starlark tools of the skills its competencies list
+ * (allowed by `allow_skill_tools`), the tools of the integrations its competencies list (allowed
+ * by `allow_integration_tools`) and the tools of the contracts its competencies list, called
+ * through the bound integration (equipping the competency is the grant). A name offered twice
+ * keeps its first provider in that order.
+ */
+export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
+  async function toolsFor(agent: AgentRecord, context: ToolContext): Promise<ToolBinding[]> {
+    const competencies = await loadAgentCompetencies(deps.store, agent);
+    const targets = [...(await skillTargets(agent, competencies)), ...(await integrationTargets(agent, competencies)), ...(await contractTargets(competencies))];
+    const counter = { calls: 0 };
+    const seen = new Set<string>();
+    const bindings: ToolBinding[] = [];
+    for (const target of targets) {
+      if (seen.has(target.spec.name)) continue;
+      seen.add(target.spec.name);
+      bindings.push(bindTarget(target, agent, context, deps, counter));
+    }
+    return bindings;
+  }
+
+  async function skillTargets(agent: AgentRecord, competencies: CompetencyRecord[]): Promise<ToolTarget[]> {
+    if (deps.skillTools === undefined) return [];
+    const targets: ToolTarget[] = [];
+    for (const id of unique(competencies.flatMap((c) => c.skills))) {
+      const skill = await deps.findSkill(id);
+      if (skill === null || skill.runtime !== 'starlark') continue;
+      for (const binding of deps.skillTools(skill)) {
+        const allowed = toolAllowed(agent.allow_skill_tools, skill.id, binding.spec.name);
+        targets.push({
+          spec: binding.spec,
+          provider_id: skill.id,
+          native_tool: binding.spec.name,
+          state_changing: false,
+          refusal: allowed ? null : refusal(agent, 'allow_skill_tools', skill.id, binding.spec.name),
+          run: (args, options) => binding.execute(args, options.signal === undefined ? {} : { signal: options.signal }),
+        });
+      }
+    }
+    return targets;
+  }
+
+  async function integrationTargets(agent: AgentRecord, competencies: CompetencyRecord[]): Promise<ToolTarget[]> {
+    const integrations = deps.integrations;
+    if (integrations === undefined) return [];
+    const targets: ToolTarget[] = [];
+    for (const id of unique(competencies.flatMap((c) => c.integrations))) {
+      const live = await integrations.tools(id).catch((err: unknown) => {
+        deps.warn({ err, integration_id: id }, 'integration not connected here: its tools are not offered');
+        return [];
+      });
+      for (const tool of live) {
+        const allowed = toolAllowed(agent.allow_integration_tools, id, tool.name);
+        targets.push({
+          spec: { name: tool.name, description: tool.description, input_schema: tool.input_schema },
+          provider_id: id,
+          native_tool: tool.name,
+          state_changing: !tool.read_only,
+          refusal: allowed ? null : refusal(agent, 'allow_integration_tools', id, tool.name),
+          run: async (args, options) => resultText(await integrations.call(id, tool.name, args, options), tool.name),
+        });
+      }
+    }
+    return targets;
+  }
+
+  async function contractTargets(competencies: CompetencyRecord[]): Promise<ToolTarget[]> {
+    const integrations = deps.integrations;
+    if (integrations === undefined) return [];
+    const catalog = catalogCollections(deps.store);
+    const targets: ToolTarget[] = [];
+    for (const name of unique(competencies.flatMap((c) => c.contracts))) {
+      const binding = (await contractBindings(deps.store).get(name))?.doc;
+      const contract = (await catalog.contracts.get(name))?.doc;
+      const integration = binding === undefined ? undefined : (await catalog.integrations.get(binding.integration_id))?.doc;
+      const impl = integration?.implements[name];
+      if (contract === undefined || integration === undefined || impl === undefined) continue;
+      const nativeReadOnly = await readOnlyNativeTools(integrations, integration.id);
+      for (const tool of contract.tools) {
+        const native = nativeToolName(impl, tool.name);
+        targets.push({
+          spec: { name: tool.name, description: tool.description ?? `${name}: ${tool.name}`, input_schema: tool.input_schema },
+          provider_id: integration.id,
+          native_tool: native,
+          // Read-only only when both the contract and the native tool say so (docs/tools.md).
+          state_changing: tool.read_only !== true || !nativeReadOnly.has(native),
+          refusal: null,
+          run: async (args, options) =>
+            toContractResult(impl, tool.name, resultText(await integrations.call(integration.id, native, toNativeArgs(impl, tool.name, args), options), native)),
+        });
+      }
+    }
+    return targets;
+  }
+
+  return { toolsFor };
+}
+
+async function readOnlyNativeTools(integrations: IntegrationTools, id: string): Promise<Set<string>> {
+  const live = await integrations.tools(id).catch(() => []);
+  return new Set(live.filter((t) => t.read_only).map((t) => t.name));
+}
+
+/** A failed call the server reported is a failed tool call (the model sees the server's text). */
+function resultText(result: { text: string; is_error: boolean }, tool: string): string {
+  if (result.is_error) throw new Error(`'${tool}' answered with an error: ${result.text}`);
+  return result.text;
+}
+
+function refusal(agent: AgentRecord, list: string, provider: string, tool: string): string {
+  return `agent '${agent.name}' may not use tool '${tool}' of '${provider}': it is not in the agent's ${list} (AGENT.md)`;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
