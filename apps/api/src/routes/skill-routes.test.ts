@@ -186,6 +186,21 @@ describe('skill routes', () => {
     });
   });
 
+  it("counts bundled skills as Installed in a competency's skill states", async () => {
+    const dir = await writePackage(root, { type: 'competency', name: 'servicing', skills: ['plain-language', 'date-math', 'not-there'] });
+    expect((await api.request('POST', '/catalog/install', { token: admin, body: { path: dir } })).status).toBe(201);
+    const deps = await api.request('GET', '/competencies/servicing/deps', { token: admin });
+    expect(deps.body).toEqual({
+      competency_id: 'servicing',
+      skills: [
+        { skill_id: 'plain-language', state: 'Installed' },
+        { skill_id: 'date-math', state: 'Installed' },
+        { skill_id: 'not-there', state: 'Missing' },
+      ],
+      ready: false,
+    });
+  });
+
   it('refuses a skill named like a bundled one with 409', async () => {
     const res = await install(await skill('plain-language'));
     expect(res.status).toBe(409);
