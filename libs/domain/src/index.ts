@@ -84,3 +84,4 @@ export * from './competencies/equip-order.ts';
 export * from './competencies/equip-effects.ts';
 export * from './competencies/competency-service.ts';
 export * from './connectors/connector-health.ts';
+export * from './tools/contract-binding-effect.ts';
