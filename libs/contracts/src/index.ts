@@ -23,3 +23,5 @@ export * from './queue-jobs.ts';
 export * from './http/workflows.ts';
 export * from './workflow-messages.ts';
 export * from './http/schedules.ts';
+export * from './http/integrations.ts';
+export * from './integration-messages.ts';

@@ -19,6 +19,7 @@ export const AUDIT_CATEGORIES = [
   'system',
   'agents',
   'workflows',
+  'integrations',
   'request',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));
