@@ -1,2 +1,3 @@
 export * from './service.ts';
 export * from './compose.ts';
+export * from './compose-integrations.ts';

@@ -7,6 +7,7 @@ import {
   createAuditTrail,
   createAuthBackoff,
   createCatalogService,
+  createIntegrationService,
   createKeyService,
   createMemoryStore,
   createScheduleService,
@@ -87,6 +88,9 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       env: options.env,
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
     });
+    const vault = instrumentVault(createVault({ store, clock, key: vaultKey }), metrics);
+    const source = directoryPackageSource(version);
+    const catalog = createCatalogService({ store, agents, sessions, memory, clock, source });
     const deps: ApiDeps = {
       config,
       version,
@@ -99,7 +103,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       queue,
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
       audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
-      vault: instrumentVault(createVault({ store, clock, key: vaultKey }), metrics),
+      vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,
       licence,
@@ -107,7 +111,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       sessions,
       agentStats: createAgentStats(store),
       lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
-      catalog: createCatalogService({ store, agents, sessions, memory, clock, source: directoryPackageSource(version) }),
+      catalog,
       memory,
       workflows: createWorkflowService({
         store,
@@ -120,6 +124,16 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         warn,
       }),
       schedules: createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules }),
+      integrations: createIntegrationService({
+        store,
+        bus,
+        clock,
+        catalog,
+        source,
+        vault,
+        settings: () => config.current().integrations,
+        warn,
+      }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

@@ -23,7 +23,7 @@ export async function callThrough(supervisor: IntegrationSupervisor | undefined,
   const connection = supervisor.connection();
   if (connection === null) {
     const status = supervisor.status();
-    throw Errors.integrationNotConnected(id, typeof status === 'object' ? status.Error : status);
+    throw Errors.integrationNotConnected(id, status === null ? 'its server is starting' : typeof status === 'object' ? status.Error : status);
   }
   if (!supervisor.tools().some((t) => t.name === tool))
     return { text: `error: integration '${id}' has no tool '${tool}'; its tools: ${supervisor.tools().map((t) => t.name).join(', ') || 'none'}`, is_error: true };

@@ -140,8 +140,10 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
     await Promise.all(
       [...supervisors].map(async ([id, supervisor]) => {
         await supervisor.check();
-        // A reconcile may have closed it meanwhile: its row is gone and must stay gone.
-        if (supervisors.get(id) === supervisor) await writeRow(id, supervisor.generation, supervisor.status(), supervisor.tools()).catch(() => undefined);
+        // A reconcile may have closed it meanwhile: its row is gone and must stay gone. A first
+        // attempt still under way has nothing to say yet (a connect waits for its outcome).
+        const status = supervisor.status();
+        if (supervisors.get(id) === supervisor && status !== null) await writeRow(id, supervisor.generation, status, supervisor.tools()).catch(() => undefined);
       }),
     );
   };
@@ -182,7 +184,8 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
   };
 }
 
-function describe(status: IntegrationStatus): string {
+function describe(status: IntegrationStatus | null): string {
+  if (status === null) return 'its server is starting';
   return typeof status === 'object' ? status.Error : status;
 }
 

@@ -8,7 +8,8 @@ export interface IntegrationSupervisor {
   readonly generation: number;
   /** What the connection was built from (version and payload): a change means restart. */
   readonly fingerprint: string;
-  status(): IntegrationStatus;
+  /** Null until the first attempt has an outcome. */
+  status(): IntegrationStatus | null;
   tools(): IntegrationTool[];
   /** The working connection, or null while (re)starting. */
   connection(): IntegrationConnection | null;
@@ -37,7 +38,7 @@ const STABLE_MS = 10_000;
 
 export function startSupervisor(options: SupervisorOptions): IntegrationSupervisor {
   const { integrationId: id, settings } = options;
-  let status: IntegrationStatus = { Error: 'starting' };
+  let status: IntegrationStatus | null = null;
   let tools: IntegrationTool[] = [];
   let current: IntegrationConnection | null = null;
   let stopped = false;

@@ -90,3 +90,47 @@ export async function writeIntegrationPackage(root: string, spec: IntegrationPac
   await writeFile(join(dir, 'payload', spec.payload.file), JSON.stringify(spec.payload.data, null, 2));
   return dir;
 }
+
+/**
+ * Writes a skill, a competency and an agent template that equips it, beside each other under
+ * `root` (the agent's dependencies resolve from there): the competency lists `contracts` and/or
+ * `integrations`, so the agent, once Running, is a live consumer. Returns the agent package dir.
+ */
+export async function writeConsumerFamily(
+  root: string,
+  spec: { agent: string; competency: string; contracts?: string[]; integrations?: string[] },
+): Promise<string> {
+  const skill = `${spec.competency}-skill`;
+  const manifest = (type: string, name: string, deps: string[]): string =>
+    [
+      '[package]',
+      `type = "${type}"`,
+      `name = "${name}"`,
+      `title = "${name}"`,
+      'version = "1.0.0"',
+      `description = "The ${type} ${name}."`,
+      'license = "MIT"',
+      'min_platform_version = "0.1.0"',
+      '',
+      '[dependencies]',
+      ...deps.map((d) => `${d} = "*"`),
+      '',
+    ].join('\n');
+  const write = async (name: string, type: string, deps: string[], file: string, text: string): Promise<string> => {
+    const dir = join(root, name);
+    await mkdir(join(dir, 'payload'), { recursive: true });
+    await writeFile(join(dir, 'package.toml'), manifest(type, name, deps));
+    await writeFile(join(dir, 'payload', file), text);
+    return dir;
+  };
+  const list = (items: string[] | undefined): string => `[${(items ?? []).join(', ')}]`;
+  await write(skill, 'skill', [], 'SKILL.md', '---\ndescription: A skill.\nruntime: promptonly\n---\nBe helpful.\n');
+  await write(
+    spec.competency,
+    'competency',
+    [skill],
+    'COMPETENCY.md',
+    `---\ndescription: A competency.\nskills: [${skill}]\ncontracts: ${list(spec.contracts)}\nintegrations: ${list(spec.integrations)}\n---\nHandle claims.\n`,
+  );
+  return write(spec.agent, 'agent-template', [spec.competency], 'AGENT.md', `---\ndescription: An agent.\ncompetencies: [${spec.competency}]\n---\nYou are an agent.\n`);
+}
