@@ -81,7 +81,7 @@ export async function openMcpConnection(options: McpConnectOptions): Promise<Int
           tools.push({
             name: tool.name,
             description: tool.description ?? tool.title ?? '',
-            input_schema: tool.inputSchema as Record<string, unknown>,
+            input_schema: tool.inputSchema,
             read_only: tool.annotations?.readOnlyHint === true,
           });
         cursor = result.nextCursor;

@@ -15,9 +15,9 @@ export function toolResultText(result: McpToolResult): string {
   const parts: string[] = [];
   for (const block of result.content ?? []) {
     if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
-    else if (block.type === 'image' || block.type === 'audio') parts.push(`[${String(block.type)} ${String(block.mimeType ?? '')}]`.trim());
+    else if (block.type === 'image' || block.type === 'audio') parts.push(`[${String(block.type)} ${str(block.mimeType)}]`.trim());
     else if (block.type === 'resource') parts.push(resourceText(block.resource));
-    else if (block.type === 'resource_link') parts.push(`[resource ${String(block.uri ?? '')}]`);
+    else if (block.type === 'resource_link') parts.push(`[resource ${str(block.uri)}]`);
     else parts.push(JSON.stringify(block));
   }
   if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
@@ -27,5 +27,9 @@ export function toolResultText(result: McpToolResult): string {
 
 function resourceText(resource: unknown): string {
   const r = (resource ?? {}) as { uri?: unknown; text?: unknown };
-  return typeof r.text === 'string' ? r.text : `[resource ${String(r.uri ?? '')}]`;
+  return typeof r.text === 'string' ? r.text : `[resource ${str(r.uri)}]`;
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
