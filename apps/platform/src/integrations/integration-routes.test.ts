@@ -181,12 +181,13 @@ describe('refusal while live consumers depend on it', () => {
       ['POST', '/integrations/claims-server/disconnect'],
       ['POST', '/integrations/claims-server/reconnect'],
       ['DELETE', '/integrations/claims-server'],
+      ['DELETE', '/catalog/installed/claims-server'],
     ] as const) {
-      const res = await api.request(method, path, { token: operator });
+      const res = await api.request(method, path, { token: admin });
       expect(res.status).toBe(403);
       expect(res.body.error).toMatchObject({
         category: 'PermissionDenied',
-        message: expect.stringContaining('Running agent(s) claims-agent depend on it; suspend them first'),
+        message: expect.stringMatching(/^cannot (disconnect|reconnect|delete|uninstall) integration 'claims-server': Running agent\(s\) claims-agent depend on it; suspend them first$/),
         details: {
           integration_id: 'claims-server',
           consumers: [{ agent_id: agentId, agent: 'claims-agent', competency: 'claims-handling', contract: 'claims-system' }],
@@ -212,7 +213,15 @@ describe('delete', () => {
     expect((await api.request('GET', '/integrations/claims-server/status', { token: viewer })).status).toBe(404);
     expect((await api.request('GET', '/integrations', { token: viewer })).body.integrations).toEqual([]);
     expect((await api.request('GET', '/vault', { token: admin })).body).toEqual([]);
-    await waitUntil(async () => (await api.integrationHost().tools('claims-server').catch(() => null)) === null, { message: 'the host to close it' });
-    expect(() => process.kill(pid, 0)).toThrow();
+    const gone = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    await waitUntil(gone, { timeoutMs: 8_000, message: 'its server process to end' });
+    await expect(api.integrationHost().tools('claims-server')).rejects.toMatchObject({ category: 'InvalidState' });
   });
 });

@@ -8,6 +8,8 @@ import { clearAgentStats } from '../agents/create-agent-stats.ts';
 import { Errors } from '../errors/errors.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { Clock } from '../time/clock.ts';
+import { integrationStateCollections } from '../integrations/integration-state.ts';
+import { liveConsumers } from '../integrations/live-consumers.ts';
 import { drainAdmission } from '../workflows/workflow-admissions.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
@@ -92,9 +94,15 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       case 'skill':
         await records.skills.delete(record.name);
         return;
-      case 'integration':
+      case 'integration': {
+        // The same refusal as DELETE /integrations/{id} (docs/integrations.md "Refusals"); the
+        // hosts close its servers at their next reconcile, and a reinstall starts Installed.
+        const consumers = await liveConsumers(deps.store, record.name);
+        if (consumers.length > 0) throw Errors.integrationInUse(record.name, 'uninstall', consumers);
         await records.integrations.delete(record.name);
+        await integrationStateCollections(deps.store).desired.delete(record.name);
         return;
+      }
       case 'contract':
         await records.contracts.delete(record.name);
         return;
