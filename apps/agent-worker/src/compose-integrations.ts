@@ -27,12 +27,18 @@ export interface IntegrationHostSources {
  * IntegrationTools for the tool loop. Stdio servers run in `[storage] data_dir` and inherit the
  * environment minus `[vault] key_env`, providers' `api_key_env` and secret-looking names.
  */
-export function composeIntegrationHost(sources: IntegrationHostSources, process: 'agent-worker' | 'platform'): IntegrationHost {
+export function composeIntegrationHost(
+  sources: IntegrationHostSources,
+  process: 'agent-worker' | 'platform',
+): IntegrationHost {
   const log = sources.logger.child({ service: 'integrations' });
   const config = (): ReturnType<ConfigHolder['current']> => sources.config.current();
   const connector = createIntegrationConnector({
     env: sources.env,
-    secretEnvNames: () => [config().vault.key_env, ...config().providers.flatMap((p) => (p.api_key_env === undefined ? [] : [p.api_key_env]))],
+    secretEnvNames: () => [
+      config().vault.key_env,
+      ...config().providers.flatMap((p) => (p.api_key_env === undefined ? [] : [p.api_key_env])),
+    ],
     allowPrivateTargets: () => config().network.allow_private_targets,
     cwd: config().storage.data_dir,
     platformVersion: sources.version,

@@ -24,15 +24,25 @@ export function guardedFetch(allowPrivate: () => boolean): FetchLike {
     for (let hop = 0; ; hop += 1) {
       const allow = allowPrivate();
       checkUrlTarget(url, allow);
-      const response = await requestOnce(url, { method, headers, body, signal: init.signal ?? undefined, allowPrivate: allow });
+      const response = await requestOnce(url, {
+        method,
+        headers,
+        body,
+        signal: init.signal ?? undefined,
+        allowPrivate: allow,
+      });
       const location = response.headers.get('location');
       const redirected = response.status >= 300 && response.status < 400 && location !== null;
       if (!redirected || init.redirect === 'manual') return response;
       await response.body?.cancel();
       if (init.redirect === 'error') throw new TypeError(`redirected to ${location} (redirect: error)`);
-      if (hop >= MAX_REDIRECTS) throw new TypeError(`more than ${MAX_REDIRECTS} redirects from ${String(input)}`);
+      if (hop >= MAX_REDIRECTS)
+        throw new TypeError(`more than ${MAX_REDIRECTS} redirects from ${String(input)}`);
       url = new URL(location, url);
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+      if (
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && method === 'POST')
+      ) {
         method = 'GET';
         body = undefined;
         headers.delete('content-type');

@@ -30,13 +30,23 @@ export function createIntegrationConnector(options: ConnectorOptions): Integrati
           payload: spec.payload,
           key: spec.key,
           timeoutMs,
-          env: serverEnv({ platformEnv: options.env, secretNames: options.secretEnvNames(), packageEnv: spec.payload.env, key: spec.key }),
+          env: serverEnv({
+            platformEnv: options.env,
+            secretNames: options.secretEnvNames(),
+            packageEnv: spec.payload.env,
+            key: spec.key,
+          }),
           cwd: options.cwd,
           allowPrivate: options.allowPrivateTargets,
           clientVersion: options.platformVersion,
         });
       }
-      if (spec.transport === 'rest') return openRestConnection({ payload: spec.payload, key: spec.key, allowPrivate: options.allowPrivateTargets });
+      if (spec.transport === 'rest')
+        return openRestConnection({
+          payload: spec.payload,
+          key: spec.key,
+          allowPrivate: options.allowPrivateTargets,
+        });
       throw new Error('SOAP adapters are not supported by this version');
     },
   };

@@ -4,7 +4,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpPayload } from '@agent-platform/contracts';
-import { IDEMPOTENCY_META_KEY, IntegrationCallError, type IntegrationConnection, type IntegrationTool } from '@agent-platform/domain';
+import {
+  IDEMPOTENCY_META_KEY,
+  IntegrationCallError,
+  type IntegrationConnection,
+  type IntegrationTool,
+} from '@agent-platform/domain';
 import { guardedFetch } from './guarded-fetch.ts';
 import { checkUrlTarget } from './private-target.ts';
 import { toolResultText, type McpToolResult } from './tool-result-text.ts';
@@ -43,7 +48,8 @@ export async function openMcpConnection(options: McpConnectOptions): Promise<Int
   const lost = new Promise<string>((resolve) => (markLost = resolve));
   const exitReason = (): string => `the server process exited${stderrSuffix(stderr.tail)}`;
   client.onclose = () => {
-    if (!closing) markLost(options.payload.url === undefined ? exitReason() : 'the connection to the server closed');
+    if (!closing)
+      markLost(options.payload.url === undefined ? exitReason() : 'the connection to the server closed');
   };
   client.onerror = () => undefined; // Each failing request reports its own error.
   try {
@@ -60,11 +66,17 @@ export async function openMcpConnection(options: McpConnectOptions): Promise<Int
     return new IntegrationCallError('connection_lost', message);
   };
   const classify = (error: unknown, signal: AbortSignal | undefined, timeoutMs: number): unknown => {
-    if (signal?.aborted === true) return new IntegrationCallError('aborted', 'the call was cancelled by its caller');
+    if (signal?.aborted === true)
+      return new IntegrationCallError('aborted', 'the call was cancelled by its caller');
     if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number))
       return new IntegrationCallError('timeout', `no answer within ${timeoutMs / 1000} s`);
     if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number))
-      return new IntegrationCallError('connection_lost', options.payload.url === undefined ? `${exitReason()} during the call` : 'the connection closed during the call');
+      return new IntegrationCallError(
+        'connection_lost',
+        options.payload.url === undefined
+          ? `${exitReason()} during the call`
+          : 'the connection closed during the call',
+      );
     if (error instanceof McpError) return error;
     return unreachable(error);
   };
@@ -74,9 +86,11 @@ export async function openMcpConnection(options: McpConnectOptions): Promise<Int
       const tools: IntegrationTool[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
-        const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs }).catch((e: unknown) => {
-          throw classify(e, undefined, timeoutMs);
-        });
+        const result = await client
+          .listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs })
+          .catch((e: unknown) => {
+            throw classify(e, undefined, timeoutMs);
+          });
         for (const tool of result.tools)
           tools.push({
             name: tool.name,
@@ -93,7 +107,11 @@ export async function openMcpConnection(options: McpConnectOptions): Promise<Int
       const { signal, idempotencyKey, timeoutMs } = callOptions;
       try {
         const result = (await client.callTool(
-          { name: tool, arguments: args, ...(idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } }) },
+          {
+            name: tool,
+            arguments: args,
+            ...(idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } }),
+          },
           undefined,
           { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) },
         )) as McpToolResult;
@@ -125,7 +143,9 @@ function createTransport(options: McpConnectOptions, stderr: { tail: string }): 
     checkUrlTarget(url, options.allowPrivate());
     return new StreamableHTTPClientTransport(url, {
       fetch: guardedFetch(options.allowPrivate),
-      ...(options.key === null ? {} : { requestInit: { headers: { authorization: `Bearer ${options.key}` } } }),
+      ...(options.key === null
+        ? {}
+        : { requestInit: { headers: { authorization: `Bearer ${options.key}` } } }),
     });
   }
   const transport = new StdioClientTransport({

@@ -59,7 +59,8 @@ export function checkUrlTarget(url: URL, allowPrivate: boolean): void {
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) !== 0 && isPrivateAddress(host)) throw new PrivateTargetError(url.hostname, host);
-  if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost')) throw new PrivateTargetError(url.hostname, '127.0.0.1');
+  if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost'))
+    throw new PrivateTargetError(url.hostname, '127.0.0.1');
 }
 
 /** A socket `lookup` that refuses private addresses (unless allowed), for node:http(s) requests. */
@@ -68,10 +69,12 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
       const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
-      if (refused !== undefined) return callback(Object.assign(new PrivateTargetError(hostname, refused.address)), '', 0);
+      if (refused !== undefined)
+        return callback(Object.assign(new PrivateTargetError(hostname, refused.address)), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0];
-      if (first === undefined) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      if (first === undefined)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
       callback(null, first.address, first.family);
     });
   };

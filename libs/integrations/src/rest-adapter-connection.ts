@@ -1,5 +1,10 @@
 import type { AdapterOperation, AdapterPayload } from '@agent-platform/contracts';
-import { IDEMPOTENCY_HEADER, IntegrationCallError, type IntegrationConnection, type IntegrationTool } from '@agent-platform/domain';
+import {
+  IDEMPOTENCY_HEADER,
+  IntegrationCallError,
+  type IntegrationConnection,
+  type IntegrationTool,
+} from '@agent-platform/domain';
 import { guardedFetch } from './guarded-fetch.ts';
 import { checkUrlTarget } from './private-target.ts';
 
@@ -26,7 +31,11 @@ export function openRestConnection(options: RestConnectOptions): IntegrationConn
     listTools: () => Promise.resolve(options.payload.operations.map(toolOf)),
     async call(tool, args, { signal, idempotencyKey, timeoutMs }) {
       const operation = operations.get(tool);
-      if (operation === undefined) return { text: `error: unknown operation '${tool}'; operations: ${[...operations.keys()].join(', ')}`, is_error: true };
+      if (operation === undefined)
+        return {
+          text: `error: unknown operation '${tool}'; operations: ${[...operations.keys()].join(', ')}`,
+          is_error: true,
+        };
       const built = buildRequest(base, operation, args);
       if (typeof built === 'string') return { text: `error: ${built}`, is_error: true };
       const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.8' };
@@ -36,15 +45,29 @@ export function openRestConnection(options: RestConnectOptions): IntegrationConn
       const timeout = AbortSignal.timeout(timeoutMs);
       const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
       try {
-        const response = await fetch(built.url, { method: operation.method ?? 'GET', headers, signal: combined, ...(built.body === undefined ? {} : { body: built.body }) });
+        const response = await fetch(built.url, {
+          method: operation.method ?? 'GET',
+          headers,
+          signal: combined,
+          ...(built.body === undefined ? {} : { body: built.body }),
+        });
         const text = (await response.text()).slice(0, MAX_RESPONSE_CHARS);
         if (response.ok) return { text, is_error: false };
-        return { text: `HTTP ${response.status} ${response.statusText}`.trim() + (text === '' ? '' : `: ${text}`), is_error: true };
+        return {
+          text: `HTTP ${response.status} ${response.statusText}`.trim() + (text === '' ? '' : `: ${text}`),
+          is_error: true,
+        };
       } catch (error) {
-        if (signal?.aborted === true) throw new IntegrationCallError('aborted', 'the call was cancelled by its caller');
-        if (timeout.aborted) throw new IntegrationCallError('timeout', `no answer within ${timeoutMs / 1000} s`);
-        if ((error as { code?: unknown }).code === 'EPRIVATETARGET') throw new IntegrationCallError('refused', (error as Error).message);
-        throw new IntegrationCallError('connection_lost', `${operation.method ?? 'GET'} ${built.url.href} failed: ${(error as Error).message}`);
+        if (signal?.aborted === true)
+          throw new IntegrationCallError('aborted', 'the call was cancelled by its caller');
+        if (timeout.aborted)
+          throw new IntegrationCallError('timeout', `no answer within ${timeoutMs / 1000} s`);
+        if ((error as { code?: unknown }).code === 'EPRIVATETARGET')
+          throw new IntegrationCallError('refused', (error as Error).message);
+        throw new IntegrationCallError(
+          'connection_lost',
+          `${operation.method ?? 'GET'} ${built.url.href} failed: ${(error as Error).message}`,
+        );
       }
     },
     ping: () => Promise.resolve(),
@@ -67,7 +90,11 @@ function toolOf(operation: AdapterOperation): IntegrationTool {
  * required), the other arguments as the query string for GET and DELETE, else as the JSON body.
  * A string is the problem with the arguments.
  */
-export function buildRequest(base: URL, operation: AdapterOperation, args: Record<string, unknown>): { url: URL; body?: string } | string {
+export function buildRequest(
+  base: URL,
+  operation: AdapterOperation,
+  args: Record<string, unknown>,
+): { url: URL; body?: string } | string {
   const rest = { ...args };
   const missing: string[] = [];
   const path = (operation.path ?? '/').replace(/\{([^}]+)\}/g, (_, name: string) => {
@@ -79,7 +106,8 @@ export function buildRequest(base: URL, operation: AdapterOperation, args: Recor
     }
     return encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value));
   });
-  if (missing.length > 0) return `missing argument(s) for the path ${operation.path ?? ''}: ${missing.join(', ')}`;
+  if (missing.length > 0)
+    return `missing argument(s) for the path ${operation.path ?? ''}: ${missing.join(', ')}`;
   const url = new URL(base.href.replace(/\/+$/, '') + path);
   const method = operation.method ?? 'GET';
   if (method === 'GET' || method === 'DELETE') {

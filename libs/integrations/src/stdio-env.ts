@@ -24,7 +24,8 @@ export function serverEnv(options: ServerEnvOptions): Record<string, string> {
   const dropped = new Set(options.secretNames);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.platformEnv)) {
-    if (value === undefined || dropped.has(name) || name.startsWith('AP_') || SECRET_NAME.test(name)) continue;
+    if (value === undefined || dropped.has(name) || name.startsWith('AP_') || SECRET_NAME.test(name))
+      continue;
     env[name] = value;
   }
   Object.assign(env, options.packageEnv);

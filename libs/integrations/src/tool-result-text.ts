@@ -15,12 +15,14 @@ export function toolResultText(result: McpToolResult): string {
   const parts: string[] = [];
   for (const block of result.content ?? []) {
     if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
-    else if (block.type === 'image' || block.type === 'audio') parts.push(`[${String(block.type)} ${str(block.mimeType)}]`.trim());
+    else if (block.type === 'image' || block.type === 'audio')
+      parts.push(`[${String(block.type)} ${str(block.mimeType)}]`.trim());
     else if (block.type === 'resource') parts.push(resourceText(block.resource));
     else if (block.type === 'resource_link') parts.push(`[resource ${str(block.uri)}]`);
     else parts.push(JSON.stringify(block));
   }
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  if (parts.length === 0 && result.structuredContent !== undefined)
+    return JSON.stringify(result.structuredContent);
   if (parts.length === 0 && result.toolResult !== undefined) return JSON.stringify(result.toolResult);
   return parts.join('\n');
 }

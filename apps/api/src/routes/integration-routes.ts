@@ -21,13 +21,26 @@ import type { RoutePlugin } from '../api-app.ts';
  */
 const TAGS = ['integrations'];
 // 403 is either the role check's flat body or PermissionDenied (live consumers) in the envelope.
-const Failures = { 400: ErrorEnvelope, 403: Type.Union([ErrorEnvelope, FlatError]), 404: ErrorEnvelope, 409: ErrorEnvelope, 500: ErrorEnvelope };
+const Failures = {
+  400: ErrorEnvelope,
+  403: Type.Union([ErrorEnvelope, FlatError]),
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+  500: ErrorEnvelope,
+};
 const manage = { action: 'IntegrationManage', audit: 'integrations' } as const;
 
 export const integrationRoutes: RoutePlugin = (app, deps) => {
   app.get(
     '/integrations',
-    { config: { action: 'IntegrationRead' }, schema: { tags: TAGS, summary: 'Installed integrations with their fleet status', response: { 200: IntegrationList } } },
+    {
+      config: { action: 'IntegrationRead' },
+      schema: {
+        tags: TAGS,
+        summary: 'Installed integrations with their fleet status',
+        response: { 200: IntegrationList },
+      },
+    },
     async () => ({ integrations: await deps.integrations.list() }),
   );
 
@@ -37,7 +50,8 @@ export const integrationRoutes: RoutePlugin = (app, deps) => {
       config: manage,
       schema: {
         tags: TAGS,
-        summary: 'Install an integration package from a local directory; `key` goes to the vault, never shown',
+        summary:
+          'Install an integration package from a local directory; `key` goes to the vault, never shown',
         body: IntegrationInstallBody,
         response: { 201: IntegrationInstallResult, ...Failures },
       },
@@ -69,10 +83,21 @@ export const integrationRoutes: RoutePlugin = (app, deps) => {
   const action = (verb: 'connect' | 'disconnect' | 'reconnect', summary: string) =>
     app.post(
       `/integrations/:id/${verb}`,
-      { config: manage, schema: { tags: TAGS, summary, params: IntegrationIdParams, response: { 200: IntegrationActionResult, ...Failures } } },
+      {
+        config: manage,
+        schema: {
+          tags: TAGS,
+          summary,
+          params: IntegrationIdParams,
+          response: { 200: IntegrationActionResult, ...Failures },
+        },
+      },
       async (request) => {
         await deps.integrations[verb](request.params.id);
-        return { status: verb === 'disconnect' ? ('disconnected' as const) : ('connected' as const), id: request.params.id };
+        return {
+          status: verb === 'disconnect' ? ('disconnected' as const) : ('connected' as const),
+          id: request.params.id,
+        };
       },
     );
   action('connect', 'Start its server on every agent worker (waits up to [integrations] connect_wait_secs)');
@@ -83,7 +108,12 @@ export const integrationRoutes: RoutePlugin = (app, deps) => {
     '/integrations/:id/status',
     {
       config: { action: 'IntegrationRead' },
-      schema: { tags: TAGS, summary: 'Fleet status', params: IntegrationIdParams, response: { 200: IntegrationStatusView, 404: ErrorEnvelope } },
+      schema: {
+        tags: TAGS,
+        summary: 'Fleet status',
+        params: IntegrationIdParams,
+        response: { 200: IntegrationStatusView, 404: ErrorEnvelope },
+      },
     },
     async (request) => ({ id: request.params.id, status: await deps.integrations.status(request.params.id) }),
   );
@@ -92,7 +122,12 @@ export const integrationRoutes: RoutePlugin = (app, deps) => {
     '/integrations/:id/tools',
     {
       config: { action: 'IntegrationRead' },
-      schema: { tags: TAGS, summary: 'Live tool list', params: IntegrationIdParams, response: { 200: IntegrationToolList, 404: ErrorEnvelope, 500: ErrorEnvelope } },
+      schema: {
+        tags: TAGS,
+        summary: 'Live tool list',
+        params: IntegrationIdParams,
+        response: { 200: IntegrationToolList, 404: ErrorEnvelope, 500: ErrorEnvelope },
+      },
     },
     async (request) => ({ id: request.params.id, tools: await deps.integrations.tools(request.params.id) }),
   );

@@ -1,7 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stdioServerPayload, writeConsumerFamily, writeIntegrationPackage } from '@agent-platform/integrations/testing';
+import {
+  stdioServerPayload,
+  writeConsumerFamily,
+  writeIntegrationPackage,
+} from '@agent-platform/integrations/testing';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
@@ -16,7 +20,8 @@ let operator: string;
 let viewer: string;
 let serverDir: string;
 
-const status = async (id: string) => (await api.request('GET', `/integrations/${id}/status`, { token: viewer })).body;
+const status = async (id: string) =>
+  (await api.request('GET', `/integrations/${id}/status`, { token: viewer })).body;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'ap-integrations-'));
@@ -43,12 +48,22 @@ afterAll(async () => {
 
 describe('install', () => {
   it('installs an integration package, keeps the key in the vault and never shows it', async () => {
-    const res = await api.request('POST', '/integrations/install', { token: operator, body: { name: serverDir, key: KEY } });
+    const res = await api.request('POST', '/integrations/install', {
+      token: operator,
+      body: { name: serverDir, key: KEY },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ status: 'installed', name: 'claims-server' });
     const list = await api.request('GET', '/integrations', { token: viewer });
     expect(list.body.integrations).toEqual([
-      { id: 'claims-server', name: 'claims-server', description: 'The integration claims-server.', version: '1.0.0', transport: 'stdio', status: 'Installed' },
+      {
+        id: 'claims-server',
+        name: 'claims-server',
+        description: 'The integration claims-server.',
+        version: '1.0.0',
+        transport: 'stdio',
+        status: 'Installed',
+      },
     ]);
     expect(await status('claims-server')).toEqual({ id: 'claims-server', status: 'Installed' });
     const vault = await api.request('GET', '/vault', { token: admin });
@@ -74,22 +89,45 @@ describe('install', () => {
   });
 
   it('refuses a package of another type, and a broken mcp.json, installing nothing', async () => {
-    const agentDir = await writeConsumerFamily(join(root, 'other'), { agent: 'not-an-integration', competency: 'some-competency' });
-    const wrongType = await api.request('POST', '/integrations/install', { token: operator, body: { name: agentDir } });
+    const agentDir = await writeConsumerFamily(join(root, 'other'), {
+      agent: 'not-an-integration',
+      competency: 'some-competency',
+    });
+    const wrongType = await api.request('POST', '/integrations/install', {
+      token: operator,
+      body: { name: agentDir },
+    });
     expect(wrongType.status).toBe(400);
-    expect(wrongType.body.error.message).toContain('holds the agent-template package not-an-integration, not an integration');
-    const broken = await writeIntegrationPackage(join(root, 'broken'), { name: 'broken-server', payload: { file: 'mcp.json', data: { command: 'node', url: 'https://x.example/mcp' } } });
-    const res = await api.request('POST', '/integrations/install', { token: operator, body: { name: broken, key: 'k' } });
+    expect(wrongType.body.error.message).toContain(
+      'holds the agent-template package not-an-integration, not an integration',
+    );
+    const broken = await writeIntegrationPackage(join(root, 'broken'), {
+      name: 'broken-server',
+      payload: { file: 'mcp.json', data: { command: 'node', url: 'https://x.example/mcp' } },
+    });
+    const res = await api.request('POST', '/integrations/install', {
+      token: operator,
+      body: { name: broken, key: 'k' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details.problems).toEqual([expect.objectContaining({ rule: 'command-or-url' })]);
-    const names = (await api.request('GET', '/catalog/installed', { token: viewer })).body.packages.map((p: { name: string }) => p.name);
+    const names = (await api.request('GET', '/catalog/installed', { token: viewer })).body.packages.map(
+      (p: { name: string }) => p.name,
+    );
     expect(names).toEqual(['claims-server']);
-    expect((await api.request('GET', '/vault', { token: admin })).body.map((e: { key: string }) => e.key)).toEqual(['integration.claims-server.key']);
+    expect(
+      (await api.request('GET', '/vault', { token: admin })).body.map((e: { key: string }) => e.key),
+    ).toEqual(['integration.claims-server.key']);
   });
 
   it('is IntegrationManage: a viewer may read but not install or connect', async () => {
-    expect((await api.request('POST', '/integrations/install', { token: viewer, body: { name: serverDir } })).status).toBe(403);
-    expect((await api.request('POST', '/integrations/claims-server/connect', { token: viewer })).status).toBe(403);
+    expect(
+      (await api.request('POST', '/integrations/install', { token: viewer, body: { name: serverDir } }))
+        .status,
+    ).toBe(403);
+    expect((await api.request('POST', '/integrations/claims-server/connect', { token: viewer })).status).toBe(
+      403,
+    );
     expect((await api.request('GET', '/integrations', { token: viewer })).status).toBe(200);
   });
 });
@@ -101,14 +139,18 @@ describe('status transitions', () => {
       expect(res.status).toBe(404);
       expect(res.body.error).toMatchObject({ category: 'NotFound', message: "integration 'nope' not found" });
     }
-    for (const verb of ['connect', 'disconnect', 'reconnect']) expect((await api.request('POST', `/integrations/nope/${verb}`, { token: operator })).status).toBe(404);
+    for (const verb of ['connect', 'disconnect', 'reconnect'])
+      expect((await api.request('POST', `/integrations/nope/${verb}`, { token: operator })).status).toBe(404);
     expect((await api.request('DELETE', '/integrations/nope', { token: operator })).status).toBe(404);
   });
 
   it('has no tools before it is connected, and says why', async () => {
     const res = await api.request('GET', '/integrations/claims-server/tools', { token: viewer });
     expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ category: 'InvalidState', message: expect.stringContaining('its status is Installed; connect it') });
+    expect(res.body.error).toMatchObject({
+      category: 'InvalidState',
+      message: expect.stringContaining('its status is Installed; connect it'),
+    });
   });
 
   it('connect: Installed -> Running, with the live tool list', async () => {
@@ -118,13 +160,28 @@ describe('status transitions', () => {
     expect(await status('claims-server')).toEqual({ id: 'claims-server', status: 'Running' });
     const tools = await api.request('GET', '/integrations/claims-server/tools', { token: viewer });
     expect(tools.body.id).toBe('claims-server');
-    expect(tools.body.tools.map((t: { name: string }) => t.name)).toEqual(['echo', 'count', 'hang', 'exit', 'fail', 'env', 'whoami']);
-    expect(tools.body.tools[0]).toEqual({ name: 'echo', description: 'Answers with the message.', input_schema: expect.objectContaining({ type: 'object' }) });
+    expect(tools.body.tools.map((t: { name: string }) => t.name)).toEqual([
+      'echo',
+      'count',
+      'hang',
+      'exit',
+      'fail',
+      'env',
+      'whoami',
+    ]);
+    expect(tools.body.tools[0]).toEqual({
+      name: 'echo',
+      description: 'Answers with the message.',
+      input_schema: expect.objectContaining({ type: 'object' }),
+    });
   });
 
   it('runs the server with the key as INTEGRATION_KEY, and its tools through IntegrationTools', async () => {
     const host = api.integrationHost();
-    expect(await host.call('claims-server', 'env', { name: 'INTEGRATION_KEY' }, {})).toEqual({ text: KEY, is_error: false });
+    expect(await host.call('claims-server', 'env', { name: 'INTEGRATION_KEY' }, {})).toEqual({
+      text: KEY,
+      is_error: false,
+    });
     expect((await host.tools('claims-server')).find((t) => t.name === 'echo')?.read_only).toBe(true);
     const counted = await host.call('claims-server', 'count', {}, { idempotencyKey: 'run-7:step-1:0' });
     expect(counted.text).toMatch(/^count=1 key=run-7:step-1:0/);
@@ -132,14 +189,18 @@ describe('status transitions', () => {
   });
 
   it('connect again is a no-op: the same server keeps running', async () => {
-    const pid = async () => /pid=(\d+)/.exec((await api.integrationHost().call('claims-server', 'count', {}, {})).text)?.[1];
+    const pid = async () =>
+      /pid=(\d+)/.exec((await api.integrationHost().call('claims-server', 'count', {}, {})).text)?.[1];
     const before = await pid();
-    expect((await api.request('POST', '/integrations/claims-server/connect', { token: operator })).status).toBe(200);
+    expect(
+      (await api.request('POST', '/integrations/claims-server/connect', { token: operator })).status,
+    ).toBe(200);
     expect(await pid()).toBe(before);
   });
 
   it('reconnect: restarts the server (a new process), Running again', async () => {
-    const pid = async () => /pid=(\d+)/.exec((await api.integrationHost().call('claims-server', 'count', {}, {})).text)?.[1];
+    const pid = async () =>
+      /pid=(\d+)/.exec((await api.integrationHost().call('claims-server', 'count', {}, {})).text)?.[1];
     const before = await pid();
     const res = await api.request('POST', '/integrations/claims-server/reconnect', { token: operator });
     expect(res.body).toEqual({ status: 'connected', id: 'claims-server' });
@@ -151,16 +212,29 @@ describe('status transitions', () => {
     const res = await api.request('POST', '/integrations/claims-server/disconnect', { token: operator });
     expect(res.body).toEqual({ status: 'disconnected', id: 'claims-server' });
     expect(await status('claims-server')).toEqual({ id: 'claims-server', status: 'Disconnected' });
-    await waitUntil(async () => (await api.integrationHost().tools('claims-server').catch(() => null)) === null, { message: 'the host to close it' });
-    await expect(api.integrationHost().call('claims-server', 'echo', { message: 'x' }, {})).rejects.toMatchObject({
+    await waitUntil(
+      async () =>
+        (await api
+          .integrationHost()
+          .tools('claims-server')
+          .catch(() => null)) === null,
+      { message: 'the host to close it' },
+    );
+    await expect(
+      api.integrationHost().call('claims-server', 'echo', { message: 'x' }, {}),
+    ).rejects.toMatchObject({
       category: 'InvalidState',
       message: expect.stringContaining('not connected'),
     });
-    expect((await api.request('GET', '/integrations/claims-server/tools', { token: viewer })).body.error.message).toContain('its status is Disconnected');
+    expect(
+      (await api.request('GET', '/integrations/claims-server/tools', { token: viewer })).body.error.message,
+    ).toContain('its status is Disconnected');
   });
 
   it('connect: Disconnected -> Running', async () => {
-    expect((await api.request('POST', '/integrations/claims-server/connect', { token: operator })).status).toBe(200);
+    expect(
+      (await api.request('POST', '/integrations/claims-server/connect', { token: operator })).status,
+    ).toBe(200);
     expect(await status('claims-server')).toEqual({ id: 'claims-server', status: 'Running' });
   });
 });
@@ -170,8 +244,15 @@ describe('refusal while live consumers depend on it', () => {
 
   beforeAll(async () => {
     // The agent's competency lists the contract claims-server implements; activate: true makes it Running.
-    const dir = await writeConsumerFamily(join(root, 'consumers'), { agent: 'claims-agent', competency: 'claims-handling', contracts: ['claims-system'] });
-    const res = await api.request('POST', '/catalog/install', { token: admin, body: { path: dir, activate: true } });
+    const dir = await writeConsumerFamily(join(root, 'consumers'), {
+      agent: 'claims-agent',
+      competency: 'claims-handling',
+      contracts: ['claims-system'],
+    });
+    const res = await api.request('POST', '/catalog/install', {
+      token: admin,
+      body: { path: dir, activate: true },
+    });
     expect(res.status).toBe(201);
     agentId = res.body.installed.at(-1).id;
   });
@@ -187,10 +268,19 @@ describe('refusal while live consumers depend on it', () => {
       expect(res.status).toBe(403);
       expect(res.body.error).toMatchObject({
         category: 'PermissionDenied',
-        message: expect.stringMatching(/^cannot (disconnect|reconnect|delete|uninstall) integration 'claims-server': Running agent\(s\) claims-agent depend on it; suspend them first$/),
+        message: expect.stringMatching(
+          /^cannot (disconnect|reconnect|delete|uninstall) integration 'claims-server': Running agent\(s\) claims-agent depend on it; suspend them first$/,
+        ),
         details: {
           integration_id: 'claims-server',
-          consumers: [{ agent_id: agentId, agent: 'claims-agent', competency: 'claims-handling', contract: 'claims-system' }],
+          consumers: [
+            {
+              agent_id: agentId,
+              agent: 'claims-agent',
+              competency: 'claims-handling',
+              contract: 'claims-system',
+            },
+          ],
         },
       });
     }
@@ -199,18 +289,26 @@ describe('refusal while live consumers depend on it', () => {
 
   it('allows them once the agent is suspended', async () => {
     expect((await api.request('POST', `/agents/${agentId}/suspend`, { token: operator })).status).toBe(200);
-    expect((await api.request('POST', '/integrations/claims-server/disconnect', { token: operator })).status).toBe(200);
+    expect(
+      (await api.request('POST', '/integrations/claims-server/disconnect', { token: operator })).status,
+    ).toBe(200);
   });
 });
 
 describe('delete', () => {
   it('removes the integration, its key and its server; status is 404 afterwards', async () => {
-    expect((await api.request('POST', '/integrations/claims-server/connect', { token: operator })).status).toBe(200);
-    const pid = Number(/pid=(\d+)/.exec((await api.integrationHost().call('claims-server', 'count', {}, {})).text)?.[1]);
+    expect(
+      (await api.request('POST', '/integrations/claims-server/connect', { token: operator })).status,
+    ).toBe(200);
+    const pid = Number(
+      /pid=(\d+)/.exec((await api.integrationHost().call('claims-server', 'count', {}, {})).text)?.[1],
+    );
     expect(() => process.kill(pid, 0)).not.toThrow();
     const res = await api.request('DELETE', '/integrations/claims-server', { token: operator });
     expect(res.status).toBe(204);
-    expect((await api.request('GET', '/integrations/claims-server/status', { token: viewer })).status).toBe(404);
+    expect((await api.request('GET', '/integrations/claims-server/status', { token: viewer })).status).toBe(
+      404,
+    );
     expect((await api.request('GET', '/integrations', { token: viewer })).body.integrations).toEqual([]);
     expect((await api.request('GET', '/vault', { token: admin })).body).toEqual([]);
     const gone = (): boolean => {
@@ -222,6 +320,8 @@ describe('delete', () => {
       }
     };
     await waitUntil(gone, { timeoutMs: 8_000, message: 'its server process to end' });
-    await expect(api.integrationHost().tools('claims-server')).rejects.toMatchObject({ category: 'InvalidState' });
+    await expect(api.integrationHost().tools('claims-server')).rejects.toMatchObject({
+      category: 'InvalidState',
+    });
   });
 });

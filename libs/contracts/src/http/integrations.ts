@@ -25,7 +25,9 @@ export const IntegrationInfo = Type.Object({
 });
 export type IntegrationInfo = Static<typeof IntegrationInfo>;
 
-export const IntegrationList = Type.Object({ integrations: Type.Array(IntegrationInfo, { description: 'Sorted by id.' }) });
+export const IntegrationList = Type.Object({
+  integrations: Type.Array(IntegrationInfo, { description: 'Sorted by id.' }),
+});
 export type IntegrationList = Static<typeof IntegrationList>;
 
 export const IntegrationInstallBody = Type.Object(
@@ -33,7 +35,8 @@ export const IntegrationInstallBody = Type.Object(
     name: Type.String({ description: 'Absolute path of the integration package directory.' }),
     key: Type.Optional(
       Type.String({
-        description: 'Credential kept in the vault and handed to the server (INTEGRATION_KEY, or Authorization: Bearer); never shown.',
+        description:
+          'Credential kept in the vault and handed to the server (INTEGRATION_KEY, or Authorization: Bearer); never shown.',
       }),
     ),
   },
@@ -41,10 +44,15 @@ export const IntegrationInstallBody = Type.Object(
 );
 export type IntegrationInstallBody = Static<typeof IntegrationInstallBody>;
 
-export const IntegrationInstallResult = Type.Object({ status: Type.Literal('installed'), name: Type.String() });
+export const IntegrationInstallResult = Type.Object({
+  status: Type.Literal('installed'),
+  name: Type.String(),
+});
 export type IntegrationInstallResult = Static<typeof IntegrationInstallResult>;
 
-export const IntegrationIdParams = Type.Object({ id: Type.String({ description: 'Integration id (its package name).' }) });
+export const IntegrationIdParams = Type.Object({
+  id: Type.String({ description: 'Integration id (its package name).' }),
+});
 export type IntegrationIdParams = Static<typeof IntegrationIdParams>;
 
 export const IntegrationActionResult = Type.Object({

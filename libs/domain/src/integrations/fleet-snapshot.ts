@@ -1,4 +1,9 @@
-import type { IntegrationStateCollections, IntegrationDesiredRecord, IntegrationHostRecord, IntegrationNodeRecord } from './integration-state.ts';
+import type {
+  IntegrationStateCollections,
+  IntegrationDesiredRecord,
+  IntegrationHostRecord,
+  IntegrationNodeRecord,
+} from './integration-state.ts';
 
 /** What the fleet says about one integration right now (expired host and node rows are hidden by the store). */
 export interface FleetSnapshot {
@@ -7,7 +12,10 @@ export interface FleetSnapshot {
   rows: IntegrationNodeRecord[];
 }
 
-export async function readFleetSnapshot(state: IntegrationStateCollections, integrationId: string): Promise<FleetSnapshot> {
+export async function readFleetSnapshot(
+  state: IntegrationStateCollections,
+  integrationId: string,
+): Promise<FleetSnapshot> {
   const [desired, hosts, rows] = await Promise.all([
     state.desired.get(integrationId),
     state.hosts.find(),
@@ -21,7 +29,9 @@ export async function readFleetSnapshot(state: IntegrationStateCollections, inte
  * With no live host there is nothing to wait for.
  */
 export function isSettled(snapshot: FleetSnapshot, generation: number): boolean {
-  return snapshot.hosts.every((host) => snapshot.rows.some((r) => r.node_id === host.id && r.generation === generation));
+  return snapshot.hosts.every((host) =>
+    snapshot.rows.some((r) => r.node_id === host.id && r.generation === generation),
+  );
 }
 
 /** Every live host reported a failure on `generation` (and there is at least one host). */

@@ -1,6 +1,10 @@
 import type { IntegrationStatus } from '@agent-platform/contracts';
 import type { IntegrationRecord } from '../catalog/catalog-records.ts';
-import type { IntegrationDesiredRecord, IntegrationHostRecord, IntegrationNodeRecord } from './integration-state.ts';
+import type {
+  IntegrationDesiredRecord,
+  IntegrationHostRecord,
+  IntegrationNodeRecord,
+} from './integration-state.ts';
 
 /** Transports this version can run; a SOAP adapter installs but stays `Disabled`. */
 export function isSupportedTransport(record: Pick<IntegrationRecord, 'transport'>): boolean {
@@ -29,12 +33,16 @@ export function fleetStatus(
   if (desired.desired === 'disconnected') return 'Disconnected';
   const live = new Set(hosts.map((h) => h.id));
   if (live.size === 0)
-    return { Error: 'no agent worker is running to connect it (none reported recently); it connects when one starts' };
+    return {
+      Error: 'no agent worker is running to connect it (none reported recently); it connects when one starts',
+    };
   const current = rows.filter((r) => live.has(r.node_id) && r.generation === desired.generation);
   const failed = current.filter((r) => r.status !== 'Running');
   if (failed.length > 0) {
     const message = errorMessage(failed[0]!.status);
-    return { Error: live.size === 1 ? message : `${failed.length} of ${live.size} agent workers: ${message}` };
+    return {
+      Error: live.size === 1 ? message : `${failed.length} of ${live.size} agent workers: ${message}`,
+    };
   }
   const running = current.length;
   if (running >= live.size) return 'Running';
@@ -53,6 +61,8 @@ export function fleetTools(
 ): IntegrationNodeRecord['tools'] | null {
   if (desired?.desired !== 'connected') return null;
   const live = new Set(hosts.map((h) => h.id));
-  const row = rows.find((r) => live.has(r.node_id) && r.generation === desired.generation && r.status === 'Running');
+  const row = rows.find(
+    (r) => live.has(r.node_id) && r.generation === desired.generation && r.status === 'Running',
+  );
   return row?.tools ?? null;
 }

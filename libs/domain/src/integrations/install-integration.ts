@@ -22,22 +22,31 @@ export async function installIntegration(
 ): Promise<string> {
   const { path, key } = request;
   if (!isAbsolute(path))
-    throw Errors.validation(`name must be the absolute path of an integration package directory (got ${JSON.stringify(path.slice(0, 200))})`, {
-      field: 'name',
-    });
+    throw Errors.validation(
+      `name must be the absolute path of an integration package directory (got ${JSON.stringify(path.slice(0, 200))})`,
+      {
+        field: 'name',
+      },
+    );
   if (key !== undefined && (key.length === 0 || key.length > MAX_KEY_CHARS))
     throw Errors.validation(`key must be 1-${MAX_KEY_CHARS} characters`, { field: 'key' });
   if (key !== undefined && /[\0\r\n]/.test(key))
-    throw Errors.validation('key must not contain NUL or line breaks (it is handed over as an environment variable or header)', { field: 'key' });
+    throw Errors.validation(
+      'key must not contain NUL or line breaks (it is handed over as an environment variable or header)',
+      { field: 'key' },
+    );
   const pkg = await deps.source.load(path);
   if (pkg === null) throw Errors.validation(`no package directory at ${path}`, { field: 'name', path });
   const { type, name } = pkg.manifest.package;
   if (type !== 'integration')
-    throw Errors.validation(`${path} holds the ${type} package ${name}, not an integration; install it with POST /catalog/install`, {
-      field: 'name',
-      path,
-      type,
-    });
+    throw Errors.validation(
+      `${path} holds the ${type} package ${name}, not an integration; install it with POST /catalog/install`,
+      {
+        field: 'name',
+        path,
+        type,
+      },
+    );
   await deps.catalog.install({ path });
   if (key !== undefined) await deps.vault.put(integrationKeyName(name), key);
   return name;

@@ -25,7 +25,11 @@ export interface IntegrationConnection {
    * One tool call. Rejects with `IntegrationCallError` for the platform's side of a failure
    * (timeout, connection lost); a failure the server reports is `is_error: true`.
    */
-  call(tool: string, args: Record<string, unknown>, options: ConnectionCallOptions): Promise<IntegrationCallResult>;
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: ConnectionCallOptions,
+  ): Promise<IntegrationCallResult>;
   /** A liveness check (MCP `ping`); rejects when the server does not answer in time. */
   ping(timeoutMs: number): Promise<void>;
   /** Resolves, with the reason, once the connection is gone for a reason other than `close()` (the server process exited). */

@@ -1,4 +1,10 @@
-import { Subjects, type IntegrationChangedMessage, type IntegrationReportedMessage, type IntegrationStatus, type PlatformConfig } from '@agent-platform/contracts';
+import {
+  Subjects,
+  type IntegrationChangedMessage,
+  type IntegrationReportedMessage,
+  type IntegrationStatus,
+  type PlatformConfig,
+} from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
 import type { Store } from '@agent-platform/store';
 import { catalogCollections, type IntegrationRecord } from '../catalog/catalog-records.ts';
@@ -59,12 +65,33 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
 
   const expiry = (): { reported_at: string; expires_at: string } => {
     const now = deps.clock.now();
-    return { reported_at: now.toISOString(), expires_at: new Date(now.getTime() + deps.settings().report_stale_secs * 1000).toISOString() };
+    return {
+      reported_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + deps.settings().report_stale_secs * 1000).toISOString(),
+    };
   };
-  const writeRow = async (id: string, generation: number, status: IntegrationStatus, tools: IntegrationTool[]): Promise<void> => {
-    const row: IntegrationNodeRecord = { id: nodeRowId(id, deps.nodeId), integration_id: id, node_id: deps.nodeId, generation, status, tools, ...expiry() };
+  const writeRow = async (
+    id: string,
+    generation: number,
+    status: IntegrationStatus,
+    tools: IntegrationTool[],
+  ): Promise<void> => {
+    const row: IntegrationNodeRecord = {
+      id: nodeRowId(id, deps.nodeId),
+      integration_id: id,
+      node_id: deps.nodeId,
+      generation,
+      status,
+      tools,
+      ...expiry(),
+    };
     await state.nodes.upsert(row);
-    await deps.bus.notify<IntegrationReportedMessage>(Subjects.integrationReported, { integration_id: id, node_id: deps.nodeId }).catch(() => undefined);
+    await deps.bus
+      .notify<IntegrationReportedMessage>(Subjects.integrationReported, {
+        integration_id: id,
+        node_id: deps.nodeId,
+      })
+      .catch(() => undefined);
   };
   const writeHostRow = async (): Promise<void> => {
     await state.hosts.upsert({ id: deps.nodeId, process: deps.process, started_at: startedAt, ...expiry() });
@@ -89,7 +116,10 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
         settings: deps.settings,
         clock: deps.clock,
         log: deps.log,
-        report: (status, tools) => writeRow(record.id, generation, status, tools).catch((err: unknown) => deps.log('warn', { err, integration_id: record.id }, 'could not write an integration status row')),
+        report: (status, tools) =>
+          writeRow(record.id, generation, status, tools).catch((err: unknown) =>
+            deps.log('warn', { err, integration_id: record.id }, 'could not write an integration status row'),
+          ),
       }),
     );
   };
@@ -106,11 +136,17 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
     const wanted = new Map<string, { record: IntegrationRecord; generation: number }>();
     for (const { doc } of desired) {
       const record = byId.get(doc.id);
-      if (doc.desired === 'connected' && record !== undefined && isSupportedTransport(record)) wanted.set(doc.id, { record, generation: doc.generation });
+      if (doc.desired === 'connected' && record !== undefined && isSupportedTransport(record))
+        wanted.set(doc.id, { record, generation: doc.generation });
     }
     for (const [id, supervisor] of [...supervisors]) {
       const want = wanted.get(id);
-      if (want === undefined || want.generation !== supervisor.generation || fingerprint(want.record) !== supervisor.fingerprint) await close(id);
+      if (
+        want === undefined ||
+        want.generation !== supervisor.generation ||
+        fingerprint(want.record) !== supervisor.fingerprint
+      )
+        await close(id);
     }
     for (const [id, want] of wanted) if (!stopped && !supervisors.has(id)) open(want.record, want.generation);
   };
@@ -124,7 +160,9 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
     running = (async () => {
       do {
         again = false;
-        await reconcileOnce().catch((err: unknown) => deps.log('warn', { err }, 'integration reconcile failed; retrying at the next interval'));
+        await reconcileOnce().catch((err: unknown) =>
+          deps.log('warn', { err }, 'integration reconcile failed; retrying at the next interval'),
+        );
       } while (again && !stopped);
     })();
     try {
@@ -135,7 +173,9 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
   };
 
   const tick = async (): Promise<void> => {
-    await writeHostRow().catch((err: unknown) => deps.log('warn', { err }, 'could not refresh the integration host row'));
+    await writeHostRow().catch((err: unknown) =>
+      deps.log('warn', { err }, 'could not refresh the integration host row'),
+    );
     await reconcile();
     await Promise.all(
       [...supervisors].map(async ([id, supervisor]) => {
@@ -143,7 +183,8 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
         // A reconcile may have closed it meanwhile: its row is gone and must stay gone. A first
         // attempt still under way has nothing to say yet (a connect waits for its outcome).
         const status = supervisor.status();
-        if (supervisors.get(id) === supervisor && status !== null) await writeRow(id, supervisor.generation, status, supervisor.tools()).catch(() => undefined);
+        if (supervisors.get(id) === supervisor && status !== null)
+          await writeRow(id, supervisor.generation, status, supervisor.tools()).catch(() => undefined);
       }),
     );
   };
@@ -153,7 +194,10 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
     async start() {
       stopped = false;
       await writeHostRow();
-      subscription = await deps.bus.listen<IntegrationChangedMessage>(Subjects.integrationChanged, () => void reconcile());
+      subscription = await deps.bus.listen<IntegrationChangedMessage>(
+        Subjects.integrationChanged,
+        () => void reconcile(),
+      );
       await reconcile();
       const schedule = (): void => {
         timer = setTimeout(() => {
@@ -176,11 +220,20 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
     reconcile,
     async tools(integrationId) {
       const supervisor = supervisors.get(integrationId);
-      if (supervisor === undefined) throw Errors.integrationNotConnected(integrationId, 'it is not connected on this worker');
-      if (supervisor.connection() === null) throw Errors.integrationNotConnected(integrationId, describe(supervisor.status()));
+      if (supervisor === undefined)
+        throw Errors.integrationNotConnected(integrationId, 'it is not connected on this worker');
+      if (supervisor.connection() === null)
+        throw Errors.integrationNotConnected(integrationId, describe(supervisor.status()));
       return supervisor.tools();
     },
-    call: (integrationId, tool, args, options) => callThrough(supervisors.get(integrationId), { integrationId, tool, args, options, settings: deps.settings }),
+    call: (integrationId, tool, args, options) =>
+      callThrough(supervisors.get(integrationId), {
+        integrationId,
+        tool,
+        args,
+        options,
+        settings: deps.settings,
+      }),
   };
 }
 

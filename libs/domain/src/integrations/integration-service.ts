@@ -66,11 +66,19 @@ export function createIntegrationService(deps: IntegrationServiceDeps): Integrat
     if (consumers.length > 0) throw Errors.integrationInUse(id, action, consumers);
   };
   const announce = async (id: string): Promise<void> => {
-    await deps.bus.notify<IntegrationChangedMessage>(Subjects.integrationChanged, { integration_id: id }).catch((err: unknown) => {
-      deps.warn({ err, integration_id: id }, 'could not announce an integration change; hosts pick it up at their next periodic reconcile');
-    });
+    await deps.bus
+      .notify<IntegrationChangedMessage>(Subjects.integrationChanged, { integration_id: id })
+      .catch((err: unknown) => {
+        deps.warn(
+          { err, integration_id: id },
+          'could not announce an integration change; hosts pick it up at their next periodic reconcile',
+        );
+      });
   };
-  const setDesired = async (id: string, change: (current: IntegrationDesiredRecord | null) => IntegrationDesiredRecord | null) => {
+  const setDesired = async (
+    id: string,
+    change: (current: IntegrationDesiredRecord | null) => IntegrationDesiredRecord | null,
+  ) => {
     const now = deps.clock.now().toISOString();
     const stored = await state.desired.update(id, (current) => {
       const next = change(current?.doc ?? null);
@@ -102,7 +110,8 @@ export function createIntegrationService(deps: IntegrationServiceDeps): Integrat
     if (!allFailed(snapshot, next.generation)) return;
     // Nothing keeps failing in the background: connect leaves the integration as it was, a
     // reconnect (or a connect of one already connected) leaves it Disconnected.
-    if (previous?.desired === 'connected') await setDesired(id, (current) => (current === null ? null : { ...current, desired: 'disconnected' }));
+    if (previous?.desired === 'connected')
+      await setDesired(id, (current) => (current === null ? null : { ...current, desired: 'disconnected' }));
     else await restore(id, previous);
     throw Errors.integrationStartFailed(id, failureText(snapshot, next.generation));
   };
@@ -110,9 +119,12 @@ export function createIntegrationService(deps: IntegrationServiceDeps): Integrat
   const waitSettled = async (id: string, generation: number): Promise<FleetSnapshot> => {
     const deadline = deps.clock.now().getTime() + deps.settings().connect_wait_secs * 1000;
     let wake: (() => void) | null = null;
-    const subscription = await deps.bus.listen<IntegrationReportedMessage>(Subjects.integrationReported, (message) => {
-      if (message.integration_id === id) wake?.();
-    });
+    const subscription = await deps.bus.listen<IntegrationReportedMessage>(
+      Subjects.integrationReported,
+      (message) => {
+        if (message.integration_id === id) wake?.();
+      },
+    );
     try {
       for (;;) {
         const snapshot = await readFleetSnapshot(state, id);
@@ -147,7 +159,8 @@ export function createIntegrationService(deps: IntegrationServiceDeps): Integrat
         })),
       );
     },
-    install: (request) => installIntegration({ catalog: deps.catalog, source: deps.source, vault: deps.vault }, request),
+    install: (request) =>
+      installIntegration({ catalog: deps.catalog, source: deps.source, vault: deps.vault }, request),
     async remove(id) {
       await record(id);
       await refuseWhileConsumed(id, 'delete');
@@ -165,14 +178,23 @@ export function createIntegrationService(deps: IntegrationServiceDeps): Integrat
     async disconnect(id) {
       await record(id);
       await refuseWhileConsumed(id, 'disconnect');
-      await setDesired(id, (current) => ({ id, desired: 'disconnected', generation: current?.generation ?? 0, changed_at: '' }));
+      await setDesired(id, (current) => ({
+        id,
+        desired: 'disconnected',
+        generation: current?.generation ?? 0,
+        changed_at: '',
+      }));
     },
     status: async (id) => statusOf(await record(id)),
     async tools(id) {
       const found = await record(id);
       const snapshot = await readFleetSnapshot(state, id);
       const tools = fleetTools(snapshot.desired, snapshot.hosts, snapshot.rows);
-      if (tools === null) throw Errors.integrationNotConnected(id, `its status is ${statusText(fleetStatus(found, snapshot.desired, snapshot.hosts, snapshot.rows))}; connect it to list its tools`);
+      if (tools === null)
+        throw Errors.integrationNotConnected(
+          id,
+          `its status is ${statusText(fleetStatus(found, snapshot.desired, snapshot.hosts, snapshot.rows))}; connect it to list its tools`,
+        );
       return tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
     },
   };
@@ -195,7 +217,9 @@ function statusText(status: IntegrationStatus): string {
 
 function failureText(snapshot: FleetSnapshot, generation: number): string {
   const messages = new Set(
-    snapshot.rows.filter((r) => r.generation === generation && typeof r.status === 'object').map((r) => (r.status as { Error: string }).Error),
+    snapshot.rows
+      .filter((r) => r.generation === generation && typeof r.status === 'object')
+      .map((r) => (r.status as { Error: string }).Error),
   );
   return [...messages].join('; ');
 }

@@ -62,7 +62,9 @@ export function integrationStateCollections(store: Store): IntegrationStateColle
       indexes: [{ field: 'integration_id' }, { field: 'node_id' }],
       ttlField: 'expires_at',
     }),
-    hosts: store.collection<IntegrationHostRecord>(INTEGRATION_STATE_COLLECTIONS.hosts, { ttlField: 'expires_at' }),
+    hosts: store.collection<IntegrationHostRecord>(INTEGRATION_STATE_COLLECTIONS.hosts, {
+      ttlField: 'expires_at',
+    }),
   };
 }
 

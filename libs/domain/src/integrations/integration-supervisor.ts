@@ -1,6 +1,10 @@
 import type { IntegrationStatus, PlatformConfig } from '@agent-platform/contracts';
 import type { Clock } from '../time/clock.ts';
-import type { IntegrationConnection, IntegrationConnector, IntegrationSpec } from './integration-connector.ts';
+import type {
+  IntegrationConnection,
+  IntegrationConnector,
+  IntegrationSpec,
+} from './integration-connector.ts';
 import type { IntegrationTool } from './integration-tools.ts';
 
 /** One integration's connection on one node, kept up: restarted with backoff whenever it fails. */
@@ -92,9 +96,19 @@ export function startSupervisor(options: SupervisorOptions): IntegrationSupervis
         const message = error instanceof Error ? error.message : String(error);
         if (runningSince !== null && now() - runningSince >= STABLE_MS) failures = 0;
         failures += 1;
-        const waitMs = Math.min(settings().restart_backoff_ms * 2 ** (failures - 1), settings().restart_max_backoff_ms);
-        await set({ Error: `${message} (restarting in ${Math.ceil(waitMs / 100) / 10} s, attempt ${failures})` }, []);
-        options.log('warn', { integration_id: id, attempt: failures, wait_ms: waitMs, reason: message }, 'integration server failed; restarting with backoff');
+        const waitMs = Math.min(
+          settings().restart_backoff_ms * 2 ** (failures - 1),
+          settings().restart_max_backoff_ms,
+        );
+        await set(
+          { Error: `${message} (restarting in ${Math.ceil(waitMs / 100) / 10} s, attempt ${failures})` },
+          [],
+        );
+        options.log(
+          'warn',
+          { integration_id: id, attempt: failures, wait_ms: waitMs, reason: message },
+          'integration server failed; restarting with backoff',
+        );
         await Promise.race([new Promise((resolve) => setTimeout(resolve, waitMs)), stopSignal]);
       }
     }
@@ -113,7 +127,10 @@ export function startSupervisor(options: SupervisorOptions): IntegrationSupervis
       try {
         await connection.ping(timeoutMs);
       } catch (error) {
-        if (current === connection) dropCurrent(`the server did not answer a ping within ${timeoutMs / 1000} s (${(error as Error).message})`);
+        if (current === connection)
+          dropCurrent(
+            `the server did not answer a ping within ${timeoutMs / 1000} s (${(error as Error).message})`,
+          );
       }
     },
     async stop() {

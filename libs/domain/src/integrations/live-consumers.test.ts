@@ -5,7 +5,11 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import type { Store } from '@agent-platform/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AGENTS_COLLECTION, type AgentRecord } from '../agents/agent-record.ts';
-import { catalogCollections, type CompetencyRecord, type IntegrationRecord } from '../catalog/catalog-records.ts';
+import {
+  catalogCollections,
+  type CompetencyRecord,
+  type IntegrationRecord,
+} from '../catalog/catalog-records.ts';
 import { agentFixture } from '../testing/agent-fixture.ts';
 import { liveConsumers } from './live-consumers.ts';
 
@@ -56,11 +60,14 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const agent = (overrides: Partial<AgentRecord>) => store.collection<AgentRecord>(AGENTS_COLLECTION).insert(agentFixture(overrides));
+const agent = (overrides: Partial<AgentRecord>) =>
+  store.collection<AgentRecord>(AGENTS_COLLECTION).insert(agentFixture(overrides));
 
 describe('liveConsumers', () => {
   it('lists Running agents whose competencies name a contract it implements or the integration itself', async () => {
-    const a = (await agent({ name: 'b-agent', state: 'Running', equipped_competencies: ['by-contract', 'unrelated'] })).doc;
+    const a = (
+      await agent({ name: 'b-agent', state: 'Running', equipped_competencies: ['by-contract', 'unrelated'] })
+    ).doc;
     const b = (await agent({ name: 'a-agent', state: 'Running', equipped_competencies: ['by-name'] })).doc;
     expect(await liveConsumers(store, 'acme-claims')).toEqual([
       { agent_id: b.id, agent: 'a-agent', competency: 'by-name', contract: null },
@@ -70,7 +77,11 @@ describe('liveConsumers', () => {
 
   it('ignores Suspended agents, unrelated competencies and competencies that are not installed', async () => {
     await agent({ name: 'sleeping', state: 'Suspended', equipped_competencies: ['by-contract'] });
-    await agent({ name: 'elsewhere', state: 'Running', equipped_competencies: ['unrelated', 'not-installed'] });
+    await agent({
+      name: 'elsewhere',
+      state: 'Running',
+      equipped_competencies: ['unrelated', 'not-installed'],
+    });
     expect(await liveConsumers(store, 'acme-claims')).toEqual([]);
     expect(await liveConsumers(store, 'not-installed-integration')).toEqual([]);
   });

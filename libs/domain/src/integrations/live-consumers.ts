@@ -23,7 +23,9 @@ export async function liveConsumers(store: Store, integrationId: string): Promis
   const records = catalogCollections(store);
   const integration = (await records.integrations.get(integrationId))?.doc;
   const implemented = new Set(Object.keys(integration?.implements ?? {}));
-  const running = await store.collection<AgentRecord>(AGENTS_COLLECTION).find({ where: { state: 'Running' } });
+  const running = await store
+    .collection<AgentRecord>(AGENTS_COLLECTION)
+    .find({ where: { state: 'Running' } });
   if (running.length === 0) return [];
   const competencies = new Map((await records.competencies.find()).map(({ doc }) => [doc.id, doc]));
   const consumers: LiveConsumer[] = [];

@@ -13,24 +13,56 @@ import { createServer as createHttpServer } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const OBJECT = { type: 'object', properties: {} } as const;
 const TOOLS = [
-  { name: 'echo', description: 'Answers with the message.', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] }, annotations: { readOnlyHint: true } },
-  { name: 'count', description: 'Counts its calls (changes state).', inputSchema: OBJECT, annotations: { readOnlyHint: false } },
+  {
+    name: 'echo',
+    description: 'Answers with the message.',
+    inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'count',
+    description: 'Counts its calls (changes state).',
+    inputSchema: OBJECT,
+    annotations: { readOnlyHint: false },
+  },
   { name: 'hang', description: 'Never answers.', inputSchema: OBJECT },
   { name: 'exit', description: 'Exits the server process mid-call.', inputSchema: OBJECT },
-  { name: 'fail', description: 'Fails on purpose.', inputSchema: OBJECT, annotations: { readOnlyHint: true } },
-  { name: 'env', description: 'The value of one environment variable.', inputSchema: { type: 'object', properties: { name: { type: 'string' } } }, annotations: { readOnlyHint: true } },
-  { name: 'whoami', description: 'The Authorization header of the HTTP request.', inputSchema: OBJECT, annotations: { readOnlyHint: true } },
+  {
+    name: 'fail',
+    description: 'Fails on purpose.',
+    inputSchema: OBJECT,
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'env',
+    description: 'The value of one environment variable.',
+    inputSchema: { type: 'object', properties: { name: { type: 'string' } } },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'whoami',
+    description: 'The Authorization header of the HTTP request.',
+    inputSchema: OBJECT,
+    annotations: { readOnlyHint: true },
+  },
 ];
 
 let calls = 0;
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 function buildServer(): Server {
-  const server = new Server({ name: 'agent-platform-test-server', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: 'agent-platform-test-server', version: '1.0.0' },
+    { capabilities: { tools: {} } },
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = request.params.arguments ?? {};
@@ -73,7 +105,9 @@ if (httpAt >= 0) {
   });
   http.listen(Number(process.argv[httpAt + 1] ?? 0), '127.0.0.1', () => {
     const address = http.address();
-    process.stdout.write(`MCP_HTTP_PORT=${typeof address === 'object' && address !== null ? address.port : 0}\n`);
+    process.stdout.write(
+      `MCP_HTTP_PORT=${typeof address === 'object' && address !== null ? address.port : 0}\n`,
+    );
   });
 } else {
   // The platform closing our stdin (or dying) ends this process: no orphan servers.

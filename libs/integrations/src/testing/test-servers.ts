@@ -8,7 +8,9 @@ import type { AdapterPayload, McpPayload } from '@agent-platform/contracts';
 /** The MCP test server script (mcp-test-server.ts). */
 export const TEST_SERVER_PATH = fileURLToPath(new URL('./mcp-test-server.ts', import.meta.url));
 /** tsx's loader by absolute URL, so the server runs in any working directory. */
-const TSX_LOADER = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'loader.mjs')).href;
+const TSX_LOADER = pathToFileURL(
+  join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'loader.mjs'),
+).href;
 
 /** mcp.json for the stdio test server, with extra `env`. */
 export function stdioServerPayload(env: Record<string, string> = {}): McpPayload {
@@ -25,15 +27,24 @@ export interface HttpTestServer {
 }
 
 /** Starts the test server over streamable HTTP in its own process (on `port`, default a free one). */
-export async function startHttpTestServer(options: { port?: number; env?: Record<string, string> } = {}): Promise<HttpTestServer> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, TEST_SERVER_PATH, '--http', String(options.port ?? 0)], {
-    env: { PATH: process.env.PATH ?? '', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function startHttpTestServer(
+  options: { port?: number; env?: Record<string, string> } = {},
+): Promise<HttpTestServer> {
+  const child = spawn(
+    process.execPath,
+    ['--import', TSX_LOADER, TEST_SERVER_PATH, '--http', String(options.port ?? 0)],
+    {
+      env: { PATH: process.env.PATH ?? '', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the MCP HTTP test server did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the MCP HTTP test server did not start:\n${output}`)),
+      30_000,
+    );
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       const match = /MCP_HTTP_PORT=(\d+)/.exec(output);
@@ -63,7 +74,9 @@ export async function startHttpTestServer(options: { port?: number; env?: Record
 export interface IntegrationPackageSpec {
   name: string;
   version?: string;
-  payload: { file: 'mcp.json'; data: McpPayload | Record<string, unknown> } | { file: 'adapter.json'; data: AdapterPayload | Record<string, unknown> };
+  payload:
+    | { file: 'mcp.json'; data: McpPayload | Record<string, unknown> }
+    | { file: 'adapter.json'; data: AdapterPayload | Record<string, unknown> };
   /** `[implements.<contract>]` tables, tool_map only. */
   implements?: Record<string, Record<string, string>>;
 }
@@ -83,7 +96,9 @@ export async function writeIntegrationPackage(root: string, spec: IntegrationPac
     'min_platform_version = "0.1.0"',
   ];
   for (const [contract, toolMap] of Object.entries(spec.implements ?? {})) {
-    const map = Object.entries(toolMap).map(([k, v]) => `${k} = "${v}"`).join(', ');
+    const map = Object.entries(toolMap)
+      .map(([k, v]) => `${k} = "${v}"`)
+      .join(', ');
     lines.push('', `[implements.${contract}]`, 'version = "^1.0.0"', `tool_map = { ${map} }`);
   }
   await writeFile(join(dir, 'package.toml'), `${lines.join('\n')}\n`);
@@ -116,7 +131,13 @@ export async function writeConsumerFamily(
       ...deps.map((d) => `${d} = "*"`),
       '',
     ].join('\n');
-  const write = async (name: string, type: string, deps: string[], file: string, text: string): Promise<string> => {
+  const write = async (
+    name: string,
+    type: string,
+    deps: string[],
+    file: string,
+    text: string,
+  ): Promise<string> => {
     const dir = join(root, name);
     await mkdir(join(dir, 'payload'), { recursive: true });
     await writeFile(join(dir, 'package.toml'), manifest(type, name, deps));
@@ -124,7 +145,13 @@ export async function writeConsumerFamily(
     return dir;
   };
   const list = (items: string[] | undefined): string => `[${(items ?? []).join(', ')}]`;
-  await write(skill, 'skill', [], 'SKILL.md', '---\ndescription: A skill.\nruntime: promptonly\n---\nBe helpful.\n');
+  await write(
+    skill,
+    'skill',
+    [],
+    'SKILL.md',
+    '---\ndescription: A skill.\nruntime: promptonly\n---\nBe helpful.\n',
+  );
   await write(
     spec.competency,
     'competency',
@@ -132,5 +159,11 @@ export async function writeConsumerFamily(
     'COMPETENCY.md',
     `---\ndescription: A competency.\nskills: [${skill}]\ncontracts: ${list(spec.contracts)}\nintegrations: ${list(spec.integrations)}\n---\nHandle claims.\n`,
   );
-  return write(spec.agent, 'agent-template', [spec.competency], 'AGENT.md', `---\ndescription: An agent.\ncompetencies: [${spec.competency}]\n---\nYou are an agent.\n`);
+  return write(
+    spec.agent,
+    'agent-template',
+    [spec.competency],
+    'AGENT.md',
+    `---\ndescription: An agent.\ncompetencies: [${spec.competency}]\n---\nYou are an agent.\n`,
+  );
 }
