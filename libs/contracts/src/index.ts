@@ -25,3 +25,5 @@ export * from './workflow-messages.ts';
 export * from './http/schedules.ts';
 export * from './http/competencies.ts';
 export * from './http/connectors.ts';
+export * from './http/integrations.ts';
+export * from './integration-messages.ts';
