@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createConfigHolder, loadLicence, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
+import { createConfigHolder, loadLicence, loadVaultKey, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
 import {
   createRunBus,
   createRunSweeper,
@@ -9,8 +9,10 @@ import {
   createInvocationService,
   createLicenceGate,
   createSessionStore,
+  createVault,
   starlarkLimitsOf,
   type AgentStats,
+  type AgentToolsProvider,
   type AgentStore,
   type Clock,
   type InvocationService,
@@ -23,11 +25,13 @@ import {
 } from '@agent-platform/domain';
 import { Subjects, type IdempotencySettledMessage, type PlatformConfig } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
-import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
+import { openProcess, platformVersion, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { Logger } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { Store } from '@agent-platform/store';
+import { composeIntegrationHost } from './compose-integrations.ts';
+import { composeAgentTools } from './compose-tools.ts';
 import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
 
 /** The shared pieces an invocation runs over; the all-in-one root passes the api's. */
@@ -54,9 +58,10 @@ export interface InvocationSources {
  * The worker's invocation service over the running config: `[agents]` limits and provider prices
  * are read per invocation, so a reload applies to the next one.
  */
-export function composeInvocationService(sources: InvocationSources): InvocationService {
+export function composeInvocationService(sources: InvocationSources, tools?: AgentToolsProvider): InvocationService {
   const log = sources.logger.child({ service: 'agent-worker' });
   return createInvocationService({
+    ...(tools === undefined ? {} : { tools }),
     store: sources.store,
     clock: sources.clock,
     agents: sources.agents,
@@ -140,12 +145,19 @@ export async function composeAgentWorker(
       starlark,
       starlarkLimits: () => starlarkLimitsOf(config.current().skills),
     };
-    const invocation = composeInvocationService(sources);
+    // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
+    const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
+    const integrations = composeIntegrationHost(
+      { config, clock, logger, store, bus, vault: createVault({ store, clock, key: vaultKey }), env: context.env, version: platformVersion() },
+      'agent-worker',
+    );
+    const invocation = composeInvocationService(sources, composeAgentTools({ ...sources, integrations }));
     // A worker alone is on a fleet bus (it refuses the embedded one), which keeps step messages.
     const workflows = composeWorkflowRunner(sources, invocation, { busForgetsOnRestart: false });
     return {
       logger,
-      services: [createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows })],
+      // The integration host starts first and stops last: tools are there before invocations arrive.
+      services: [integrations, createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows })],
       close,
       reload: async () => void (await config.reload()),
     };

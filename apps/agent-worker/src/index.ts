@@ -1,2 +1,4 @@
 export * from './service.ts';
 export * from './compose.ts';
+export * from './compose-integrations.ts';
+export * from './compose-tools.ts';

@@ -9,6 +9,10 @@ import {
   createCatalogService,
   createEquipEffects,
   competencyEquipEffects,
+  contractBindingEffect,
+  createIntegrationService,
+  fleetLiveTools,
+  integrationStateCollections,
   createKeyService,
   createMemoryStore,
   createScheduleService,
@@ -101,15 +105,22 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
     });
     const schedules = createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules });
+    const vault = instrumentVault(createVault({ store, clock, key: vaultKey }), metrics);
+    const source = directoryPackageSource(version);
+    const integrationState = integrationStateCollections(store);
+    const equipEffects = [
+      ...competencyEquipEffects({ store, schedules }),
+      contractBindingEffect({ store, now: () => clock.now(), liveTools: (id) => fleetLiveTools(integrationState, id) }),
+    ];
     const catalog = createCatalogService({
       store,
       agents,
       sessions,
       memory,
       clock,
-      source: directoryPackageSource(version),
+      source,
       skills: { starlark, limits: starlarkLimits },
-      effects: createEquipEffects({ agents, warn }, competencyEquipEffects({ store, schedules })),
+      effects: createEquipEffects({ agents, warn }, equipEffects),
     });
     const deps: ApiDeps = {
       config,
@@ -123,7 +134,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       queue,
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
       audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
-      vault: instrumentVault(createVault({ store, clock, key: vaultKey }), metrics),
+      vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,
       licence,
@@ -147,6 +158,16 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         warn,
       }),
       schedules,
+      integrations: createIntegrationService({
+        store,
+        bus,
+        clock,
+        catalog,
+        source,
+        vault,
+        settings: () => config.current().integrations,
+        warn,
+      }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

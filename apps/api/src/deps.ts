@@ -7,6 +7,7 @@ import type {
   AuthBackoff,
   CatalogService,
   Clock,
+  IntegrationService,
   KeyService,
   LicenceGate,
   LicenceState,
@@ -78,6 +79,8 @@ export interface ApiDeps {
   workflows: WorkflowService;
   /** Schedules and cron jobs (one store) and their queue schedulers; the scheduler fires them (docs/schedules.md). */
   schedules: ScheduleService;
+  /** The integration routes: desired states in the store, fleet status from the hosts' rows (docs/integrations.md). */
+  integrations: IntegrationService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -1,5 +1,5 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { composeInvocationService, composeWorkflowRunner, createAgentWorkerService } from '@agent-platform/agent-worker';
+import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeWorkflowRunner, createAgentWorkerService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
@@ -10,9 +10,12 @@ import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } fro
  * api requests over the bus, with the api's store, providers and licence gate; the scheduler
  * fires the schedules on the queue as invocations on the same bus.
  */
-export function composePlatformServices(deps: ApiDeps): ProcessService[] {
-  const invocation = composeInvocationService(deps);
+export function composePlatformServices(deps: ApiDeps, env: Record<string, string | undefined> = {}): ProcessService[] {
+  // Tools run where agents run: here, the integration host of this process (started first, stopped last).
+  const integrations = composeIntegrationHost({ ...deps, env }, 'platform');
+  const invocation = composeInvocationService(deps, composeAgentTools({ ...deps, integrations }));
   return [
+    integrations,
     createAgentWorkerService({
       bus: deps.bus,
       invocation,

@@ -9,6 +9,7 @@ runMain(() =>
     argv: process.argv.slice(2),
     env: process.env,
     cwd: process.cwd(),
-    services: composePlatformServices,
+    // The environment goes to the integration host: stdio servers inherit it, minus the secrets.
+    services: (deps) => composePlatformServices(deps, process.env),
   }),
 );

@@ -25,6 +25,13 @@ export const Subjects = {
   workflowCancel: 'workflows.cancel',
   /** Notifications: the run document of one run changed (`workflows.runs.<run id>`); listeners re-read it. */
   workflowRunChanged: (runId: string) => `workflows.runs.${runId}`,
+  /**
+   * Notification: the desired state of one integration changed (connect, disconnect, reconnect,
+   * delete); every integration host reconciles it (docs/integrations.md "Fleet").
+   */
+  integrationChanged: 'integrations.changed',
+  /** Notification: a host wrote its status row for one integration; a waiting connect looks again. */
+  integrationReported: 'integrations.reported',
 } as const;
 
 /** Durable streams (at-least-once, de-duplicated by envelope id): one row each in docs/architecture.md. */

@@ -289,6 +289,22 @@ export const NetworkConfig = Type.Object(
   section('Outbound requests.'),
 );
 
+export const IntegrationsConfig = Type.Object(
+  {
+    call_timeout_secs: Positive('Longest one integration tool call may take before it fails (a hung or dead server never hangs an agent).', 30),
+    connect_timeout_secs: Positive('Longest starting an integration server and listing its tools may take on one worker.', 15),
+    connect_wait_secs: Positive('How long POST /integrations/{id}/connect and reconnect wait for every live agent worker to report.', 10),
+    restart_backoff_ms: Positive('Wait before restarting a server that died or failed to start; doubles on each failure in a row.', 500),
+    restart_max_backoff_ms: Positive('Longest wait between two restarts of a failing server.', 30000),
+    report_interval_secs: Positive(
+      'How often each agent worker re-reads the desired states, pings its servers and refreshes its status rows.',
+      5,
+    ),
+    report_stale_secs: Positive('A worker that has not refreshed its status rows for this long counts as gone in the fleet status.', 15),
+  },
+  section('Integrations over MCP and REST adapters: call bound, restarts, fleet status (docs/integrations.md).'),
+);
+
 export const ConnectorsConfig = Type.Object(
   {
     urls: Type.Record(Type.String(), Type.String(), {
@@ -324,6 +340,7 @@ export const PlatformConfig = Type.Object(
     audit: AuditConfig,
     logging: LoggingConfig,
     network: NetworkConfig,
+    integrations: IntegrationsConfig,
     connectors: ConnectorsConfig,
   },
   strict,

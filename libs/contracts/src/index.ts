@@ -26,3 +26,5 @@ export * from './http/schedules.ts';
 export * from './http/skills.ts';
 export * from './http/competencies.ts';
 export * from './http/connectors.ts';
+export * from './http/integrations.ts';
+export * from './integration-messages.ts';

@@ -5,8 +5,10 @@ import { catalogRoutes } from './catalog-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
 import { competencyRoutes } from './competency-routes.ts';
 import { connectorRoutes } from './connector-routes.ts';
+import { contractRoutes } from './contract-routes.ts';
 import { cronJobRoutes } from './cron-job-routes.ts';
 import { daemonRoutes } from './daemon-routes.ts';
+import { integrationRoutes } from './integration-routes.ts';
 import { invocationRoutes } from './invocation-routes.ts';
 import { modelRoutes } from './model-routes.ts';
 import { licenceRoutes } from './licence-routes.ts';
@@ -22,4 +24,4 @@ import { workflowRoutes } from './workflow-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes];

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import type { LicenceClaims, PlatformConfig } from '@agent-platform/contracts';
-import type { AgentRecord } from '@agent-platform/domain';
+import type { AgentRecord, IntegrationHost } from '@agent-platform/domain';
 import { agentFixture } from '@agent-platform/domain/testing';
+import type { ApiDeps, ProcessService } from '@agent-platform/api';
 import { startTestApi, type DeepPartial, type StartTestApiOptions, type TestApi } from '@agent-platform/api/testing';
 import { composePlatformServices } from '../compose.ts';
 
@@ -29,11 +30,15 @@ export function licenceClaims(overrides: Partial<LicenceClaims> = {}): LicenceCl
 export interface PlatformTestApi extends TestApi {
   /** Removes the licence files' temp dir too. */
   close(): Promise<void>;
+  /** The all-in-one's integration host (its IntegrationTools: what the tool loop calls), as composed now. */
+  integrationHost(): IntegrationHost;
 }
 
 export interface StartPlatformTestApiOptions extends Omit<StartTestApiOptions, 'services'> {
   /** The licence to sign and configure; `null` = start without any licence. Default: licenceClaims(). */
   licence?: LicenceClaims | null;
+  /** The environment the all-in-one's services see (stdio integration servers inherit it). Default: empty. */
+  serviceEnv?: Record<string, string | undefined>;
 }
 
 /**
@@ -50,7 +55,13 @@ export async function startPlatformTestApi(options: StartPlatformTestApiOptions 
     await writeFile(join(dir, 'licence.jwt'), `${await issueLicence(keys.privateKeyPem, claims)}\n`);
     licenceConfig = { licence: { file: join(dir, 'licence.jwt'), public_key_file: join(dir, 'public.pem') } };
   }
-  const api = await startTestApi({ ...options, config: { ...options.config, ...licenceConfig }, services: composePlatformServices }).catch(
+  let host: IntegrationHost | null = null;
+  const services = (deps: ApiDeps): ProcessService[] => {
+    const composed = composePlatformServices(deps, options.serviceEnv ?? {});
+    host = composed.find((s): s is IntegrationHost => s.name === 'integration-host') ?? null;
+    return composed;
+  };
+  const api = await startTestApi({ ...options, config: { ...options.config, ...licenceConfig }, services }).catch(
     async (error: unknown) => {
       await rm(dir, { recursive: true, force: true });
       throw error;
@@ -58,6 +69,10 @@ export async function startPlatformTestApi(options: StartPlatformTestApiOptions 
   );
   const close = api.close.bind(api);
   return Object.assign(api, {
+    integrationHost: () => {
+      if (host === null) throw new Error('the platform composed no integration host');
+      return host;
+    },
     close: async () => {
       await close();
       await rm(dir, { recursive: true, force: true });

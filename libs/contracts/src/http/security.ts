@@ -20,6 +20,7 @@ export const AUDIT_CATEGORIES = [
   'agents',
   'workflows',
   'tools',
+  'integrations',
   'request',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));

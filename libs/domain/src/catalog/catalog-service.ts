@@ -11,6 +11,9 @@ import type { MemoryStore } from '../memory/memory-store.ts';
 import type { Clock } from '../time/clock.ts';
 import { checkPlannedSkills, type SkillCheckDeps } from '../skills/skill-install-check.ts';
 import { DEFAULT_STARLARK_LIMITS } from '../skills/starlark-runner.ts';
+import { integrationStateCollections } from '../integrations/integration-state.ts';
+import { liveConsumers } from '../integrations/live-consumers.ts';
+import { unbindIntegration } from '../tools/contract-bindings.ts';
 import { drainAdmission } from '../workflows/workflow-admissions.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
@@ -107,9 +110,17 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       case 'skill':
         await records.skills.delete(record.name);
         return;
-      case 'integration':
+      case 'integration': {
+        // The same refusal as DELETE /integrations/{id} (docs/integrations.md "Refusals"); the
+        // hosts close its servers at their next reconcile, and a reinstall starts Installed.
+        const consumers = await liveConsumers(deps.store, record.name);
+        if (consumers.length > 0) throw Errors.integrationInUse(record.name, 'uninstall', consumers);
         await records.integrations.delete(record.name);
+        await integrationStateCollections(deps.store).desired.delete(record.name);
+        // Its contracts are bound again at the next equip, to another implementer if there is one.
+        await unbindIntegration(deps.store, record.name);
         return;
+      }
       case 'contract':
         await records.contracts.delete(record.name);
         return;

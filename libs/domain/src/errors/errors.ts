@@ -113,6 +113,42 @@ export const Errors = {
   /** A mandatory package dependency is neither installed nor found (500 per the spec's table). */
   missingDependency: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('MissingDependency', message, details === undefined ? {} : { details }),
+  /**
+   * Disconnect, reconnect or delete of an integration Running agents depend on (spec §States
+   * "Integration": 403; the body is ours, docs/integrations.md "Refusals").
+   */
+  integrationInUse: (id: string, action: string, consumers: ReadonlyArray<{ agent_id: string; agent: string; competency: string; contract: string | null }>) =>
+    new PlatformError(
+      'PermissionDenied',
+      `cannot ${action} integration '${id}': Running agent(s) ${[...new Set(consumers.map((c) => c.agent))].join(', ')} depend on it; suspend them first`,
+      { details: { integration_id: id, consumers: consumers.map((c) => ({ ...c })) } },
+    ),
+  /** A tool asked of an integration that does not run here (or anywhere). */
+  integrationNotConnected: (id: string, reason: string) =>
+    new PlatformError('InvalidState', `integration '${id}' is not connected: ${reason}`, { details: { integration_id: id } }),
+  /** An integration whose transport this version cannot run (SOAP adapters). */
+  integrationUnsupported: (id: string, transport: string) =>
+    new PlatformError(
+      'ValidationError',
+      `integration '${id}' is a ${transport} adapter, which this version does not support (only MCP servers and REST adapters connect); it stays Disabled`,
+      { details: { integration_id: id, transport } },
+    ),
+  /** A tool call that outlived `[integrations] call_timeout_secs`. */
+  integrationCallTimeout: (id: string, tool: string, secs: number) =>
+    new PlatformError('Timeout', `integration '${id}': tool '${tool}' did not answer within ${secs} s ([integrations] call_timeout_secs); the call was cancelled`, {
+      details: { integration_id: id, tool, timeout_secs: secs },
+    }),
+  /** A tool call the platform could not complete (the server died, the connection broke). */
+  integrationCallFailed: (id: string, tool: string, message: string) =>
+    new PlatformError('Internal', `integration '${id}': tool '${tool}' failed: ${message}`, {
+      retryable: true,
+      details: { integration_id: id, tool },
+    }),
+  /** Connect or reconnect: every live agent worker failed to start the integration's server. */
+  integrationStartFailed: (id: string, message: string) =>
+    new PlatformError('InitError', `integration '${id}' could not be started: ${message}; it stays disconnected`, {
+      details: { integration_id: id },
+    }),
   /** An agent cannot become Running (route-local category, 500). */
   activation: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('ActivationError', message, details === undefined ? {} : { details }),

@@ -1,0 +1,46 @@
+import type { ConfigHolder } from '@agent-platform/config';
+import {
+  createAgentTools,
+  createAuditTrail,
+  findSkill,
+  starlarkToolBindings,
+  type AgentToolsProvider,
+  type AuditTrail,
+  type Clock,
+  type IntegrationTools,
+  type StarlarkLimits,
+  type StarlarkRunner,
+} from '@agent-platform/domain';
+import type { Logger } from '@agent-platform/observability';
+import type { Store } from '@agent-platform/store';
+
+export interface ToolSources {
+  config: ConfigHolder;
+  clock: Clock;
+  logger: Logger;
+  store: Store;
+  /** The integration host of this process: tools run where agents run (docs/integrations.md). */
+  integrations: IntegrationTools;
+  /** The process's audit trail; absent: one over the shared store (a worker alone). */
+  audit?: Pick<AuditTrail, 'record'>;
+  /** The Starlark interpreter of this process (null: not built) and `[skills]` limits (docs/skills.md). */
+  starlark: StarlarkRunner | null;
+  starlarkLimits: () => StarlarkLimits;
+}
+
+/** The tools an invocation's model may call (docs/tools.md): skills, integrations, contracts. */
+export function composeAgentTools(sources: ToolSources): AgentToolsProvider {
+  const log = sources.logger.child({ service: 'tools' });
+  const { store, clock } = sources;
+  const audit = sources.audit ?? createAuditTrail({ store, clock, enabled: sources.config.current().audit.enabled });
+  return createAgentTools({
+    store,
+    integrations: sources.integrations,
+    // Installed or bundled (docs/skills.md); starlark skills give tools, run on this process's interpreter.
+    findSkill: async (id) => (await findSkill(store, id))?.skill ?? null,
+    skillTools: (skill) => starlarkToolBindings(skill, sources.starlark, sources.starlarkLimits()),
+    audit,
+    now: () => clock.now(),
+    warn: (context, message) => log.warn(context, message),
+  });
+}
