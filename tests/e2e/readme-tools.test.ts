@@ -18,7 +18,10 @@ let dir: string | undefined;
 const processes: Array<PlatformProcess | ExampleServer> = [];
 
 afterAll(async () => {
-  for (const p of processes) 'stop' in p ? await p.stop() : p.kill();
+  for (const p of processes) {
+    if ('stop' in p) await p.stop();
+    else p.kill();
+  }
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
@@ -74,7 +77,7 @@ describe('README tools example against the all-in-one platform', () => {
     expect(opened).toHaveLength(1);
     expect(opened[0]).toMatchObject({ claim_no: 'CL-0001', policy_no: 'HO-1234', loss_description: 'A burst pipe flooded my kitchen yesterday, policy HO-1234' });
     expect(opened[0]!.idempotency_key).toMatch(/:0$/);
-    const listed = await fetch(`http://127.0.0.1:${claims.port}/claims`).then((r) => r.json());
+    const listed = (await fetch(`http://127.0.0.1:${claims.port}/claims`).then((r) => r.json())) as { claims: unknown[] };
     expect(listed.claims).toHaveLength(1);
 
     // Both calls are in the audit trail: tool, agent, duration, outcome; arguments only as a hash.

@@ -17,8 +17,8 @@ export interface ExampleServer {
   stop(): Promise<void>;
 }
 
-export async function startClaimsSystem(ledger: string, env: Record<string, string> = {}): Promise<ExampleServer> {
-  const port = await freePort();
+export async function startClaimsSystem(ledger: string, env: Record<string, string> = {}, port?: number): Promise<ExampleServer> {
+  port ??= await freePort();
   return start([join(ROOT, 'examples/claims-system/server.mjs'), '--port', String(port), '--ledger', ledger], port, `http://127.0.0.1:${port}/mcp`, /MCP server on/, env);
 }
 
