@@ -88,4 +88,22 @@ describe('the tool loop of an agent', () => {
     expect(entries.every((e) => e.target === 'test-server' && e.metadata.agent_id === agentId && /^sha256:/.test(String(e.metadata.args_hash)))).toBe(true);
     expect(JSON.stringify(entries)).not.toContain('HO-1');
   });
+
+  it('refuses an agent install whose contract binding the live tools cannot carry, naming the tool and field, installing nothing', async () => {
+    await pkg('say-api', 'contract', 'CONTRACT.json', JSON.stringify({ tools: [{ name: 'say', input_schema: { type: 'object', properties: { text: { type: 'string' } } } }] }));
+    const server = await writeIntegrationPackage(root, { name: 'say-server', payload: { file: 'mcp.json', data: stdioServerPayload() } });
+    const toml = await readFile(join(server, 'package.toml'), 'utf8');
+    await writeFile(join(server, 'package.toml'), `${toml}\n[implements.say-api]\nversion = "^1.0.0"\ntool_map = { say = "echo" }\n\n[implements.say-api.field_map]\nsay = { text = "msg" }\n`);
+    expect((await api.request('POST', '/integrations/install', { body: { name: server } })).status).toBe(201);
+    expect((await api.request('POST', '/integrations/say-server/connect')).status).toBe(200);
+    await pkg('speaking', 'competency', 'COMPETENCY.md', '---\ndescription: Speaks.\nskills: [notes]\ncontracts: [say-api]\n---\nSpeak.\n', ['notes', 'say-api']);
+    const speaker = await pkg('speaker', 'agent-template', 'AGENT.md', '---\ndescription: Speaks.\ncompetencies: [speaking]\n---\nYou speak.\n', ['speaking']);
+    const refused = await api.request('POST', '/catalog/install', { body: { path: speaker } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/field 'text' of contract tool 'say' maps to 'msg', which 'echo' does not accept/);
+    expect((await api.request('GET', '/contracts')).body.bindings.map((b: { contract: string }) => b.contract)).not.toContain('say-api');
+    const names = (await api.request('GET', '/catalog/installed')).body.packages.map((p: { name: string }) => p.name);
+    expect(names).not.toContain('speaker');
+    expect(names).not.toContain('speaking');
+  });
 });
