@@ -14,7 +14,7 @@ import {
   writeIntegrationPackage,
 } from '@agent-platform/integrations/testing';
 import type { Store } from '@agent-platform/store';
-import { requireBinary, waitUntil } from '@agent-platform/testkit';
+import { processAlive, requireBinary, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../support/fleet.ts';
 import { call } from '../support/platform-process.ts';
@@ -41,14 +41,7 @@ async function serversOf(parent: number): Promise<number[]> {
   return pids;
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 
 describe.skipIf(natsBinary === null || redisBinary === null)(
   'a fleet: integrations on every agent worker',

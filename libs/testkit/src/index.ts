@@ -28,3 +28,4 @@ export { startRedisServer } from './redis-server.ts';
 export type { RedisServerHandle, RedisServerOptions } from './redis-server.ts';
 export { freePort } from './free-port.ts';
 export * from './package-shelf.ts';
+export { processAlive } from './process-alive.ts';

@@ -6,7 +6,7 @@ import {
   writeConsumerFamily,
   writeIntegrationPackage,
 } from '@agent-platform/integrations/testing';
-import { waitUntil } from '@agent-platform/testkit';
+import { processAlive, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
@@ -311,14 +311,7 @@ describe('delete', () => {
     );
     expect((await api.request('GET', '/integrations', { token: viewer })).body.integrations).toEqual([]);
     expect((await api.request('GET', '/vault', { token: admin })).body).toEqual([]);
-    const gone = (): boolean => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    };
+    const gone = (): boolean => !processAlive(pid);
     await waitUntil(gone, { timeoutMs: 8_000, message: 'its server process to end' });
     await expect(api.integrationHost().tools('claims-server')).rejects.toMatchObject({
       category: 'InvalidState',

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stdioServerPayload, writeIntegrationPackage } from '@agent-platform/integrations/testing';
-import { waitUntil } from '@agent-platform/testkit';
+import { processAlive, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
@@ -22,14 +22,7 @@ const status = async (id: string) =>
   (await platform().request('GET', `/integrations/${id}/status`)).body.status;
 const pidOf = async (id: string): Promise<number> =>
   Number(/pid=(\d+)/.exec((await platform().integrationHost().call(id, 'count', {}, {})).text)?.[1]);
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 
 /** Polls the status over HTTP until it is Running again, collecting every distinct status seen. */
 async function statusesUntilRunning(id: string): Promise<unknown[]> {
