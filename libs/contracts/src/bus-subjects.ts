@@ -32,18 +32,42 @@ export const Subjects = {
   integrationChanged: 'integrations.changed',
   /** Notification: a host wrote its status row for one integration; a waiting connect looks again. */
   integrationReported: 'integrations.reported',
+  /**
+   * Notification: a channel record changed (create, PUT, enable, disable, delete); the bridge that
+   * holds it restarts or stops its adapter, the others look for work (docs/channels.md "Fleet").
+   */
+  channelChanged: 'channels.changed',
+  /**
+   * Request/reply: send one ChannelOutbound through channel `<id>`, served only by the bridge
+   * holding that channel's lease; no responder means no bridge holds it right now (retry later).
+   */
+  channelSend: (channelId: string) => `channels.send.${channelId}`,
 } as const;
 
 /** Durable streams (at-least-once, de-duplicated by envelope id): one row each in docs/architecture.md. */
 export const Streams = {
   /** One message per dispatched workflow step (WorkflowStepMessage). */
   workflowSteps: 'workflow.steps',
+  /** One message per platform event (PlatformEvent; envelope id = event id): triggers and webhooks. */
+  platformEvents: 'platform.events',
+  /** One message per inbound channel message (ChannelInbound; envelope id = `<channel>:<peer id>`). */
+  channelInbound: 'channel.inbound',
+  /** One message per reply to send through a channel (ChannelOutbound). */
+  channelOutbound: 'channel.outbound',
 } as const;
 
 /** Durable consumer names: consumers sharing one split its messages across processes. */
 export const Durables = {
   /** The agent workers that execute workflow steps. */
   workflowWorkers: 'workflow-workers',
+  /** The trigger matcher (agent workers): each event is matched against the triggers once. */
+  triggerMatchers: 'trigger-matchers',
+  /** The webhook fan-out (agent workers): each event becomes one delivery job per webhook of its agent. */
+  webhookFanOut: 'webhook-fan-out',
+  /** The agent workers that answer inbound channel messages. */
+  channelWorkers: 'channel-workers',
+  /** The channel bridges that pass replies to the bridge holding the channel. */
+  channelSenders: 'channel-senders',
 } as const;
 
 export const QueueGroups = {

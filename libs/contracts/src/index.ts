@@ -28,3 +28,5 @@ export * from './http/competencies.ts';
 export * from './http/connectors.ts';
 export * from './http/integrations.ts';
 export * from './integration-messages.ts';
+export * from './platform-events.ts';
+export * from './channel-messages.ts';

@@ -10,8 +10,8 @@ import {
   type IntegrationConnection,
   type IntegrationTool,
 } from '@agent-platform/domain';
-import { guardedFetch } from './guarded-fetch.ts';
-import { checkUrlTarget } from './private-target.ts';
+import { guardedFetch } from '@agent-platform/net';
+import { checkUrlTarget } from '@agent-platform/net';
 import { toolResultText, type McpToolResult } from './tool-result-text.ts';
 
 export interface McpConnectOptions {

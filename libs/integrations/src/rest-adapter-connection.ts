@@ -5,8 +5,8 @@ import {
   type IntegrationConnection,
   type IntegrationTool,
 } from '@agent-platform/domain';
-import { guardedFetch } from './guarded-fetch.ts';
-import { checkUrlTarget } from './private-target.ts';
+import { guardedFetch } from '@agent-platform/net';
+import { checkUrlTarget } from '@agent-platform/net';
 
 export interface RestConnectOptions {
   payload: AdapterPayload;

@@ -1,0 +1,3 @@
+export { isPrivateAddress, checkUrlTarget, guardedLookup, PrivateTargetError } from './private-target.ts';
+export { guardedFetch, type FetchLike } from './guarded-fetch.ts';
+export * from './standard-webhooks.ts';
