@@ -137,13 +137,13 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
         expect(
           (await call(B, 'PUT', `/cron/jobs/${id}/enable`, { token, body: { enabled: false } })).body,
         ).toEqual({ status: 'disabled' });
-      // A slot the killed scheduler held is run again by BullMQ's stalled-job check (lock 30 s,
-      // checked every 30 s): wait for every claim to get its outcome.
+      // A slot the killed scheduler held is run again by BullMQ's stalled-job check (the fleet's
+      // `queue_job_lock_secs` = 5: lock 5 s, checked every 5 s): wait for every claim's outcome.
       await waitUntil(
         async () =>
           (await Promise.all(ids.map(firesOf))).every((l) => l.fires.every((f) => f.outcome !== 'running')),
         {
-          timeoutMs: 90_000,
+          timeoutMs: 45_000,
           intervalMs: 500,
           message: 'every fire to settle',
         },

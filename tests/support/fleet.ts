@@ -219,7 +219,8 @@ function fleetConfig(input: {
     ...extra,
     server: { listen: input.listen, ...extra.server },
     storage: { data_dir: join(input.dir, 'data') },
-    runtime: { bus: 'nats', queue: 'bullmq', store: 'embedded', nats_url: input.nats.url, redis_url: input.redis.url },
+    // A 5 s job lock: a job whose process is SIGKILLed runs again after 5 s, not BullMQ's 30 s.
+    runtime: { bus: 'nats', queue: 'bullmq', store: 'embedded', nats_url: input.nats.url, redis_url: input.redis.url, queue_job_lock_secs: 5, ...extra.runtime },
     auth: { mode: 'local', ...extra.auth },
     licence: input.licence,
     providers: [{ id: 'fake', kind: 'openai', base_url: input.provider.url, models: ['m'] }],

@@ -92,6 +92,10 @@ export const RuntimeConfig = Type.Object(
     nats_url: Type.String({ default: 'nats://127.0.0.1:4222', description: 'NATS server for bus = "nats".' }),
     mongodb_url: Type.String({ default: 'mongodb://127.0.0.1:27017/agent_platform', description: 'MongoDB for store = "mongodb".' }),
     redis_url: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis for queue = "bullmq".' }),
+    queue_job_lock_secs: Positive(
+      'How long a running job is held without renewal before another process takes it over (a worker that died mid-job): BullMQ lockDuration and stalled check, the embedded lease.',
+      30,
+    ),
   },
   section('Engines behind the bus, store and queue ports: embedded (one process) or external services.'),
 );

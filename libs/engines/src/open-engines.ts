@@ -92,6 +92,7 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
         ? import('@agent-platform/queue/bullmq').then(({ connectBullmqQueue }) =>
             connectBullmqQueue({
               redisUrl: runtime.redis_url,
+              lockMs: runtime.queue_job_lock_secs * 1000,
               clock,
               // Connection errors repeat on every reconnect attempt while Redis is down: a warning each.
               onError: (err) => log.warn({ err }, 'queue connection error'),
@@ -101,6 +102,7 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
             path: join(dataDir, EMBEDDED_QUEUE_FILE),
             clock,
             durability: config.storage.durability,
+            leaseMs: runtime.queue_job_lock_secs * 1000,
             onError: (err) => log.error({ err }, 'queue error'),
           }),
     );

@@ -14,6 +14,12 @@ export interface BullmqQueueOptions {
   /** Receives connection and worker-loop errors (Redis down, a reconnect); the adapter carries on. */
   onError?: (error: unknown) => void;
   /**
+   * How long a running job stays locked without renewal (BullMQ `lockDuration`), and how often
+   * workers look for jobs whose lock expired (`stalledInterval`): the time before a job whose
+   * process died runs again. Default 30 s.
+   */
+  lockMs?: number;
+  /**
    * Time for the adapter's own due-time decisions: the delay of an `at` job and the first
    * `every` slot. BullMQ itself (delays, promotion, next slots) runs on the system clock, so a
    * clock far from it only makes sense in tests of those two decisions.
@@ -47,6 +53,7 @@ export class BullmqQueue implements Queue {
     private readonly prefix: string,
     private readonly onError: (error: unknown) => void,
     now: () => number,
+    private readonly lockMs: number,
   ) {
     this.schedulers = new BullmqSchedulers(client, now);
   }
@@ -68,7 +75,7 @@ export class BullmqQueue implements Queue {
     }
     const clock = options.clock;
     const now = clock ? () => clock.now().getTime() : () => Date.now();
-    return new BullmqQueue(client, workerConnection, options.prefix ?? 'ap', onError, now);
+    return new BullmqQueue(client, workerConnection, options.prefix ?? 'ap', onError, now, options.lockMs ?? 30_000);
   }
 
   /**
@@ -104,6 +111,8 @@ export class BullmqQueue implements Queue {
       prefix: this.prefix,
       concurrency: Math.max(1, options?.concurrency ?? 1),
       runRetryDelay: RUN_RETRY_DELAY_MS,
+      lockDuration: this.lockMs,
+      stalledInterval: this.lockMs,
     });
     worker.on('error', this.onError);
     this.workers.add(worker);
