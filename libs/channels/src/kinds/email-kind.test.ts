@@ -21,6 +21,7 @@ channelKindConformance(emailKind, async () => {
   return {
     goodConfig: config,
     badCredentialsConfig: { ...config, password: 'wrong-password' },
+    badCredentialsError: /refused the credentials \(535\)/,
     badConfigs: [
       { why: 'no SMTP host', config: { ...config, smtp_host: '' }, field: 'smtp_host' },
       { why: 'port out of range', config: { ...config, smtp_port: 70_000 }, field: 'smtp_port' },

@@ -105,6 +105,8 @@ function clientOptions(context: ChannelContext, config: MqttConfig, address: str
 
 /** Status from the client's events; stops reconnecting when the broker refuses the credentials. */
 function watchClient(context: ChannelContext, client: MqttClient, config: MqttConfig): void {
+  // After a refusal the client is ended; its later offline/close events must not hide the reason.
+  let refused = false;
   client.on('connect', () => {
     client.subscribe(config.inboundTopic, { qos: 1 }, (error) => {
       if (error) context.setStatus({ Error: `MQTT subscribe to ${config.inboundTopic} refused: ${error.message}` });
@@ -113,11 +115,14 @@ function watchClient(context: ChannelContext, client: MqttClient, config: MqttCo
   });
   client.on('error', (error: Error & { code?: unknown }) => {
     if (typeof error.code === 'number' && AUTH_REFUSED.has(error.code)) {
+      refused = true;
       context.setStatus({ Error: `the MQTT broker refused the credentials (CONNACK ${error.code})` });
       void client.endAsync(true);
-    } else context.setStatus({ Error: `MQTT: ${error.message}` });
+    } else if (!refused) context.setStatus({ Error: `MQTT: ${error.message}` });
   });
-  client.on('offline', () => context.setStatus({ Error: 'MQTT broker unreachable; reconnecting' }));
+  client.on('offline', () => {
+    if (!refused) context.setStatus({ Error: 'MQTT broker unreachable; reconnecting' });
+  });
 }
 
 /** Resolves on the first connect, refusal, or failure to reach the broker (status already set). */

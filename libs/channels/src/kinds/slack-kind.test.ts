@@ -9,6 +9,7 @@ channelKindConformance(slackKind, async ({ inboundUrl }) => {
   return {
     goodConfig: config,
     badCredentialsConfig: { ...config, bot_token: 'xoxb-revoked' },
+    badCredentialsError: /invalid_auth: Slack refused the bot token/,
     badConfigs: [
       { why: 'no bot token', config: { ...config, bot_token: undefined }, field: 'bot_token' },
       { why: 'empty signing secret', config: { ...config, signing_secret: '' }, field: 'signing_secret' },

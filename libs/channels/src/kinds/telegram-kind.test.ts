@@ -13,6 +13,7 @@ channelKindConformance(telegramKind, async () => {
   return {
     goodConfig: config,
     badCredentialsConfig: { ...config, bot_token: '999:revoked' },
+    badCredentialsError: /Telegram refused the bot token/,
     badConfigs: [
       { why: 'no bot token', config: { api_base_url: peer.apiBaseUrl }, field: 'bot_token' },
       { why: 'base URL not a URL', config: { ...config, api_base_url: '::' }, field: 'api_base_url' },

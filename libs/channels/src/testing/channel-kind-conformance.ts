@@ -36,6 +36,8 @@ export interface ConformanceHarness {
   goodConfig: ChannelConfig;
   /** Accepted by `check`, refused by the peer at `open`. */
   badCredentialsConfig: ChannelConfig;
+  /** What the `{Error}` message must say for those credentials (that the peer refused them). */
+  badCredentialsError?: RegExp;
   /** Configs `check` must refuse, each naming `field`. */
   badConfigs: { why: string; config: ChannelConfig; field: string }[];
   /** The peer sends one message (each call a new one). */
@@ -190,6 +192,7 @@ export function channelKindConformance(kind: ChannelKind, setup: (env: Conforman
       expect(recording.statuses).not.toContain('Connected');
       const status = recording.statuses.at(-1) as { Error: string };
       expect(status.Error.length).toBeGreaterThan(0);
+      if (harness.badCredentialsError !== undefined) expect(status.Error).toMatch(harness.badCredentialsError);
       for (const field of kind.secretFields) {
         const secret = harness.badCredentialsConfig[field];
         if (typeof secret === 'string') expect(status.Error).not.toContain(secret);

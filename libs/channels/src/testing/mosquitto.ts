@@ -24,6 +24,8 @@ export async function startMosquitto(options: { users?: Record<string, string> }
   const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mosquitto-test-'));
   const lines = [`listener ${port} 127.0.0.1`, 'persistence false', 'log_dest stderr'];
+  // Started as root, mosquitto drops to the `mosquitto` user, which cannot read this private dir.
+  if (process.getuid?.() === 0) lines.push('user root');
   const users = Object.entries(options.users ?? {});
   if (users.length > 0) {
     const passwd = findBinary('mosquitto_passwd');

@@ -49,7 +49,7 @@ export async function startSlackPeer(options: { botToken?: string; signingSecret
     if (method === 'chat.postMessage') {
       if (typeof params.channel !== 'string' || params.channel === '') return sendJson(response, 200, { ok: false, error: 'channel_not_found' });
       const thread = typeof params.thread_ts === 'string' ? params.thread_ts : null;
-      posts.push({ channel: params.channel, text: String(params.text ?? ''), thread_ts: thread });
+      posts.push({ channel: params.channel, text: typeof params.text === 'string' ? params.text : '', thread_ts: thread });
       seq += 1;
       return sendJson(response, 200, { ok: true, channel: params.channel, ts: `${Math.floor(Date.now() / 1000)}.${String(seq).padStart(6, '0')}` });
     }
@@ -61,7 +61,7 @@ export async function startSlackPeer(options: { botToken?: string; signingSecret
     signingSecret,
     posts,
     postEvent: (url, payload, sign = {}) => postSlackEvent(url, payload, { signingSecret, ...sign }),
-    close: server.close,
+    close: () => server.close(),
   };
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { parseBody, sendJson, startHttpPeer } from './http-peer.ts';
 
 export interface TelegramMessageInput {
@@ -88,7 +89,7 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
         const replyTo = reply?.message_id ?? params.reply_to_message_id;
         sent.push({
           chat_id: String(params.chat_id),
-          text: String(params.text ?? ''),
+          text: typeof params.text === 'string' ? params.text : '',
           message_thread_id: params.message_thread_id === undefined ? null : Number(params.message_thread_id),
           reply_to_message_id: replyTo === undefined ? null : Number(replyTo),
         });
@@ -132,7 +133,7 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
 }
 
 /** Holds a long poll until an update arrives, the timeout passes, or the client goes away. */
-function waitForUpdate(request: import('node:http').IncomingMessage, timeoutMs: number, waiters: Set<() => void>): Promise<void> {
+function waitForUpdate(request: IncomingMessage, timeoutMs: number, waiters: Set<() => void>): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
