@@ -25,7 +25,12 @@ export function optionalBoolean(config: ChannelConfig, field: string): boolean |
   return value;
 }
 
-export function optionalInteger(config: ChannelConfig, field: string, min: number, max: number): number | undefined {
+export function optionalInteger(
+  config: ChannelConfig,
+  field: string,
+  min: number,
+  max: number,
+): number | undefined {
   const value = config[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
@@ -48,7 +53,11 @@ export function optionalStringList(config: ChannelConfig, field: string): string
 }
 
 /** A URL whose scheme is one of `protocols` (e.g. `['http:', 'https:']`); undefined when absent. */
-export function optionalUrl(config: ChannelConfig, field: string, protocols: readonly string[]): URL | undefined {
+export function optionalUrl(
+  config: ChannelConfig,
+  field: string,
+  protocols: readonly string[],
+): URL | undefined {
   const value = optionalString(config, field);
   if (value === undefined) return undefined;
   return parseUrl(value, field, protocols);
@@ -66,7 +75,10 @@ function parseUrl(value: string, field: string, protocols: readonly string[]): U
     throw new ChannelConfigError(field, `${field} is not a valid URL`);
   }
   if (!protocols.includes(url.protocol))
-    throw new ChannelConfigError(field, `${field} must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`);
+    throw new ChannelConfigError(
+      field,
+      `${field} must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`,
+    );
   if (url.hostname === '') throw new ChannelConfigError(field, `${field} has no host`);
   return url;
 }

@@ -29,7 +29,11 @@ channelKindConformance(emailKind, async () => {
       { why: 'from not an address', config: { ...config, from: 'bot' }, field: 'from' },
       { why: 'listen port not a number', config: { ...config, listen_port: '25' }, field: 'listen_port' },
       { why: 'smtp_secure not a boolean', config: { ...config, smtp_secure: 'yes' }, field: 'smtp_secure' },
-      { why: 'recipients not a list', config: { ...config, allowed_recipients: 'bot@agent.test' }, field: 'allowed_recipients' },
+      {
+        why: 'recipients not a list',
+        config: { ...config, allowed_recipients: 'bot@agent.test' },
+        field: 'allowed_recipients',
+      },
       { why: 'password without username', config: { ...config, username: undefined }, field: 'username' },
     ],
     async sendInbound(text) {
@@ -44,7 +48,8 @@ channelKindConformance(emailKind, async () => {
         resend: async () => void (await sendMail({ ...mail, message_id: messageId })),
       };
     },
-    received: () => peer.messages.map((m) => ({ conversation: m.to[0] ?? '', thread: m.in_reply_to, text: m.text })),
+    received: () =>
+      peer.messages.map((m) => ({ conversation: m.to[0] ?? '', thread: m.in_reply_to, text: m.text })),
     close: peer.close,
   };
 });
@@ -62,7 +67,15 @@ describe('email specifics', () => {
     const listenPort = await freePort();
     const context: ChannelContext = {
       channelId: 'mail-1',
-      config: { smtp_host: peer.host, smtp_port: peer.port, username: peer.username, password: peer.password, from: 'bot@agent.test', listen_port: listenPort, ...extra },
+      config: {
+        smtp_host: peer.host,
+        smtp_port: peer.port,
+        username: peer.username,
+        password: peer.password,
+        from: 'bot@agent.test',
+        listen_port: listenPort,
+        ...extra,
+      },
       deliver: async (m) => void delivered.push(m),
       setStatus: (s) => statuses.push(s),
       fetch: guardedFetch(() => allowPrivateTargets),
@@ -76,13 +89,39 @@ describe('email specifics', () => {
   it('replies with Re: subject, In-Reply-To and References to the sender, marked as automatic', async () => {
     const { connection, delivered, listenPort } = await opened();
     try {
-      const id = await sendMail({ port: listenPort, from: 'ann@customer.test', to: 'bot@agent.test', subject: 'Where is my truck?', text: 'Truck 12?' });
+      const id = await sendMail({
+        port: listenPort,
+        from: 'ann@customer.test',
+        to: 'bot@agent.test',
+        subject: 'Where is my truck?',
+        text: 'Truck 12?',
+      });
       await waitUntil(() => delivered.length === 1);
       const inbound = delivered[0]!;
-      expect(inbound).toMatchObject({ peer_message_id: id, conversation: 'ann@customer.test', thread: id, sender: 'ann@customer.test', text: 'Truck 12?' });
-      await connection.send({ channel_id: 'mail-1', conversation: inbound.conversation, thread: inbound.thread, text: 'On its way.', in_reply_to: id, meta: inbound.meta });
+      expect(inbound).toMatchObject({
+        peer_message_id: id,
+        conversation: 'ann@customer.test',
+        thread: id,
+        sender: 'ann@customer.test',
+        text: 'Truck 12?',
+      });
+      await connection.send({
+        channel_id: 'mail-1',
+        conversation: inbound.conversation,
+        thread: inbound.thread,
+        text: 'On its way.',
+        in_reply_to: id,
+        meta: inbound.meta,
+      });
       const reply = peer.messages.at(-1)!;
-      expect(reply).toMatchObject({ to: ['ann@customer.test'], from: 'bot@agent.test', subject: 'Re: Where is my truck?', in_reply_to: id, references: [id], text: 'On its way.' });
+      expect(reply).toMatchObject({
+        to: ['ann@customer.test'],
+        from: 'bot@agent.test',
+        subject: 'Re: Where is my truck?',
+        in_reply_to: id,
+        references: [id],
+        text: 'On its way.',
+      });
       expect(reply.headers['auto-submitted']).toBe('auto-replied');
     } finally {
       await connection.close();
@@ -92,8 +131,21 @@ describe('email specifics', () => {
   it('does not deliver auto-replies (RFC 3834), so two bots cannot loop', async () => {
     const { connection, delivered, listenPort } = await opened();
     try {
-      await sendMail({ port: listenPort, from: 'away@customer.test', to: 'bot@agent.test', subject: 'Out of office', text: 'I am away', headers: { 'Auto-Submitted': 'auto-replied' } });
-      await sendMail({ port: listenPort, from: 'ann@customer.test', to: 'bot@agent.test', subject: 'Hi', text: 'a person' });
+      await sendMail({
+        port: listenPort,
+        from: 'away@customer.test',
+        to: 'bot@agent.test',
+        subject: 'Out of office',
+        text: 'I am away',
+        headers: { 'Auto-Submitted': 'auto-replied' },
+      });
+      await sendMail({
+        port: listenPort,
+        from: 'ann@customer.test',
+        to: 'bot@agent.test',
+        subject: 'Hi',
+        text: 'a person',
+      });
       await waitUntil(() => delivered.length === 1);
       expect(delivered.map((m) => m.text)).toEqual(['a person']);
     } finally {
@@ -102,10 +154,26 @@ describe('email specifics', () => {
   });
 
   it('refuses recipients outside allowed_recipients with 550', async () => {
-    const { connection, delivered, listenPort } = await opened({ allowed_recipients: ['Support@Agent.test'] });
+    const { connection, delivered, listenPort } = await opened({
+      allowed_recipients: ['Support@Agent.test'],
+    });
     try {
-      await expect(sendMail({ port: listenPort, from: 'ann@customer.test', to: 'other@agent.test', subject: 's', text: 'x' })).rejects.toThrow(/550/);
-      await sendMail({ port: listenPort, from: 'ann@customer.test', to: 'support@agent.test', subject: 's', text: 'allowed' });
+      await expect(
+        sendMail({
+          port: listenPort,
+          from: 'ann@customer.test',
+          to: 'other@agent.test',
+          subject: 's',
+          text: 'x',
+        }),
+      ).rejects.toThrow(/550/);
+      await sendMail({
+        port: listenPort,
+        from: 'ann@customer.test',
+        to: 'support@agent.test',
+        subject: 's',
+        text: 'allowed',
+      });
       await waitUntil(() => delivered.length === 1);
       expect(delivered[0]?.text).toBe('allowed');
     } finally {

@@ -80,7 +80,9 @@ function smtpTransport(config: EmailConfig, address: string): Transporter {
     host: address,
     port: config.smtpPort,
     secure: config.smtpSecure,
-    ...(config.username === undefined ? {} : { auth: { user: config.username, pass: config.password ?? '' } }),
+    ...(config.username === undefined
+      ? {}
+      : { auth: { user: config.username, pass: config.password ?? '' } }),
     // The certificate is checked against the configured name, not the address connected to.
     tls: { servername: config.smtpHost },
     connectionTimeout: 10_000,
@@ -96,14 +98,21 @@ function smtpProblem(error: unknown): string {
   return `SMTP: ${e.message ?? String(error)}`;
 }
 
-function emailConnection(config: EmailConfig, transporter: Transporter | undefined, listener: SmtpListener | undefined): ChannelConnection {
+function emailConnection(
+  config: EmailConfig,
+  transporter: Transporter | undefined,
+  listener: SmtpListener | undefined,
+): ChannelConnection {
   let closed = false;
   return {
     async send(message: ChannelOutbound) {
       if (closed) throw new Error('the email channel is closed');
       if (transporter === undefined) throw new Error('the email channel has no working SMTP connection');
       const thread = message.thread ?? undefined;
-      const references = [...(message.meta.references ?? '').split(/\s+/).filter(Boolean), ...(thread ? [thread] : [])];
+      const references = [
+        ...(message.meta.references ?? '').split(/\s+/).filter(Boolean),
+        ...(thread ? [thread] : []),
+      ];
       await transporter.sendMail({
         from: config.from,
         to: message.conversation,

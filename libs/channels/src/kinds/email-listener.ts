@@ -41,7 +41,10 @@ export async function openSmtpListener(context: ChannelContext, config: EmailCon
           callback();
         })
         .catch((error: unknown) => {
-          context.logger.warn({ channel_id: context.channelId, reason: (error as Error).message }, 'inbound email not delivered');
+          context.logger.warn(
+            { channel_id: context.channelId, reason: (error as Error).message },
+            'inbound email not delivered',
+          );
           callback(smtpError(451, 'temporary failure, try again later'));
         });
     },
@@ -63,14 +66,22 @@ export async function openSmtpListener(context: ChannelContext, config: EmailCon
  * One parsed mail as an inbound message; null for automatic mail (auto-replies, bounces, lists),
  * which an agent must not answer (RFC 3834), or mail with no sender.
  */
-function toInbound(mail: ParsedMail, raw: Buffer, envelopeFrom: false | { address: string }): InboundMessage | null {
+function toInbound(
+  mail: ParsedMail,
+  raw: Buffer,
+  envelopeFrom: false | { address: string },
+): InboundMessage | null {
   const autoSubmitted = headerText(mail, 'auto-submitted');
   const precedence = headerText(mail, 'precedence');
-  if ((autoSubmitted !== undefined && autoSubmitted.toLowerCase() !== 'no') || /^(bulk|junk|list|auto_reply)$/i.test(precedence ?? ''))
+  if (
+    (autoSubmitted !== undefined && autoSubmitted.toLowerCase() !== 'no') ||
+    /^(bulk|junk|list|auto_reply)$/i.test(precedence ?? '')
+  )
     return null;
   const sender = firstAddress(mail.from) ?? (envelopeFrom === false ? undefined : envelopeFrom.address);
   if (sender === undefined || sender === '') return null;
-  const messageId = mail.messageId ?? `<sha256-${createHash('sha256').update(raw).digest('hex')}@agent-platform>`;
+  const messageId =
+    mail.messageId ?? `<sha256-${createHash('sha256').update(raw).digest('hex')}@agent-platform>`;
   const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? '');
   return {
     peer_message_id: messageId,

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { ChannelOutbound } from '@agent-platform/contracts';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
-import type { ChannelConfig, ChannelConnection, ChannelContext, ChannelKind, InboundMessage } from '../channel-kind.ts';
+import type {
+  ChannelConfig,
+  ChannelConnection,
+  ChannelContext,
+  ChannelKind,
+  InboundMessage,
+} from '../channel-kind.ts';
 import { ChannelConfigError } from '../channel-kind.ts';
 import { optionalInteger, optionalString, requiredString, requiredUrl } from './config-fields.ts';
 import { resolveGuardedHost } from './guarded-host.ts';
@@ -62,9 +68,12 @@ export const mqttKind: ChannelKind = {
     }
     const client = connect(clientOptions(context, config, address));
     const closing = new AbortController();
+    const ownTopic = outboundTopicPattern(config.outboundTopic);
     client.handleMessage = (packet, done) => {
+      // A reply of ours seen again because the inbound filter also matches the outbound topic:
+      // acknowledged and dropped, or the agent would answer itself forever.
+      if (ownTopic.test(packet.topic)) return done();
       const message = toInbound(packet.topic, Buffer.from(packet.payload));
-      if (message === null) return done();
       // Retried until delivered or closed; the PUBACK waits, so an unacknowledged message stays
       // with the broker for the next session.
       void deliverUntilDone(context, message, closing.signal).then((delivered) => delivered && done());
@@ -76,7 +85,11 @@ export const mqttKind: ChannelKind = {
         if (closing.signal.aborted) throw new Error('the mqtt channel is closed');
         if (/[+#]/.test(message.conversation)) throw new Error('an MQTT conversation cannot contain + or #');
         const topic = config.outboundTopic.replaceAll('{conversation}', message.conversation);
-        const payload = JSON.stringify({ text: message.text, in_reply_to: message.in_reply_to, conversation: message.conversation });
+        const payload = JSON.stringify({
+          text: message.text,
+          in_reply_to: message.in_reply_to,
+          conversation: message.conversation,
+        });
         await client.publishAsync(topic, payload, { qos: config.qos });
       },
       async close() {
@@ -109,7 +122,8 @@ function watchClient(context: ChannelContext, client: MqttClient, config: MqttCo
   let refused = false;
   client.on('connect', () => {
     client.subscribe(config.inboundTopic, { qos: 1 }, (error) => {
-      if (error) context.setStatus({ Error: `MQTT subscribe to ${config.inboundTopic} refused: ${error.message}` });
+      if (error)
+        context.setStatus({ Error: `MQTT subscribe to ${config.inboundTopic} refused: ${error.message}` });
       else context.setStatus('Connected');
     });
   });
@@ -136,17 +150,30 @@ function firstOutcome(client: MqttClient): Promise<void> {
   });
 }
 
-async function deliverUntilDone(context: ChannelContext, message: InboundMessage, closing: AbortSignal): Promise<boolean> {
+async function deliverUntilDone(
+  context: ChannelContext,
+  message: InboundMessage,
+  closing: AbortSignal,
+): Promise<boolean> {
   while (!closing.aborted) {
     try {
       await context.deliver(message);
       return true;
     } catch (error) {
-      context.logger.warn({ channel_id: context.channelId, reason: (error as Error).message }, 'mqtt message not delivered; retrying');
+      context.logger.warn(
+        { channel_id: context.channelId, reason: (error as Error).message },
+        'mqtt message not delivered; retrying',
+      );
       await pause(RETRY_DELAY_MS, closing);
     }
   }
   return false;
+}
+
+/** Matches the topics `outbound_topic` can produce (`{conversation}` = one or more characters). */
+export function outboundTopicPattern(template: string): RegExp {
+  const parts = template.split('{conversation}').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${parts.join('.+')}$`);
 }
 
 /**
@@ -154,13 +181,17 @@ async function deliverUntilDone(context: ChannelContext, message: InboundMessage
  * other payload is plain text. Without an `id`, the peer id is a hash of topic and payload (the
  * same payload re-published is one message); without a `conversation`, it is the topic.
  */
-export function toInbound(topic: string, payload: Buffer): InboundMessage | null {
+export function toInbound(topic: string, payload: Buffer): InboundMessage {
   const raw = payload.toString('utf8');
   const parsed = parseObject(raw);
   const structured = parsed !== null && typeof parsed.text === 'string' ? parsed : null;
   const id = structured?.id;
   const peerId =
-    typeof id === 'string' && id !== '' ? id : typeof id === 'number' ? String(id) : `sha256-${createHash('sha256').update(`${topic}\n${raw}`).digest('hex')}`;
+    typeof id === 'string' && id !== ''
+      ? id
+      : typeof id === 'number'
+        ? String(id)
+        : `sha256-${createHash('sha256').update(`${topic}\n${raw}`).digest('hex')}`;
   return {
     peer_message_id: peerId,
     conversation: stringOr(structured?.conversation, topic),
@@ -174,7 +205,9 @@ export function toInbound(topic: string, payload: Buffer): InboundMessage | null
 function parseObject(raw: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(raw);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

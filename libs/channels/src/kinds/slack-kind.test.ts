@@ -1,10 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channelKindConformance, signSlackRequest, slackMessageEvent, startSlackPeer, type SlackPeer } from '../testing/index.ts';
+import {
+  channelKindConformance,
+  signSlackRequest,
+  slackMessageEvent,
+  startSlackPeer,
+  type SlackPeer,
+} from '../testing/index.ts';
 import { slackKind } from './slack-kind.ts';
 
 channelKindConformance(slackKind, async ({ inboundUrl }) => {
   const peer = await startSlackPeer();
-  const config = { bot_token: peer.botToken, signing_secret: peer.signingSecret, api_base_url: peer.apiBaseUrl };
+  const config = {
+    bot_token: peer.botToken,
+    signing_secret: peer.signingSecret,
+    api_base_url: peer.apiBaseUrl,
+  };
   let seq = 0;
   return {
     goodConfig: config,
@@ -14,7 +24,11 @@ channelKindConformance(slackKind, async ({ inboundUrl }) => {
       { why: 'no bot token', config: { ...config, bot_token: undefined }, field: 'bot_token' },
       { why: 'empty signing secret', config: { ...config, signing_secret: '' }, field: 'signing_secret' },
       { why: 'base URL not a URL', config: { ...config, api_base_url: 'not a url' }, field: 'api_base_url' },
-      { why: 'base URL not http', config: { ...config, api_base_url: 'ftp://slack.example/api' }, field: 'api_base_url' },
+      {
+        why: 'base URL not http',
+        config: { ...config, api_base_url: 'ftp://slack.example/api' },
+        field: 'api_base_url',
+      },
       { why: 'token not a string', config: { ...config, bot_token: 42 }, field: 'bot_token' },
     ],
     async sendInbound(text) {
@@ -45,7 +59,11 @@ describe('slack Events API requests (receiveHttp)', () => {
   const receive = (payload: unknown, options: { secret?: string; timestamp?: number; now?: Date } = {}) => {
     const raw = JSON.stringify(payload);
     const headers = signSlackRequest(options.secret ?? peer.signingSecret, raw, options.timestamp);
-    return slackKind.receiveHttp!(config, { headers, rawBody: Buffer.from(raw), now: options.now ?? new Date() });
+    return slackKind.receiveHttp!(config, {
+      headers,
+      rawBody: Buffer.from(raw),
+      now: options.now ?? new Date(),
+    });
   };
 
   it('answers url_verification with the challenge', () => {
@@ -54,16 +72,32 @@ describe('slack Events API requests (receiveHttp)', () => {
   });
 
   it('maps a thread reply: thread = thread_ts, peer id = event_id, sender = user', () => {
-    const payload = slackMessageEvent({ channel: 'C1', text: 'in a thread', user: 'U9', ts: '1700000001.000200', thread_ts: '1700000000.000100', event_id: 'Ev1' });
+    const payload = slackMessageEvent({
+      channel: 'C1',
+      text: 'in a thread',
+      user: 'U9',
+      ts: '1700000001.000200',
+      thread_ts: '1700000000.000100',
+      event_id: 'Ev1',
+    });
     const result = receive(payload);
     expect(result.status).toBe(200);
     expect(result.messages).toEqual([
-      { peer_message_id: 'Ev1', conversation: 'C1', thread: '1700000000.000100', sender: 'U9', text: 'in a thread', meta: { ts: '1700000001.000200' } },
+      {
+        peer_message_id: 'Ev1',
+        conversation: 'C1',
+        thread: '1700000000.000100',
+        sender: 'U9',
+        text: 'in a thread',
+        meta: { ts: '1700000001.000200' },
+      },
     ]);
   });
 
   it('refuses a forged signature with 401 and delivers nothing', () => {
-    const result = receive(slackMessageEvent({ channel: 'C1', text: 'forged' }), { secret: 'not-the-secret' });
+    const result = receive(slackMessageEvent({ channel: 'C1', text: 'forged' }), {
+      secret: 'not-the-secret',
+    });
     expect(result.status).toBe(401);
     expect(result.messages).toEqual([]);
   });
@@ -82,7 +116,9 @@ describe('slack Events API requests (receiveHttp)', () => {
     const result = receive(slackMessageEvent({ channel: 'C1', text: 'replayed' }), { timestamp: old });
     expect(result.status).toBe(401);
     expect(result.messages).toEqual([]);
-    const fresh = receive(slackMessageEvent({ channel: 'C1', text: 'fresh' }), { timestamp: Math.floor(Date.now() / 1000) - 299 });
+    const fresh = receive(slackMessageEvent({ channel: 'C1', text: 'fresh' }), {
+      timestamp: Math.floor(Date.now() / 1000) - 299,
+    });
     expect(fresh.status).toBe(200);
   });
 

@@ -46,7 +46,11 @@ export const slackKind: ChannelKind = {
       callSlack(context, config, method, body, aborter.signal);
     try {
       const auth = await call('auth.test', {});
-      context.setStatus(auth.ok ? 'Connected' : { Error: `${auth.error ?? 'refused'}: Slack refused the bot token (auth.test)` });
+      context.setStatus(
+        auth.ok
+          ? 'Connected'
+          : { Error: `${auth.error ?? 'refused'}: Slack refused the bot token (auth.test)` },
+      );
     } catch (error) {
       context.setStatus({ Error: `Slack Web API unreachable: ${(error as Error).message}` });
     }
@@ -72,7 +76,10 @@ async function callSlack(
 ): Promise<SlackReply> {
   const response = await context.fetch(`${config.apiBaseUrl}/${method}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${config.botToken}`, 'content-type': 'application/json; charset=utf-8' },
+    headers: {
+      authorization: `Bearer ${config.botToken}`,
+      'content-type': 'application/json; charset=utf-8',
+    },
     body: JSON.stringify(body),
     signal,
   });
@@ -129,7 +136,8 @@ function receiveSlackEvent(config: SlackConfig, request: HttpInboundRequest): Ht
   } catch {
     return { status: 400, body: { error: 'the body is not JSON' }, messages: [] };
   }
-  if (body.type === 'url_verification') return { status: 200, body: { challenge: body.challenge ?? '' }, messages: [] };
+  if (body.type === 'url_verification')
+    return { status: 200, body: { challenge: body.challenge ?? '' }, messages: [] };
   const message = body.type === 'event_callback' ? toInbound(body) : null;
   return { status: 200, body: { ok: true }, messages: message === null ? [] : [message] };
 }

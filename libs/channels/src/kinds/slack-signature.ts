@@ -24,10 +24,12 @@ export function slackRequestProblem(
     return 'missing X-Slack-Signature or X-Slack-Request-Timestamp';
   if (!/^\d+$/.test(timestamp)) return 'X-Slack-Request-Timestamp is not a number of seconds';
   const age = Math.abs(now.getTime() / 1000 - Number(timestamp));
-  if (age > SLACK_MAX_AGE_SECONDS) return 'X-Slack-Request-Timestamp is more than five minutes away (a replay?)';
+  if (age > SLACK_MAX_AGE_SECONDS)
+    return 'X-Slack-Request-Timestamp is more than five minutes away (a replay?)';
   const expected = Buffer.from(slackSignature(signingSecret, timestamp, rawBody));
   const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'X-Slack-Signature does not match';
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return 'X-Slack-Signature does not match';
   return null;
 }
 

@@ -17,8 +17,16 @@ channelKindConformance(telegramKind, async () => {
     badConfigs: [
       { why: 'no bot token', config: { api_base_url: peer.apiBaseUrl }, field: 'bot_token' },
       { why: 'base URL not a URL', config: { ...config, api_base_url: '::' }, field: 'api_base_url' },
-      { why: 'poll timeout too long', config: { ...config, poll_timeout_secs: 3600 }, field: 'poll_timeout_secs' },
-      { why: 'poll timeout not an integer', config: { ...config, poll_timeout_secs: 1.5 }, field: 'poll_timeout_secs' },
+      {
+        why: 'poll timeout too long',
+        config: { ...config, poll_timeout_secs: 3600 },
+        field: 'poll_timeout_secs',
+      },
+      {
+        why: 'poll timeout not an integer',
+        config: { ...config, poll_timeout_secs: 1.5 },
+        field: 'poll_timeout_secs',
+      },
     ],
     async sendInbound(text) {
       seq += 1;
@@ -26,7 +34,12 @@ channelKindConformance(telegramKind, async () => {
       const update = peer.injectMessage({ chat_id: chatId, text });
       return { conversation: String(chatId), text, thread: null, resend: async () => peer.redeliver(update) };
     },
-    received: () => peer.sent.map((m) => ({ conversation: m.chat_id, thread: m.message_thread_id === null ? null : String(m.message_thread_id), text: m.text })),
+    received: () =>
+      peer.sent.map((m) => ({
+        conversation: m.chat_id,
+        thread: m.message_thread_id === null ? null : String(m.message_thread_id),
+        text: m.text,
+      })),
     close: peer.close,
   };
 });
@@ -38,7 +51,11 @@ describe('telegram polling', () => {
   });
   afterAll(() => peer.close());
 
-  function context(failures: number): { context: ChannelContext; delivered: InboundMessage[]; statuses: ChannelStatus[] } {
+  function context(failures: number): {
+    context: ChannelContext;
+    delivered: InboundMessage[];
+    statuses: ChannelStatus[];
+  } {
     const delivered: InboundMessage[] = [];
     const statuses: ChannelStatus[] = [];
     let left = failures;
@@ -67,13 +84,40 @@ describe('telegram polling', () => {
     const run = context(1);
     const connection = await telegramKind.open(run.context);
     try {
-      const update = peer.injectMessage({ chat_id: 7, text: 'first try fails', from: { id: 5, username: 'bob' }, message_thread_id: 33 });
-      await waitUntil(() => run.delivered.length === 1, { timeoutMs: 5_000, message: 'the retried delivery' });
-      expect(run.delivered[0]).toMatchObject({ peer_message_id: String(update.update_id), conversation: '7', thread: '33', sender: 'bob' });
-      await waitUntil(() => peer.confirmed().includes(update.update_id), { message: 'the update to be confirmed' });
+      const update = peer.injectMessage({
+        chat_id: 7,
+        text: 'first try fails',
+        from: { id: 5, username: 'bob' },
+        message_thread_id: 33,
+      });
+      await waitUntil(() => run.delivered.length === 1, {
+        timeoutMs: 5_000,
+        message: 'the retried delivery',
+      });
+      expect(run.delivered[0]).toMatchObject({
+        peer_message_id: String(update.update_id),
+        conversation: '7',
+        thread: '33',
+        sender: 'bob',
+      });
+      await waitUntil(() => peer.confirmed().includes(update.update_id), {
+        message: 'the update to be confirmed',
+      });
 
-      await connection.send({ channel_id: 'tg-1', conversation: '7', thread: '33', text: 'reply', in_reply_to: String(update.update_id), meta: run.delivered[0]!.meta });
-      expect(peer.sent.at(-1)).toEqual({ chat_id: '7', text: 'reply', message_thread_id: 33, reply_to_message_id: update.message.message_id });
+      await connection.send({
+        channel_id: 'tg-1',
+        conversation: '7',
+        thread: '33',
+        text: 'reply',
+        in_reply_to: String(update.update_id),
+        meta: run.delivered[0]!.meta,
+      });
+      expect(peer.sent.at(-1)).toEqual({
+        chat_id: '7',
+        text: 'reply',
+        message_thread_id: 33,
+        reply_to_message_id: update.message.message_id,
+      });
     } finally {
       await connection.close();
     }

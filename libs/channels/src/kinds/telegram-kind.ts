@@ -1,5 +1,11 @@
 import type { ChannelOutbound } from '@agent-platform/contracts';
-import type { ChannelConfig, ChannelConnection, ChannelContext, ChannelKind, InboundMessage } from '../channel-kind.ts';
+import type {
+  ChannelConfig,
+  ChannelConnection,
+  ChannelContext,
+  ChannelKind,
+  InboundMessage,
+} from '../channel-kind.ts';
 import { optionalInteger, optionalUrl, requiredString, trimBase } from './config-fields.ts';
 import { pause } from './pause.ts';
 
@@ -20,7 +26,9 @@ function readConfig(config: ChannelConfig): TelegramConfig {
   const botToken = requiredString(config, 'bot_token');
   return {
     botToken,
-    apiBaseUrl: trimBase(optionalUrl(config, 'api_base_url', ['http:', 'https:']) ?? new URL(DEFAULT_API_BASE_URL)),
+    apiBaseUrl: trimBase(
+      optionalUrl(config, 'api_base_url', ['http:', 'https:']) ?? new URL(DEFAULT_API_BASE_URL),
+    ),
     pollTimeoutSecs: optionalInteger(config, 'poll_timeout_secs', 0, 50) ?? DEFAULT_POLL_TIMEOUT_SECS,
   };
 }
@@ -46,7 +54,10 @@ export const telegramKind: ChannelKind = {
       if (me.ok) {
         context.setStatus('Connected');
         polling = pollUpdates(context, config, api, aborter.signal);
-      } else context.setStatus({ Error: `Telegram refused the bot token (getMe: ${me.description ?? me.error_code ?? 'refused'})` });
+      } else
+        context.setStatus({
+          Error: `Telegram refused the bot token (getMe: ${me.description ?? me.error_code ?? 'refused'})`,
+        });
     } catch (error) {
       context.setStatus({ Error: `Telegram Bot API unreachable: ${(error as Error).message}` });
     }
@@ -61,7 +72,11 @@ interface TelegramReply {
   description?: string;
 }
 
-type TelegramApi = (method: string, body: Record<string, unknown>, signal?: AbortSignal) => Promise<TelegramReply>;
+type TelegramApi = (
+  method: string,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+) => Promise<TelegramReply>;
 
 /** One Bot API call. The token is part of the URL: never log the URL. */
 function telegramApi(context: ChannelContext, config: TelegramConfig, signal: AbortSignal): TelegramApi {
@@ -92,7 +107,12 @@ interface TelegramUpdate {
   };
 }
 
-async function pollUpdates(context: ChannelContext, config: TelegramConfig, api: TelegramApi, signal: AbortSignal): Promise<void> {
+async function pollUpdates(
+  context: ChannelContext,
+  config: TelegramConfig,
+  api: TelegramApi,
+  signal: AbortSignal,
+): Promise<void> {
   let offset: number | undefined;
   let sentOffset: number | undefined;
   while (!signal.aborted) {
@@ -104,7 +124,8 @@ async function pollUpdates(context: ChannelContext, config: TelegramConfig, api:
       });
       sentOffset = offset;
       if (!reply.ok) {
-        if (reply.error_code === 401) context.setStatus({ Error: 'Telegram refused the bot token (getUpdates: 401)' });
+        if (reply.error_code === 401)
+          context.setStatus({ Error: 'Telegram refused the bot token (getUpdates: 401)' });
         throw new Error(`getUpdates failed: ${reply.description ?? reply.error_code ?? 'unknown error'}`);
       }
       for (const update of (reply.result ?? []) as TelegramUpdate[]) {
@@ -115,14 +136,19 @@ async function pollUpdates(context: ChannelContext, config: TelegramConfig, api:
       }
     } catch (error) {
       if (signal.aborted) return;
-      context.logger.warn({ channel_id: context.channelId, reason: (error as Error).message }, 'telegram poll failed; retrying');
+      context.logger.warn(
+        { channel_id: context.channelId, reason: (error as Error).message },
+        'telegram poll failed; retrying',
+      );
       await pause(RETRY_DELAY_MS, signal);
     }
   }
   // Closing between a delivery and the next poll: confirm what was delivered, so the bridge that
   // takes the channel over is not handed it again (it would be de-duplicated, but needlessly).
   if (offset !== undefined && offset !== sentOffset)
-    await api('getUpdates', { offset, timeout: 0, limit: 1 }, AbortSignal.timeout(CONFIRM_TIMEOUT_MS)).catch(() => undefined);
+    await api('getUpdates', { offset, timeout: 0, limit: 1 }, AbortSignal.timeout(CONFIRM_TIMEOUT_MS)).catch(
+      () => undefined,
+    );
 }
 
 function toInbound(update: TelegramUpdate): InboundMessage | null {
@@ -138,7 +164,11 @@ function toInbound(update: TelegramUpdate): InboundMessage | null {
   };
 }
 
-function telegramConnection(api: TelegramApi, aborter: AbortController, polling: () => Promise<void>): ChannelConnection {
+function telegramConnection(
+  api: TelegramApi,
+  aborter: AbortController,
+  polling: () => Promise<void>,
+): ChannelConnection {
   return {
     async send(message: ChannelOutbound) {
       if (aborter.signal.aborted) throw new Error('the telegram channel is closed');
@@ -147,9 +177,14 @@ function telegramConnection(api: TelegramApi, aborter: AbortController, polling:
         chat_id: message.conversation,
         text: message.text,
         ...(message.thread === null ? {} : { message_thread_id: Number(message.thread) }),
-        ...(replyTo === undefined ? {} : { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } }),
+        ...(replyTo === undefined
+          ? {}
+          : { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } }),
       });
-      if (!reply.ok) throw new Error(`Telegram sendMessage refused: ${reply.description ?? reply.error_code ?? 'unknown error'}`);
+      if (!reply.ok)
+        throw new Error(
+          `Telegram sendMessage refused: ${reply.description ?? reply.error_code ?? 'unknown error'}`,
+        );
     },
     async close() {
       aborter.abort();

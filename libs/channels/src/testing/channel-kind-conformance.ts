@@ -96,7 +96,10 @@ function recordingContext(config: ChannelConfig): Recording {
  */
 async function deliveredWith(recording: Recording, text: string, count: number): Promise<InboundMessage> {
   const matching = (): InboundMessage[] => recording.delivered.filter((m) => m.text === text);
-  await waitUntil(() => matching().length >= count, { timeoutMs: 5_000, message: `"${text}" to be delivered ${count} time(s)` });
+  await waitUntil(() => matching().length >= count, {
+    timeoutMs: 5_000,
+    message: `"${text}" to be delivered ${count} time(s)`,
+  });
   expect(matching()).toHaveLength(count);
   return matching()[count - 1] as InboundMessage;
 }
@@ -122,7 +125,10 @@ const QUIET_MS = 400;
  * The one suite every channel kind passes (STYLE §1), run with the kind's local peer:
  * libs/channels/src/kinds/<kind>-kind.test.ts.
  */
-export function channelKindConformance(kind: ChannelKind, setup: (env: ConformanceEnv) => Promise<ConformanceHarness>): void {
+export function channelKindConformance(
+  kind: ChannelKind,
+  setup: (env: ConformanceEnv) => Promise<ConformanceHarness>,
+): void {
   describe(`ChannelKind conformance: ${kind.kind}`, () => {
     let harness: ConformanceHarness;
     let standIn: Server | undefined;
@@ -151,7 +157,9 @@ export function channelKindConformance(kind: ChannelKind, setup: (env: Conforman
       await new Promise<void>((resolve) => (standIn ? standIn.close(() => resolve()) : resolve()));
     });
 
-    async function openChannel(config: ChannelConfig): Promise<{ recording: Recording; connection: ChannelConnection }> {
+    async function openChannel(
+      config: ChannelConfig,
+    ): Promise<{ recording: Recording; connection: ChannelConnection }> {
       const recording = recordingContext(config);
       current = recording;
       const connection = await kind.open(recording.context);
@@ -161,7 +169,9 @@ export function channelKindConformance(kind: ChannelKind, setup: (env: Conforman
 
     async function openConnected(): Promise<{ recording: Recording; connection: ChannelConnection }> {
       const opened = await openChannel(harness.goodConfig);
-      await waitUntil(() => opened.recording.statuses.at(-1) === 'Connected', { message: `${kind.kind} to report Connected` });
+      await waitUntil(() => opened.recording.statuses.at(-1) === 'Connected', {
+        message: `${kind.kind} to report Connected`,
+      });
       return opened;
     }
 
@@ -188,11 +198,14 @@ export function channelKindConformance(kind: ChannelKind, setup: (env: Conforman
 
     it('open with credentials the peer refuses reports {Error}, never Connected', async () => {
       const { recording } = await openChannel(harness.badCredentialsConfig);
-      await waitUntil(() => isError(recording.statuses.at(-1)), { message: `${kind.kind} to report an Error status` });
+      await waitUntil(() => isError(recording.statuses.at(-1)), {
+        message: `${kind.kind} to report an Error status`,
+      });
       expect(recording.statuses).not.toContain('Connected');
       const status = recording.statuses.at(-1) as { Error: string };
       expect(status.Error.length).toBeGreaterThan(0);
-      if (harness.badCredentialsError !== undefined) expect(status.Error).toMatch(harness.badCredentialsError);
+      if (harness.badCredentialsError !== undefined)
+        expect(status.Error).toMatch(harness.badCredentialsError);
       for (const field of kind.secretFields) {
         const secret = harness.badCredentialsConfig[field];
         if (typeof secret === 'string') expect(status.Error).not.toContain(secret);
@@ -237,7 +250,11 @@ export function channelKindConformance(kind: ChannelKind, setup: (env: Conforman
         meta: inbound.meta,
       });
       await waitUntil(() => harness.received().length > before, { message: 'the peer to receive the reply' });
-      expect(harness.received().at(-1)).toEqual({ conversation: inbound.conversation, thread: inbound.thread, text: 'here is your answer' });
+      expect(harness.received().at(-1)).toEqual({
+        conversation: inbound.conversation,
+        thread: inbound.thread,
+        text: 'here is your answer',
+      });
     });
 
     it('after close nothing more is delivered and no socket or timer is left', async () => {
@@ -258,7 +275,14 @@ export function channelKindConformance(kind: ChannelKind, setup: (env: Conforman
         message: `${kind.kind} to release its sockets and timers (live: ${JSON.stringify([...liveResources()])}, before open: ${JSON.stringify([...baseline])})`,
       });
       await expect(
-        connection.send({ channel_id: recording.context.channelId, conversation: 'x', thread: null, text: 't', in_reply_to: null, meta: {} }),
+        connection.send({
+          channel_id: recording.context.channelId,
+          conversation: 'x',
+          thread: null,
+          text: 't',
+          in_reply_to: null,
+          meta: {},
+        }),
       ).rejects.toThrow();
     });
   });
@@ -276,9 +300,17 @@ function startStandIn(kind: ChannelKind, channel: () => Recording | undefined): 
         response.writeHead(404).end();
         return;
       }
-      const result = kind.receiveHttp(recording.context.config, { headers: request.headers, rawBody: Buffer.concat(chunks), now: new Date() });
+      const result = kind.receiveHttp(recording.context.config, {
+        headers: request.headers,
+        rawBody: Buffer.concat(chunks),
+        now: new Date(),
+      });
       Promise.all(result.messages.map((m) => recording.context.deliver(m)))
-        .then(() => response.writeHead(result.status, { 'content-type': 'application/json' }).end(JSON.stringify(result.body)))
+        .then(() =>
+          response
+            .writeHead(result.status, { 'content-type': 'application/json' })
+            .end(JSON.stringify(result.body)),
+        )
         .catch(() => response.writeHead(500).end());
     });
   });

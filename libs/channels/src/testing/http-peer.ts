@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
-export type PeerHandler = (request: IncomingMessage, body: Buffer, response: ServerResponse) => void | Promise<void>;
+export type PeerHandler = (
+  request: IncomingMessage,
+  body: Buffer,
+  response: ServerResponse,
+) => void | Promise<void>;
 
 export interface HttpPeer {
   /** `http://127.0.0.1:<port>`. */

@@ -1,7 +1,12 @@
 // Local peers that speak the channel kinds' protocols (Slack, Telegram, SMTP, MQTT) and the
 // ChannelKind conformance suite every kind passes.
 export { channelKindConformance } from './channel-kind-conformance.ts';
-export type { ConformanceEnv, ConformanceHarness, PeerReceived, PeerSent } from './channel-kind-conformance.ts';
+export type {
+  ConformanceEnv,
+  ConformanceHarness,
+  PeerReceived,
+  PeerSent,
+} from './channel-kind-conformance.ts';
 export { startSlackPeer, signSlackRequest, postSlackEvent, slackMessageEvent } from './slack-peer.ts';
 export type { SlackMessageInput, SlackPeer, SlackPost, SignOptions } from './slack-peer.ts';
 export { startTelegramPeer } from './telegram-peer.ts';

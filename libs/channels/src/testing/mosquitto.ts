@@ -18,7 +18,9 @@ export interface MosquittoHandle {
  * Spawns mosquitto on a free loopback port. With `users`, anonymous clients are refused and only
  * those username/password pairs connect (a password file made with mosquitto_passwd).
  */
-export async function startMosquitto(options: { users?: Record<string, string> } = {}): Promise<MosquittoHandle> {
+export async function startMosquitto(
+  options: { users?: Record<string, string> } = {},
+): Promise<MosquittoHandle> {
   const binary = findBinary('mosquitto');
   if (!binary) throw new Error('mosquitto is not installed');
   const port = await freePort();
@@ -43,10 +45,13 @@ export async function startMosquitto(options: { users?: Record<string, string> }
   child.stderr?.on('data', (chunk: Buffer) => log.push(chunk.toString('utf8')));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await waitUntil(async () => {
-      if (child.exitCode !== null) throw new Error(`mosquitto exited: ${log.join('')}`);
-      return accepts(port);
-    }, { timeoutMs: 10_000, intervalMs: 20, message: 'mosquitto to listen' });
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`mosquitto exited: ${log.join('')}`);
+        return accepts(port);
+      },
+      { timeoutMs: 10_000, intervalMs: 20, message: 'mosquitto to listen' },
+    );
   } catch (error) {
     await stop(child, exited);
     await rm(dir, { recursive: true, force: true });
@@ -91,8 +96,15 @@ export interface MqttTestClient {
 }
 
 /** A device or system on the other side of an mqtt channel. */
-export async function connectMqttTestClient(url: string, auth: { username?: string; password?: string } = {}): Promise<MqttTestClient> {
-  const client: MqttClient = await connectAsync(url, { ...auth, reconnectPeriod: 0, clientId: `test-${process.pid}-${Math.random().toString(16).slice(2)}` });
+export async function connectMqttTestClient(
+  url: string,
+  auth: { username?: string; password?: string } = {},
+): Promise<MqttTestClient> {
+  const client: MqttClient = await connectAsync(url, {
+    ...auth,
+    reconnectPeriod: 0,
+    clientId: `test-${process.pid}-${Math.random().toString(16).slice(2)}`,
+  });
   const received: MqttTestClient['received'] = [];
   client.on('message', (topic, payload) => received.push({ topic, payload: payload.toString('utf8') }));
   return {
@@ -101,7 +113,9 @@ export async function connectMqttTestClient(url: string, auth: { username?: stri
       await client.subscribeAsync(topic, { qos: 1 });
     },
     publish: async (topic, payload) => {
-      await client.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { qos: 1 });
+      await client.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), {
+        qos: 1,
+      });
     },
     close: () => client.endAsync(),
   };

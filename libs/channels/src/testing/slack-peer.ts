@@ -35,7 +35,9 @@ export interface SignOptions {
  * A local server speaking the Slack Web API subset a channel uses (`auth.test`,
  * `chat.postMessage`, bearer token checked), and the Events API's sending side (`postEvent`).
  */
-export async function startSlackPeer(options: { botToken?: string; signingSecret?: string } = {}): Promise<SlackPeer> {
+export async function startSlackPeer(
+  options: { botToken?: string; signingSecret?: string } = {},
+): Promise<SlackPeer> {
   const botToken = options.botToken ?? `xoxb-${randomUUID()}`;
   const signingSecret = options.signingSecret ?? randomUUID().replaceAll('-', '');
   const posts: SlackPost[] = [];
@@ -45,13 +47,23 @@ export async function startSlackPeer(options: { botToken?: string; signingSecret
     const params = parseBody(request, body);
     const authorized = request.headers.authorization === `Bearer ${botToken}` || params.token === botToken;
     if (!authorized) return sendJson(response, 200, { ok: false, error: 'invalid_auth' });
-    if (method === 'auth.test') return sendJson(response, 200, { ok: true, user_id: 'UBOT', team_id: 'TLOCAL', bot_id: 'BLOCAL' });
+    if (method === 'auth.test')
+      return sendJson(response, 200, { ok: true, user_id: 'UBOT', team_id: 'TLOCAL', bot_id: 'BLOCAL' });
     if (method === 'chat.postMessage') {
-      if (typeof params.channel !== 'string' || params.channel === '') return sendJson(response, 200, { ok: false, error: 'channel_not_found' });
+      if (typeof params.channel !== 'string' || params.channel === '')
+        return sendJson(response, 200, { ok: false, error: 'channel_not_found' });
       const thread = typeof params.thread_ts === 'string' ? params.thread_ts : null;
-      posts.push({ channel: params.channel, text: typeof params.text === 'string' ? params.text : '', thread_ts: thread });
+      posts.push({
+        channel: params.channel,
+        text: typeof params.text === 'string' ? params.text : '',
+        thread_ts: thread,
+      });
       seq += 1;
-      return sendJson(response, 200, { ok: true, channel: params.channel, ts: `${Math.floor(Date.now() / 1000)}.${String(seq).padStart(6, '0')}` });
+      return sendJson(response, 200, {
+        ok: true,
+        channel: params.channel,
+        ts: `${Math.floor(Date.now() / 1000)}.${String(seq).padStart(6, '0')}`,
+      });
     }
     sendJson(response, 200, { ok: false, error: 'unknown_method' });
   });
@@ -66,7 +78,11 @@ export async function startSlackPeer(options: { botToken?: string; signingSecret
 }
 
 /** Headers Slack sends with an Events API request: timestamp and `v0=` signature of the raw body. */
-export function signSlackRequest(signingSecret: string, rawBody: string, timestamp = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function signSlackRequest(
+  signingSecret: string,
+  rawBody: string,
+  timestamp = Math.floor(Date.now() / 1000),
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'x-slack-request-timestamp': String(timestamp),
@@ -108,7 +124,9 @@ export interface SlackMessageInput {
 
 /** An `event_callback` payload carrying one user message, as Slack sends it. */
 export function slackMessageEvent(input: SlackMessageInput): Record<string, unknown> {
-  const ts = input.ts ?? `${Math.floor(Date.now() / 1000)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
+  const ts =
+    input.ts ??
+    `${Math.floor(Date.now() / 1000)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
   return {
     token: 'deprecated-verification-token',
     team_id: 'TLOCAL',

@@ -28,7 +28,9 @@ export interface SmtpPeer {
 }
 
 /** An SMTP server on a free loopback port that requires AUTH and records what it accepts. */
-export async function startSmtpPeer(options: { username?: string; password?: string } = {}): Promise<SmtpPeer> {
+export async function startSmtpPeer(
+  options: { username?: string; password?: string } = {},
+): Promise<SmtpPeer> {
   const username = options.username ?? 'agent@example.test';
   const password = options.password ?? randomUUID();
   const messages: ReceivedMail[] = [];
@@ -47,7 +49,8 @@ export async function startSmtpPeer(options: { username?: string; password?: str
         .then(async (raw) => {
           const mail = await simpleParser(raw);
           const headers: Record<string, string> = {};
-          for (const line of mail.headerLines) headers[line.key] = line.line.slice(line.line.indexOf(':') + 1).trim();
+          for (const line of mail.headerLines)
+            headers[line.key] = line.line.slice(line.line.indexOf(':') + 1).trim();
           messages.push({
             to: session.envelope.rcptTo.map((r) => r.address),
             from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
@@ -55,7 +58,12 @@ export async function startSmtpPeer(options: { username?: string; password?: str
             text: (mail.text ?? '').trim(),
             message_id: mail.messageId ?? '',
             in_reply_to: mail.inReplyTo ?? null,
-            references: mail.references === undefined ? [] : Array.isArray(mail.references) ? mail.references : [mail.references],
+            references:
+              mail.references === undefined
+                ? []
+                : Array.isArray(mail.references)
+                  ? mail.references
+                  : [mail.references],
             headers,
           });
           callback();
@@ -95,7 +103,12 @@ export interface MailInput {
 /** Sends one mail to an SMTP listener (plain SMTP, no AUTH), as another mail server would; returns its Message-ID. */
 export async function sendMail(input: MailInput): Promise<string> {
   const messageId = input.message_id ?? `<${randomUUID()}@sender.example.test>`;
-  const transport = createTransport({ host: input.host ?? '127.0.0.1', port: input.port, secure: false, ignoreTLS: true });
+  const transport = createTransport({
+    host: input.host ?? '127.0.0.1',
+    port: input.port,
+    secure: false,
+    ignoreTLS: true,
+  });
   try {
     await transport.sendMail({
       from: input.from,

@@ -70,7 +70,10 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
     const params = parseBody(request, body);
     switch (match[2]) {
       case 'getMe':
-        return sendJson(response, 200, { ok: true, result: { id: 1, is_bot: true, first_name: 'Local', username: 'local_bot' } });
+        return sendJson(response, 200, {
+          ok: true,
+          result: { id: 1, is_bot: true, first_name: 'Local', username: 'local_bot' },
+        });
       case 'getUpdates': {
         const offset = params.offset === undefined ? undefined : Number(params.offset);
         if (offset !== undefined) {
@@ -78,7 +81,8 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
           pending = pending.filter((u) => u.update_id >= offset);
         }
         const timeoutMs = Math.min(Number(params.timeout ?? 0), 50) * 1000;
-        if (pending.length === 0 && replays.length === 0 && timeoutMs > 0) await waitForUpdate(request, timeoutMs, waiters);
+        if (pending.length === 0 && replays.length === 0 && timeoutMs > 0)
+          await waitForUpdate(request, timeoutMs, waiters);
         if (response.destroyed) return;
         const result = [...replays, ...pending].slice(0, Number(params.limit ?? 100));
         replays = [];
@@ -93,10 +97,17 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
           message_thread_id: params.message_thread_id === undefined ? null : Number(params.message_thread_id),
           reply_to_message_id: replyTo === undefined ? null : Number(replyTo),
         });
-        return sendJson(response, 200, { ok: true, result: { message_id: nextMessageId++, chat: { id: Number(params.chat_id) }, text: params.text } });
+        return sendJson(response, 200, {
+          ok: true,
+          result: { message_id: nextMessageId++, chat: { id: Number(params.chat_id) }, text: params.text },
+        });
       }
       default:
-        return sendJson(response, 404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
+        return sendJson(response, 404, {
+          ok: false,
+          error_code: 404,
+          description: 'Not Found: method not found',
+        });
     }
   });
 
