@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { guardedFetch } from '@agent-platform/net';
+import { createLogger } from '@agent-platform/observability';
+import type { ChannelStatus } from '../channel-kind.ts';
 import {
   channelKindConformance,
   signSlackRequest,
@@ -137,5 +140,21 @@ describe('slack Events API requests (receiveHttp)', () => {
       expect(result.status).toBe(200);
       expect(result.messages).toEqual([]);
     }
+  });
+
+  it('open refuses a private api_base_url unless private targets are allowed (D9)', async () => {
+    const statuses: ChannelStatus[] = [];
+    const connection = await slackKind.open({
+      channelId: 'slack-d9',
+      config,
+      deliver: async () => undefined,
+      setStatus: (s) => statuses.push(s),
+      fetch: guardedFetch(() => false),
+      allowPrivateTargets: false,
+      logger: createLogger({ level: 'silent', bufferLines: 1, destination: 'silent' }).logger,
+    });
+    await connection.close();
+    expect(statuses).toHaveLength(1);
+    expect((statuses[0] as { Error: string }).Error).toMatch(/allow_private_targets/);
   });
 });

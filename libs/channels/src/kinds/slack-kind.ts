@@ -13,6 +13,8 @@ import { slackRequestProblem } from './slack-signature.ts';
 
 const DEFAULT_API_BASE_URL = 'https://slack.com/api';
 const HTTP = ['http:', 'https:'] as const;
+/** A Web API call that takes longer is abandoned: open reports {Error}, send rejects. */
+const CALL_TIMEOUT_MS = 15_000;
 
 interface SlackConfig {
   botToken: string;
@@ -81,7 +83,7 @@ async function callSlack(
       'content-type': 'application/json; charset=utf-8',
     },
     body: JSON.stringify(body),
-    signal,
+    signal: AbortSignal.any([signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]),
   });
   if (!response.ok) {
     await response.body?.cancel();

@@ -13,6 +13,8 @@ const DEFAULT_API_BASE_URL = 'https://api.telegram.org';
 const DEFAULT_POLL_TIMEOUT_SECS = 25;
 /** Pause after a failed poll or a failed delivery before trying again. */
 const RETRY_DELAY_MS = 1_000;
+/** How much longer than the long-poll timeout any Bot API call may take. */
+const CALL_MARGIN_SECS = 15;
 /** How long close() may spend confirming delivered updates. */
 const CONFIRM_TIMEOUT_MS = 2_000;
 
@@ -85,7 +87,11 @@ function telegramApi(context: ChannelContext, config: TelegramConfig, signal: Ab
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: callSignal,
+      // Bounded: a stalled connection must not hold the poll loop forever.
+      signal: AbortSignal.any([
+        callSignal,
+        AbortSignal.timeout((config.pollTimeoutSecs + CALL_MARGIN_SECS) * 1000),
+      ]),
     });
     const text = await response.text();
     try {
