@@ -13,7 +13,7 @@ import {
 import { openSmtpListener, type SmtpListener } from './email-listener.ts';
 import { resolveGuardedHost } from './guarded-host.ts';
 
-export interface EmailConfig {
+interface EmailConfig {
   smtpHost: string;
   smtpPort: number;
   smtpSecure: boolean;
@@ -66,7 +66,8 @@ export const emailKind: ChannelKind = {
       const address = await resolveGuardedHost(config.smtpHost, context.allowPrivateTargets);
       transporter = smtpTransport(config, address);
       await transporter.verify();
-      if (config.listenPort !== undefined) listener = await openSmtpListener(context, config);
+      if (config.listenPort !== undefined)
+        listener = await openSmtpListener(context, { ...config, listenPort: config.listenPort });
       context.setStatus('Connected');
     } catch (error) {
       context.setStatus({ Error: smtpProblem(error) });

@@ -3,10 +3,16 @@ import type { Readable } from 'node:stream';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { ChannelContext, InboundMessage } from '../channel-kind.ts';
-import type { EmailConfig } from './email-kind.ts';
 
 /** Largest message accepted (advertised with SIZE, refused with 552 past it). */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+export interface SmtpListenerOptions {
+  listenHost: string;
+  listenPort: number;
+  /** Lower-case addresses accepted as recipients; undefined: any. */
+  allowedRecipients: string[] | undefined;
+}
 
 export interface SmtpListener {
   close(): Promise<void>;
@@ -18,7 +24,10 @@ export interface SmtpListener {
  * server retries with the same Message-ID). No AUTH and no STARTTLS: it is meant to sit behind
  * the MX or a relay that terminates TLS (docs/channel-kinds.md#email).
  */
-export async function openSmtpListener(context: ChannelContext, config: EmailConfig): Promise<SmtpListener> {
+export async function openSmtpListener(
+  context: ChannelContext,
+  config: SmtpListenerOptions,
+): Promise<SmtpListener> {
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
