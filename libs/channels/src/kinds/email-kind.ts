@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { ChannelOutbound } from '@agent-platform/contracts';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { ChannelConfig, ChannelConnection, ChannelKind } from '../channel-kind.ts';
@@ -85,7 +86,7 @@ function smtpTransport(config: EmailConfig, address: string): Transporter {
       ? {}
       : { auth: { user: config.username, pass: config.password ?? '' } }),
     // The certificate is checked against the configured name, not the address connected to.
-    tls: { servername: config.smtpHost },
+    ...(isIP(config.smtpHost) === 0 ? { tls: { servername: config.smtpHost } } : {}),
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 30_000,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { ChannelOutbound } from '@agent-platform/contracts';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type {
@@ -84,6 +85,8 @@ export const mqttKind: ChannelKind = {
       async send(message: ChannelOutbound) {
         if (closing.signal.aborted) throw new Error('the mqtt channel is closed');
         if (/[+#]/.test(message.conversation)) throw new Error('an MQTT conversation cannot contain + or #');
+        // Not queued while offline: the caller learns now, instead of waiting for a reconnect.
+        if (!client.connected) throw new Error('the MQTT broker is not connected');
         const topic = config.outboundTopic.replaceAll('{conversation}', message.conversation);
         const payload = JSON.stringify({
           text: message.text,
@@ -105,7 +108,7 @@ function clientOptions(context: ChannelContext, config: MqttConfig, address: str
     protocol: config.url.protocol === 'mqtts:' ? 'mqtts' : 'mqtt',
     host: address,
     port: config.url.port === '' ? DEFAULT_PORTS[config.url.protocol] : Number(config.url.port),
-    servername: config.url.hostname,
+    ...(isIP(config.url.hostname.replace(/^\[|\]$/g, '')) === 0 ? { servername: config.url.hostname } : {}),
     clientId: `agent-platform-${context.channelId}`.slice(0, 64),
     clean: false,
     resubscribe: false,
