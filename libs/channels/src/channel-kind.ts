@@ -18,9 +18,7 @@ export type ChannelStatus = 'Connected' | 'Disabled' | 'NotConfigured' | { Error
 export type ChannelConfig = Record<string, unknown>;
 
 /** What an adapter reports of one inbound message; the bridge adds channel id, kind and time. */
-export type InboundMessage = Omit<ChannelInbound, 'channel_id' | 'kind' | 'received_at'> & {
-  received_at?: string;
-};
+export type InboundMessage = Omit<ChannelInbound, 'channel_id' | 'kind' | 'received_at'> & { received_at?: string };
 
 /** A config refused by `check`: the message names the field and what is wrong (400 on the routes). */
 export class ChannelConfigError extends Error {
