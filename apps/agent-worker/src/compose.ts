@@ -10,6 +10,7 @@ import {
   createLicenceGate,
   createSessionStore,
   createVault,
+  createWebhookSecrets,
   starlarkLimitsOf,
   type AgentStats,
   type AgentToolsProvider,
@@ -33,6 +34,7 @@ import type { Store } from '@agent-platform/store';
 import { composeIntegrationHost } from './compose-integrations.ts';
 import { composeAgentTools } from './compose-tools.ts';
 import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
+import { createWebhookDeliveryService } from './webhook-delivery-service.ts';
 
 /** The shared pieces an invocation runs over; the all-in-one root passes the api's. */
 export interface InvocationSources {
@@ -157,7 +159,11 @@ export async function composeAgentWorker(
     return {
       logger,
       // The integration host starts first and stops last: tools are there before invocations arrive.
-      services: [integrations, createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows })],
+      services: [
+        integrations,
+        createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows }),
+        createWebhookDeliveryService({ store, bus, queue: engines.queue, clock, logger, secrets: createWebhookSecrets(vaultKey), config: () => config.current() }),
+      ],
       close,
       reload: async () => void (await config.reload()),
     };

@@ -20,6 +20,8 @@ import {
   createSkillService,
   starlarkLimitsOf,
   createVault,
+  createWebhookSecrets,
+  createWebhookService,
   createRunBus,
   createWorkflowService,
   directoryPackageSource,
@@ -30,6 +32,7 @@ import {
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
+import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
@@ -122,6 +125,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
     });
+    const webhookSecrets = createWebhookSecrets(vaultKey);
     const deps: ApiDeps = {
       config,
       version,
@@ -168,6 +172,19 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => config.current().integrations,
         warn,
       }),
+      webhooks: createWebhookService({
+        store,
+        agents,
+        clock,
+        secrets: webhookSecrets,
+        // POST /webhooks/{id}/test sends from the api node, under the same limits as deliveries.
+        transport: guardedPoster(() => {
+          const { network, webhooks } = config.current();
+          return { allowPrivate: network.allow_private_targets, timeoutMs: webhooks.timeout_ms, maxResponseBytes: webhooks.max_response_bytes };
+        }),
+        settings: () => ({ ...config.current().webhooks, allow_private_targets: config.current().network.allow_private_targets }),
+      }),
+      webhookSecrets,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

@@ -19,6 +19,8 @@ import type {
   StarlarkLimits,
   StarlarkRunner,
   Vault,
+  WebhookSecrets,
+  WebhookService,
   WorkflowService,
 } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
@@ -81,6 +83,10 @@ export interface ApiDeps {
   schedules: ScheduleService;
   /** The integration routes: desired states in the store, fleet status from the hosts' rows (docs/integrations.md). */
   integrations: IntegrationService;
+  /** Outbound webhooks and their delivery log; agent workers deliver (docs/webhooks.md). */
+  webhooks: WebhookService;
+  /** Opens webhook signing secrets (sealed with the vault key): the all-in-one's deliveries use it. */
+  webhookSecrets: WebhookSecrets;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

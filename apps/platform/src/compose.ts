@@ -1,5 +1,5 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeWorkflowRunner, createAgentWorkerService } from '@agent-platform/agent-worker';
+import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeWorkflowRunner, createAgentWorkerService, createWebhookDeliveryService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
@@ -36,5 +36,7 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       metrics: scheduleMetrics(deps.metrics),
     }),
     createChannelBridgeService({ logger: deps.logger }),
+    // Outbound webhooks: the fan-out of platform events and the delivery jobs (docs/webhooks.md).
+    createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current() }),
   ];
 }

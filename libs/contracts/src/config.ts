@@ -293,6 +293,18 @@ export const NetworkConfig = Type.Object(
   section('Outbound requests.'),
 );
 
+export const WebhooksConfig = Type.Object(
+  {
+    max_attempts: Positive('Attempts per event and webhook, the first included, before the delivery is dead-lettered.', 8),
+    backoff_base_ms: Positive('Wait before the first retry of a failed delivery; doubles each retry (1 s, 2 s, 4 s ... about 2 min in all by default).', 1000),
+    timeout_ms: Positive('Longest one delivery (or test) may take, connecting and reading the answer included.', 10000),
+    max_response_bytes: Positive('Bytes of the receiver\'s answer read at most; the rest is not read (the connection is closed).', 65536),
+    concurrency: Positive('Deliveries one process sends at once.', 8),
+    log_retention_days: Positive('How long each attempt stays in the delivery log (GET /webhooks/{id}/deliveries).', 7),
+  },
+  section('Outbound webhooks: retries, limits of one request, the delivery log (docs/webhooks.md).'),
+);
+
 export const IntegrationsConfig = Type.Object(
   {
     call_timeout_secs: Positive('Longest one integration tool call may take before it fails (a hung or dead server never hangs an agent).', 30),
@@ -344,6 +356,7 @@ export const PlatformConfig = Type.Object(
     audit: AuditConfig,
     logging: LoggingConfig,
     network: NetworkConfig,
+    webhooks: WebhooksConfig,
     integrations: IntegrationsConfig,
     connectors: ConnectorsConfig,
   },

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { PlatformEvent } from './platform-events.ts';
 
 /**
  * The job catalogue of the queue port: every queue the platform uses and the payload of its jobs,
@@ -12,6 +13,11 @@ export const Queues = {
    * ScheduleFire, plus the scheduler's own retry jobs for fires that failed (they carry `slot_at`).
    */
   schedules: 'schedules',
+  /**
+   * Outbound webhook deliveries (docs/webhooks.md): one job per (webhook, event), job id
+   * `<webhook id>:<event id>`, retried by the queue with exponential backoff.
+   */
+  webhookDeliveries: 'webhook-deliveries',
 } as const;
 
 /**
@@ -44,4 +50,20 @@ export type ScheduleFire = Static<typeof ScheduleFire>;
 /** Consumers check what they take off the queue: another process (or version) may have put it there. */
 export function isScheduleFire(value: unknown): value is ScheduleFire {
   return Value.Check(ScheduleFire, value);
+}
+
+/**
+ * The payload of a `webhook-deliveries` job: the event to deliver to one webhook. `max_attempts`
+ * is the job's attempt count as enqueued (`[webhooks] max_attempts` then), so the handler knows
+ * which attempt is the last and records the dead letter.
+ */
+export const WebhookDeliveryJob = Type.Object({
+  webhook_id: Type.String({ minLength: 1 }),
+  event: PlatformEvent,
+  max_attempts: Type.Integer({ minimum: 1 }),
+});
+export type WebhookDeliveryJob = Static<typeof WebhookDeliveryJob>;
+
+export function isWebhookDeliveryJob(value: unknown): value is WebhookDeliveryJob {
+  return Value.Check(WebhookDeliveryJob, value);
 }

@@ -18,9 +18,12 @@ describe('D9 private targets', () => {
     'fe80::1',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:a00:1',
+    '::7f00:1',
   ])('%s is private', (address) => expect(isPrivateAddress(address)).toBe(true));
 
-  it.each(['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700::1111', '::ffff:8.8.8.8'])(
+  it.each(['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808'])(
     '%s is public',
     (address) => expect(isPrivateAddress(address)).toBe(false),
   );

@@ -25,8 +25,8 @@ for (const [net, prefix] of [
 ] as const)
   PRIVATE.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d
+
   ['fc00::', 7], // unique-local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
@@ -38,9 +38,23 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return PRIVATE.check(address, 'ipv4');
   if (family !== 6) return false;
-  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  const embedded = embeddedIPv4(address);
   if (embedded !== undefined) return PRIVATE.check(embedded, 'ipv4');
   return PRIVATE.check(address, 'ipv6');
+}
+
+/**
+ * The IPv4 address inside an IPv4-mapped (`::ffff:`) or NAT64 (`64:ff9b::`) IPv6 address, in
+ * either spelling: dotted (`::ffff:127.0.0.1`) or hex, which is how the URL parser normalizes it
+ * (`http://[::ffff:127.0.0.1]/` has the host `[::ffff:7f00:1]`).
+ */
+function embeddedIPv4(address: string): string | undefined {
+  const match = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
+  if (match === null) return undefined;
+  if (match[1] !== undefined) return match[1];
+  const high = parseInt(match[2] ?? '0', 16);
+  const low = parseInt(match[3] ?? '0', 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
 
 /** The error a refused target gets: says which rule and how to lift it. */
@@ -59,7 +73,8 @@ export function checkUrlTarget(url: URL, allowPrivate: boolean): void {
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) !== 0 && isPrivateAddress(host)) throw new PrivateTargetError(url.hostname, host);
-  if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost'))
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost'))
     throw new PrivateTargetError(url.hostname, '127.0.0.1');
 }
 

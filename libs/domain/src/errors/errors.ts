@@ -107,6 +107,8 @@ export const Errors = {
   unavailable: (what: string, cause?: unknown) =>
     new PlatformError('Internal', `${what} is unavailable`, { cause, retryable: true }),
   internal: (message: string, cause?: unknown) => new PlatformError('Internal', message, { cause }),
+  /** One failed attempt of an outbound webhook delivery: the queue retries it (docs/webhooks.md). */
+  deliveryFailed: (message: string) => new PlatformError('Internal', message, { retryable: true }),
   /** A package install or uninstall the catalog refuses (400, route-local category). */
   catalog: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('CatalogError', message, details === undefined ? {} : { details }),

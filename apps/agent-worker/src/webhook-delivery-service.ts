@@ -1,0 +1,103 @@
+import { Durables, isWebhookDeliveryJob, PlatformEvent, Queues, Streams, type PlatformConfig, type WebhookDeliveryJob } from '@agent-platform/contracts';
+import type { Bus, Subscription } from '@agent-platform/bus';
+import { createWebhookDeliveries, Errors, type Clock, type WebhookSecrets, type WebhookTransport } from '@agent-platform/domain';
+import { guardedPoster } from '@agent-platform/net';
+import type { Logger } from '@agent-platform/observability';
+import type { Queue, Worker } from '@agent-platform/queue';
+import type { Store } from '@agent-platform/store';
+import { Value } from 'typebox/value';
+
+export interface WebhookDeliveryServiceDeps {
+  store: Store;
+  bus: Bus;
+  queue: Queue;
+  clock: Clock;
+  logger: Logger;
+  /** Opens the signing secrets (the vault key of the api nodes). */
+  secrets: WebhookSecrets;
+  config: () => PlatformConfig;
+  /** Tests only: another transport (a simulated public address or resolver); default `webhookTransport(config)`. */
+  transport?: WebhookTransport;
+}
+
+/** Redeliveries of an event whose fan-out failed on I/O (store or queue unreachable). */
+const FAN_OUT_MAX_DELIVER = 10;
+const FAN_OUT_BACKOFF_MS = [500, 1_000, 2_000, 5_000];
+
+/** The D9-guarded transport of deliveries, bounded by `[webhooks]`, read per request. */
+export function webhookTransport(config: () => PlatformConfig): WebhookTransport {
+  return guardedPoster(() => {
+    const { network, webhooks } = config();
+    return { allowPrivate: network.allow_private_targets, timeoutMs: webhooks.timeout_ms, maxResponseBytes: webhooks.max_response_bytes };
+  });
+}
+
+/**
+ * Outbound webhook deliveries (docs/webhooks.md "Which process delivers"), run by every agent
+ * worker and by the all-in-one:
+ * - the fan-out consumes `platform.events` under the durable `webhook-fan-out` (the workers split
+ *   the events) and enqueues one `webhook-deliveries` job per webhook of the event's agent, job id
+ *   `<webhook>:<event>`, so a redelivered event adds nothing;
+ * - the delivery jobs are taken by any worker; a failed attempt throws and the queue retries it
+ *   with exponential backoff; a worker killed mid-delivery leaves its job to the queue's stalled
+ *   check, and another worker sends it again with the same `webhook-id` (at least once).
+ */
+export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps) {
+  const log = deps.logger.child({ service: 'webhooks' });
+  const deliveries = createWebhookDeliveries({
+    store: deps.store,
+    queue: deps.queue,
+    clock: deps.clock,
+    secrets: deps.secrets,
+    transport: deps.transport ?? webhookTransport(deps.config),
+    settings: () => deps.config().webhooks,
+  });
+  let events: Subscription | null = null;
+  let worker: Worker | null = null;
+  return {
+    name: 'webhooks',
+    async start() {
+      worker = await deps.queue.process<WebhookDeliveryJob>(
+        Queues.webhookDeliveries,
+        async (job) => {
+          if (!isWebhookDeliveryJob(job.data)) {
+            log.error({ job_id: job.id }, 'webhook-deliveries job without a valid WebhookDeliveryJob; dropped');
+            return;
+          }
+          const outcome = await deliveries.deliver(job);
+          if (outcome === 'dead_letter') log.warn({ job_id: job.id, attempt: job.attempt }, 'webhook delivery dead-lettered after its last attempt');
+        },
+        { concurrency: deps.config().webhooks.concurrency },
+      );
+      events = await deps.bus.consume<PlatformEvent>(
+        Streams.platformEvents,
+        {
+          durable: Durables.webhookFanOut,
+          maxDeliver: FAN_OUT_MAX_DELIVER,
+          backoffMs: FAN_OUT_BACKOFF_MS,
+          onDeadLetter: (envelope, error) => log.error({ err: error, message_id: envelope.id }, 'a platform event could not be fanned out to webhooks'),
+        },
+        async (envelope) => {
+          if (!Value.Check(PlatformEvent, envelope.data)) {
+            log.error({ message_id: envelope.id }, 'platform.events message without a valid PlatformEvent; dropped');
+            return;
+          }
+          try {
+            await deliveries.fanOut(envelope.data);
+          } catch (error) {
+            throw Errors.unavailable('the webhook store or queue', error);
+          }
+        },
+      );
+      log.debug('webhook deliveries started');
+    },
+    async stop() {
+      const [consumer, jobs] = [events, worker];
+      events = null;
+      worker = null;
+      await consumer?.drain();
+      await jobs?.close();
+      log.debug('webhook deliveries stopped');
+    },
+  };
+}
