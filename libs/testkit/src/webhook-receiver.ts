@@ -9,6 +9,8 @@ export interface ReceivedRequest {
   body: string;
   /** The `remoteAddress` of the connection (who sent it). */
   from: string;
+  /** The sender's port: with `pidOwningPort` (tests/support/fleet.ts), which process sent it. */
+  from_port: number;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function startWebhookReceiver(script: ReceiverScript = () => 200, h
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         from: req.socket.remoteAddress ?? '',
+        from_port: req.socket.remotePort ?? 0,
       };
       requests.push(request);
       const answer = script(requests.length, request);
