@@ -111,9 +111,11 @@ async function connectChecked(url: URL, options: GuardedRequestOptions, signal: 
     throw new PrivateTargetError(url.hostname, connected || 'an unknown address');
   }
   if (url.protocol === 'http:') return raw;
-  const servername = isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0 ? url.hostname : undefined;
+  // The certificate is checked against the URL's host (a name, or an IP literal's SAN), SNI for names.
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const servername = isIP(host) === 0 ? host : undefined;
   return await new Promise<Socket>((resolve, reject) => {
-    const tls = tlsConnect({ socket: raw, ...(servername === undefined ? {} : { servername }), ALPNProtocols: ['http/1.1'] });
+    const tls = tlsConnect({ socket: raw, host, ...(servername === undefined ? {} : { servername }), ALPNProtocols: ['http/1.1'] });
     tls.once('error', reject);
     tls.once('secureConnect', () => resolve(tls));
   });
