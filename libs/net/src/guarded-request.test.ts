@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { startWebhookReceiver, type WebhookReceiver } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendGuarded, type GuardedRequestOptions } from './guarded-request.ts';
@@ -113,6 +113,20 @@ describe('bounds', () => {
       const started = Date.now();
       await expect(post(`${base}${path}`, loose)).rejects.toThrow(/within 300 ms/);
       expect(Date.now() - started).toBeLessThan(2_000);
+    }
+  });
+
+  it('gives up after timeout_ms on an https peer that never finishes the TLS handshake', async () => {
+    const sockets: Socket[] = [];
+    const silent = createTcpServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      await expect(post(`https://127.0.0.1:${(silent.address() as AddressInfo).port}/`, loose)).rejects.toThrow(/within 300 ms/);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 

@@ -116,8 +116,17 @@ async function connectChecked(url: URL, options: GuardedRequestOptions, signal: 
   const servername = isIP(host) === 0 ? host : undefined;
   return await new Promise<Socket>((resolve, reject) => {
     const tls = tlsConnect({ socket: raw, host, ...(servername === undefined ? {} : { servername }), ALPNProtocols: ['http/1.1'] });
-    tls.once('error', reject);
-    tls.once('secureConnect', () => resolve(tls));
+    // A peer that accepts TCP and never finishes the handshake is cut off by the same bound.
+    const onAbort = (): void => void tls.destroy(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    tls.once('error', (error: Error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    tls.once('secureConnect', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(tls);
+    });
   });
 }
 
