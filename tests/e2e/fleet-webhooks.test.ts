@@ -28,7 +28,12 @@ describe.skipIf(natsBinary === null || redisBinary === null)('webhooks in a flee
       apis: 1,
       workers: 2,
       schedulers: 0,
-      config: { network: { allow_private_targets: true }, webhooks: { timeout_ms: 60_000, backoff_base_ms: 100 } },
+      config: {
+        network: { allow_private_targets: true },
+        webhooks: { timeout_ms: 60_000, backoff_base_ms: 100 },
+        // A 2 s job lock: the killed worker's job is found stalled and sent again within seconds.
+        runtime: { queue_job_lock_secs: 2 },
+      },
     });
     token = (await call(fleet.urls[0]!, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
     const store = await fleet.openStore();
@@ -64,7 +69,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('webhooks in a flee
     const victim = fleet.workers.find((w) => w.child.pid === sender)!;
     await victim.kill();
 
-    // BullMQ finds the job stalled once its 5 s lock lapses; the surviving worker sends it again.
+    // BullMQ finds the job stalled once its 2 s lock lapses; the surviving worker sends it again.
     await waitUntil(() => receiver.requests.length >= 2, { timeoutMs: 20_000, message: 'the redelivery by the other worker' });
     // The victim is dead (kill() waited for its exit): this one came from the surviving worker.
     const second = receiver.requests[1]!;
