@@ -62,7 +62,7 @@ export class PrivateTargetError extends Error {
   readonly code = 'EPRIVATETARGET';
   constructor(host: string, address: string) {
     super(
-      `${host} resolves to the private address ${address}; outbound requests from package URLs to private networks are refused unless [network] allow_private_targets = true (DECISIONS D9)`,
+      `${host} resolves to the private address ${address}; outbound requests to API- or package-supplied URLs on private networks are refused unless [network] allow_private_targets = true (DECISIONS D9)`,
     );
     this.name = 'PrivateTargetError';
   }
