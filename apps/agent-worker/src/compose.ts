@@ -10,7 +10,11 @@ import {
   createLicenceGate,
   createSessionStore,
   createVault,
+  createEventPublisher,
+  createTriggerMatcher,
+  createTriggerStore,
   starlarkLimitsOf,
+  type EventPublisher,
   type AgentStats,
   type AgentToolsProvider,
   type AgentStore,
@@ -32,6 +36,7 @@ import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { Store } from '@agent-platform/store';
 import { composeIntegrationHost } from './compose-integrations.ts';
 import { composeAgentTools } from './compose-tools.ts';
+import { busTriggerInvoker } from './handlers/trigger-handler.ts';
 import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
 
 /** The shared pieces an invocation runs over; the all-in-one root passes the api's. */
@@ -52,6 +57,8 @@ export interface InvocationSources {
    */
   starlark: StarlarkRunner | null;
   starlarkLimits: () => StarlarkLimits;
+  /** Where the invocation and workflow events go (docs/events.md). */
+  events: EventPublisher;
 }
 
 /**
@@ -69,6 +76,7 @@ export function composeInvocationService(sources: InvocationSources, tools?: Age
     stats: sources.agentStats,
     models: sources.models,
     licence: sources.licence.gate,
+    events: sources.events,
     settings: () => sources.config.current().agents,
     prices: (providerId) => sources.config.current().providers.find((p) => p.id === providerId),
     warn: (context, message) => log.warn(context, message),
@@ -102,6 +110,27 @@ export function composeWorkflowRunner(
     stepConcurrency: () => settings().step_concurrency,
   };
 }
+
+/**
+ * The trigger matcher of a worker (docs/events.md "Triggers"): its invocations go to the agent
+ * workers on `agents.invoke` like any other, waiting at most the invocation timeout plus a grace.
+ */
+export function composeTriggerMatching(sources: InvocationSources): NonNullable<AgentWorkerDeps['triggers']> {
+  const log = sources.logger.child({ service: 'triggers' });
+  const invocationMs = (): number => sources.config.current().agents.invocation_timeout_secs * 1000;
+  return {
+    matcher: createTriggerMatcher({
+      triggers: createTriggerStore(sources.store, sources.clock),
+      agents: sources.agents,
+      invoke: busTriggerInvoker(sources.bus, () => invocationMs() + TRIGGER_GRACE_MS),
+      warn: (context, message) => log.warn(context, message),
+    }),
+    ackWaitMs: invocationMs() + 2 * TRIGGER_GRACE_MS,
+  };
+}
+
+/** Past the invocation timeout, how long a trigger waits for its answer (the worker's own timeout fires first). */
+const TRIGGER_GRACE_MS = 30_000;
 
 /**
  * The agent worker running alone (a fleet member): its own engines from `[runtime]`, the
@@ -144,6 +173,7 @@ export async function composeAgentWorker(
       licence: { gate: createLicenceGate({ store, clock, state: () => licence }) },
       starlark,
       starlarkLimits: () => starlarkLimitsOf(config.current().skills),
+      events: createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) }),
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
@@ -157,7 +187,7 @@ export async function composeAgentWorker(
     return {
       logger,
       // The integration host starts first and stops last: tools are there before invocations arrive.
-      services: [integrations, createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows })],
+      services: [integrations, createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows, triggers: composeTriggerMatching(sources) })],
       close,
       reload: async () => void (await config.reload()),
     };

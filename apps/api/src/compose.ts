@@ -16,6 +16,8 @@ import {
   createKeyService,
   createMemoryStore,
   createScheduleService,
+  createEventPublisher,
+  createTriggerService,
   createSessionStore,
   createSkillService,
   starlarkLimitsOf,
@@ -99,6 +101,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     config.onChange(({ config: next }) => warnIfMessagesOutgrowTheBus(next, bus, logger));
 
     const warn = (context: Record<string, unknown>, message: string): void => logger.warn(context, message);
+    const events = createEventPublisher({ bus, clock, warn });
     const starlarkLimits = (): StarlarkLimits => starlarkLimitsOf(config.current().skills);
     const models = createProviders(() => config.current(), {
       env: options.env,
@@ -121,6 +124,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       source,
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
+      events,
     });
     const deps: ApiDeps = {
       config,
@@ -141,7 +145,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       agents,
       sessions,
       agentStats: createAgentStats(store),
-      lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
+      lifecycle: createAgentLifecycle({ store, agents, bus, clock, events }),
       catalog,
       skills: createSkillService({ store, catalog, starlarkAvailable: starlark !== null }),
       starlark,
@@ -168,6 +172,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => config.current().integrations,
         warn,
       }),
+      events,
+      triggers: createTriggerService({ store, clock, agents }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

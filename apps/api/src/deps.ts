@@ -14,6 +14,8 @@ import type {
   MemoryStore,
   ModelRegistry,
   ScheduleService,
+  EventPublisher,
+  TriggerService,
   SessionStore,
   SkillService,
   StarlarkLimits,
@@ -81,6 +83,10 @@ export interface ApiDeps {
   schedules: ScheduleService;
   /** The integration routes: desired states in the store, fleet status from the hosts' rows (docs/integrations.md). */
   integrations: IntegrationService;
+  /** Publishes platform events on the bus (docs/events.md); never fails the operation that emits. */
+  events: EventPublisher;
+  /** Triggers and their fire records (docs/events.md "Triggers"); agent workers do the matching. */
+  triggers: TriggerService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

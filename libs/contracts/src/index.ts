@@ -30,3 +30,4 @@ export * from './http/integrations.ts';
 export * from './integration-messages.ts';
 export * from './platform-events.ts';
 export * from './channel-messages.ts';
+export * from './http/triggers.ts';

@@ -102,3 +102,8 @@ export * from './skills/skill-views.ts';
 export * from './skills/skill-prompts.ts';
 export * from './skills/skill-service.ts';
 export * from './skills/starlark-tools.ts';
+export * from './events/event-publisher.ts';
+export * from './events/trigger-pattern.ts';
+export * from './events/trigger-store.ts';
+export * from './events/trigger-service.ts';
+export * from './events/trigger-matcher.ts';
