@@ -102,7 +102,7 @@ export function composeWorkflowRunner(
   const warn = (context: Record<string, unknown>, message: string): void => log.warn(context, message);
   const settings = (): PlatformConfig['workflows'] => sources.config.current().workflows;
   const runBus = createRunBus(sources.bus, sources.clock, warn);
-  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn };
+  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events };
   const sweeper = createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
     executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID(), wake: (runId, at) => sweeper.wake(runId, at) }),
@@ -157,6 +157,7 @@ export async function composeAgentWorker(
     config.onChange(async ({ config: next }) => {
       licence = await loadLicence(next, logger);
     });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
     const sources: InvocationSources = {
       config,
       clock,
@@ -170,10 +171,10 @@ export async function composeAgentWorker(
         env: context.env,
         onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
       }),
-      licence: { gate: createLicenceGate({ store, clock, state: () => licence }) },
+      licence: { gate: createLicenceGate({ store, clock, state: () => licence, events }) },
       starlark,
       starlarkLimits: () => starlarkLimitsOf(config.current().skills),
-      events: createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) }),
+      events,
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });

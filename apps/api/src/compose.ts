@@ -92,7 +92,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   };
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
-    const licence = await openLicence({ config, store, clock, log: logger });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
+    const licence = await openLicence({ config, store, clock, log: logger, events });
     const agents = createAgentStore(store);
     const sessions = createSessionStore(store, clock);
     const memory = createMemoryStore(store, agents, clock);
@@ -101,7 +102,6 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     config.onChange(({ config: next }) => warnIfMessagesOutgrowTheBus(next, bus, logger));
 
     const warn = (context: Record<string, unknown>, message: string): void => logger.warn(context, message);
-    const events = createEventPublisher({ bus, clock, warn });
     const starlarkLimits = (): StarlarkLimits => starlarkLimitsOf(config.current().skills);
     const models = createProviders(() => config.current(), {
       env: options.env,
@@ -137,7 +137,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       bus,
       queue,
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
-      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
+      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc(), events }),
       vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,
@@ -160,6 +160,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         runBus: createRunBus(bus, clock, warn),
         settings: () => config.current().workflows,
         warn,
+        events,
       }),
       schedules,
       integrations: createIntegrationService({

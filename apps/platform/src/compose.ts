@@ -36,7 +36,8 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       retry: fireRetry(() => deps.config.current()),
       // The api's registry: GET /metrics shows the schedule metrics of the all-in-one.
       metrics: scheduleMetrics(deps.metrics),
+      events: deps.events,
     }),
-    createChannelBridgeService({ logger: deps.logger }),
+    createChannelBridgeService({ logger: deps.logger, events: deps.events }),
   ];
 }

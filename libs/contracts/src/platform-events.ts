@@ -109,10 +109,10 @@ export const EventData = {
   }),
   'workflow.run.started': Type.Object(RunFields),
   'workflow.step.completed': Type.Object({ ...RunFields, step_id: Type.String(), status: Type.String() }),
-  'workflow.run.completed': Type.Object({ ...RunFields, status: Type.Literal('Completed') }),
+  'workflow.run.completed': Type.Object({ ...RunFields, status: Type.Union([Type.Literal('Completed'), Type.Literal('Escalated')]) }),
   'workflow.run.failed': Type.Object({ ...RunFields, status: Type.Literal('Failed'), error: Nullable(Type.String()) }),
   'workflow.run.cancelled': Type.Object({ ...RunFields, status: Type.Literal('Cancelled') }),
-  'schedule.fired': Type.Object({ ...ScheduleFields, name: Type.String({ description: '`schedule` or `cron`.' }) }),
+  'schedule.fired': Type.Object({ ...ScheduleFields, expression: Type.String({ description: 'The cron expression, or the `every`/`at` form, as the Cron source shows it.' }) }),
   'schedule.missed': Type.Object({ ...ScheduleFields, missed: Type.Integer({ minimum: 1, description: 'How many slots never fired.' }) }),
   'channel.message.received': Type.Object({
     channel_id: Type.String(),
@@ -126,7 +126,7 @@ export const EventData = {
   'licence.budget.warning': Type.Object(BudgetFields),
   'licence.budget.exhausted': Type.Object(BudgetFields),
   'audit.verification.failed': Type.Object({
-    first_bad_seq: Nullable(Type.Integer()),
+    first_invalid_seq: Nullable(Type.Integer({ description: 'The first entry that does not verify (GET /security/verify).' })),
     reason: Type.String(),
   }),
 } satisfies { [K in EventKind]: ReturnType<typeof Type.Object> };
