@@ -125,9 +125,15 @@ export function composeTriggerMatching(sources: InvocationSources): NonNullable<
       invoke: busTriggerInvoker(sources.bus, () => invocationMs() + TRIGGER_GRACE_MS),
       warn: (context, message) => log.warn(context, message),
     }),
-    ackWaitMs: invocationMs() + 2 * TRIGGER_GRACE_MS,
+    // NATS: the adapter keeps a running delivery alive (`working()`), so this is only how soon an
+    // event held by a killed worker goes to another. The embedded bus (one process, nothing to
+    // fail over to) has no keep-alive: there it must outlast the invocations a match waits for.
+    ackWaitMs: sources.config.current().runtime.bus === 'embedded' ? invocationMs() + 2 * TRIGGER_GRACE_MS : FLEET_ACK_WAIT_MS,
   };
 }
+
+/** On a fleet bus, how long an event delivered to a worker that died waits before another worker gets it. */
+const FLEET_ACK_WAIT_MS = 5_000;
 
 /** Past the invocation timeout, how long a trigger waits for its answer (the worker's own timeout fires first). */
 const TRIGGER_GRACE_MS = 30_000;

@@ -25,7 +25,7 @@ export interface AgentWorkerDeps {
   workflows: { executor: StepExecutor; sweeper: RunSweeper; stepConcurrency: () => number };
   /**
    * Trigger matching (docs/events.md "Triggers"): consumes `platform.events` under the durable
-   * `trigger-matchers`. `ackWaitMs` is longer than an invocation may run. Absent: not consumed here.
+   * `trigger-matchers`. `ackWaitMs`: when a delivery is presumed lost (compose.ts picks it per bus). Absent: not consumed here.
    */
   triggers?: { matcher: TriggerMatcher; ackWaitMs: number };
 }
