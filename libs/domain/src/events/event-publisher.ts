@@ -44,7 +44,7 @@ export function createEventPublisher(deps: EventPublisherDeps): EventPublisher {
         kind,
         occurred_at: now,
         agent_id: input.agent_id,
-        data: input.data as Record<string, unknown>,
+        data: input.data,
       };
       try {
         await deps.bus.publish<PlatformEvent>(Streams.platformEvents, { id: event.id, correlation_id: event.id, attempt: 1, occurred_at: now, data: event });
