@@ -11,7 +11,11 @@ import {
   createSessionStore,
   createVault,
   createWebhookSecrets,
+  createEventPublisher,
+  createTriggerMatcher,
+  createTriggerStore,
   starlarkLimitsOf,
+  type EventPublisher,
   type AgentStats,
   type AgentToolsProvider,
   type AgentStore,
@@ -33,6 +37,7 @@ import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { Store } from '@agent-platform/store';
 import { composeIntegrationHost } from './compose-integrations.ts';
 import { composeAgentTools } from './compose-tools.ts';
+import { busTriggerInvoker } from './handlers/trigger-handler.ts';
 import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
 import { createWebhookDeliveryService } from './webhook-delivery-service.ts';
 
@@ -54,6 +59,8 @@ export interface InvocationSources {
    */
   starlark: StarlarkRunner | null;
   starlarkLimits: () => StarlarkLimits;
+  /** Where the invocation and workflow events go (docs/events.md). */
+  events: EventPublisher;
 }
 
 /**
@@ -71,6 +78,7 @@ export function composeInvocationService(sources: InvocationSources, tools?: Age
     stats: sources.agentStats,
     models: sources.models,
     licence: sources.licence.gate,
+    events: sources.events,
     settings: () => sources.config.current().agents,
     prices: (providerId) => sources.config.current().providers.find((p) => p.id === providerId),
     warn: (context, message) => log.warn(context, message),
@@ -96,7 +104,7 @@ export function composeWorkflowRunner(
   const warn = (context: Record<string, unknown>, message: string): void => log.warn(context, message);
   const settings = (): PlatformConfig['workflows'] => sources.config.current().workflows;
   const runBus = createRunBus(sources.bus, sources.clock, warn);
-  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn };
+  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events };
   const sweeper = createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
     executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID(), wake: (runId, at) => sweeper.wake(runId, at) }),
@@ -104,6 +112,33 @@ export function composeWorkflowRunner(
     stepConcurrency: () => settings().step_concurrency,
   };
 }
+
+/**
+ * The trigger matcher of a worker (docs/events.md "Triggers"): its invocations go to the agent
+ * workers on `agents.invoke` like any other, waiting at most the invocation timeout plus a grace.
+ */
+export function composeTriggerMatching(sources: InvocationSources): NonNullable<AgentWorkerDeps['triggers']> {
+  const log = sources.logger.child({ service: 'triggers' });
+  const invocationMs = (): number => sources.config.current().agents.invocation_timeout_secs * 1000;
+  return {
+    matcher: createTriggerMatcher({
+      triggers: createTriggerStore(sources.store, sources.clock),
+      agents: sources.agents,
+      invoke: busTriggerInvoker(sources.bus, () => invocationMs() + TRIGGER_GRACE_MS),
+      warn: (context, message) => log.warn(context, message),
+    }),
+    // NATS: the adapter keeps a running delivery alive (`working()`), so this is only how soon an
+    // event held by a killed worker goes to another. The embedded bus (one process, nothing to
+    // fail over to) has no keep-alive: there it must outlast the invocations a match waits for.
+    ackWaitMs: sources.config.current().runtime.bus === 'embedded' ? invocationMs() + 2 * TRIGGER_GRACE_MS : FLEET_ACK_WAIT_MS,
+  };
+}
+
+/** On a fleet bus, how long an event delivered to a worker that died waits before another worker gets it. */
+const FLEET_ACK_WAIT_MS = 5_000;
+
+/** Past the invocation timeout, how long a trigger waits for its answer (the worker's own timeout fires first). */
+const TRIGGER_GRACE_MS = 30_000;
 
 /**
  * The agent worker running alone (a fleet member): its own engines from `[runtime]`, the
@@ -130,6 +165,7 @@ export async function composeAgentWorker(
     config.onChange(async ({ config: next }) => {
       licence = await loadLicence(next, logger);
     });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
     const sources: InvocationSources = {
       config,
       clock,
@@ -143,9 +179,10 @@ export async function composeAgentWorker(
         env: context.env,
         onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
       }),
-      licence: { gate: createLicenceGate({ store, clock, state: () => licence }) },
+      licence: { gate: createLicenceGate({ store, clock, state: () => licence, events }) },
       starlark,
       starlarkLimits: () => starlarkLimitsOf(config.current().skills),
+      events,
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
@@ -161,7 +198,7 @@ export async function composeAgentWorker(
       // The integration host starts first and stops last: tools are there before invocations arrive.
       services: [
         integrations,
-        createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows }),
+        createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows, triggers: composeTriggerMatching(sources) }),
         createWebhookDeliveryService({ store, bus, queue: engines.queue, clock, logger, secrets: createWebhookSecrets(vaultKey), config: () => config.current() }),
       ],
       close,

@@ -7,9 +7,10 @@ import {
   type WorkflowCancelMessage,
 } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
-import type { InvocationService, RunSweeper, StepExecutor } from '@agent-platform/domain';
+import type { InvocationService, RunSweeper, StepExecutor, TriggerMatcher } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import { invokeHandler } from './handlers/invoke-handler.ts';
+import { consumeTriggerEvents } from './handlers/trigger-handler.ts';
 import { consumeWorkflowSteps } from './handlers/workflow-step-handler.ts';
 import { createInvocationSlots } from './invocation-slots.ts';
 
@@ -22,7 +23,15 @@ export interface AgentWorkerDeps {
   settings: () => { worker_concurrency: number };
   /** Workflow steps (docs/workflows.md): executed from the `workflow.steps` stream, swept for lost ones. */
   workflows: { executor: StepExecutor; sweeper: RunSweeper; stepConcurrency: () => number };
+  /**
+   * Trigger matching (docs/events.md "Triggers"): consumes `platform.events` under the durable
+   * `trigger-matchers`. `ackWaitMs`: when a delivery is presumed lost (compose.ts picks it per bus). Absent: not consumed here.
+   */
+  triggers?: { matcher: TriggerMatcher; ackWaitMs: number };
 }
+
+/** Platform events one worker matches at once (each may wait for the invocations it fired). */
+const TRIGGER_CONCURRENCY = 16;
 
 export interface AgentWorkerService {
   name: string;
@@ -44,6 +53,7 @@ export interface AgentWorkerService {
 export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerService {
   const log = deps.logger.child({ service: 'agent-worker' });
   let subscriptions: Subscription[] = [];
+  let listenerCount = 0;
   return {
     name: 'agent-worker',
     async start() {
@@ -70,17 +80,20 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
       ]);
       const invocations = await deps.bus.serve(Subjects.agentInvoke, handler, { queue: QueueGroups.agentWorkers });
       const steps = await consumeWorkflowSteps({ bus: deps.bus, executor: deps.workflows.executor, logger: log, concurrency: deps.workflows.stepConcurrency() });
-      subscriptions.push(invocations, steps, ...listeners);
+      const triggers = deps.triggers === undefined ? [] : [await consumeTriggerEvents({ bus: deps.bus, matcher: deps.triggers.matcher, logger: log, concurrency: TRIGGER_CONCURRENCY, ackWaitMs: deps.triggers.ackWaitMs })];
+      subscriptions.push(invocations, steps, ...triggers, ...listeners);
+      listenerCount = listeners.length;
       deps.workflows.sweeper.start();
       log.debug('agent-worker started');
     },
     async stop() {
-      const [invocations, steps, ...listeners] = subscriptions;
+      const work = subscriptions.slice(0, subscriptions.length - listenerCount);
+      const listeners = subscriptions.slice(subscriptions.length - listenerCount);
       subscriptions = [];
       await deps.workflows.sweeper.stop();
       // Work first: it stops arriving, what runs finishes. The listeners stay until then, so a
       // suspend, a cancel or a settled key during the drain still reaches the work here.
-      await Promise.all([invocations?.drain(), steps?.drain()]);
+      await Promise.all(work.map((s) => s.drain()));
       await Promise.all(listeners.map((l) => l.drain()));
       log.debug('agent-worker stopped');
     },

@@ -16,6 +16,8 @@ import {
   createKeyService,
   createMemoryStore,
   createScheduleService,
+  createEventPublisher,
+  createTriggerService,
   createSessionStore,
   createSkillService,
   starlarkLimitsOf,
@@ -93,7 +95,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   };
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
-    const licence = await openLicence({ config, store, clock, log: logger });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
+    const licence = await openLicence({ config, store, clock, log: logger, events });
     const agents = createAgentStore(store);
     const sessions = createSessionStore(store, clock);
     const memory = createMemoryStore(store, agents, clock);
@@ -124,6 +127,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       source,
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
+      events,
     });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const deps: ApiDeps = {
@@ -137,7 +141,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       bus,
       queue,
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
-      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
+      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc(), events }),
       vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,
@@ -145,7 +149,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       agents,
       sessions,
       agentStats: createAgentStats(store),
-      lifecycle: createAgentLifecycle({ store, agents, bus, clock }),
+      lifecycle: createAgentLifecycle({ store, agents, bus, clock, events }),
       catalog,
       skills: createSkillService({ store, catalog, starlarkAvailable: starlark !== null }),
       starlark,
@@ -160,6 +164,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         runBus: createRunBus(bus, clock, warn),
         settings: () => config.current().workflows,
         warn,
+        events,
       }),
       schedules,
       integrations: createIntegrationService({
@@ -185,6 +190,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => ({ ...config.current().webhooks, allow_private_targets: config.current().network.allow_private_targets }),
       }),
       webhookSecrets,
+      events,
+      triggers: createTriggerService({ store, clock, agents }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

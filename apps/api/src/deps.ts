@@ -14,6 +14,8 @@ import type {
   MemoryStore,
   ModelRegistry,
   ScheduleService,
+  EventPublisher,
+  TriggerService,
   SessionStore,
   SkillService,
   StarlarkLimits,
@@ -87,6 +89,10 @@ export interface ApiDeps {
   webhooks: WebhookService;
   /** Opens webhook signing secrets (sealed with the vault key): the all-in-one's deliveries use it. */
   webhookSecrets: WebhookSecrets;
+  /** Publishes platform events on the bus (docs/events.md); never fails the operation that emits. */
+  events: EventPublisher;
+  /** Triggers and their fire records (docs/events.md "Triggers"); agent workers do the matching. */
+  triggers: TriggerService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

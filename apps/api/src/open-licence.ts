@@ -1,5 +1,5 @@
 import { loadLicence, type ConfigHolder, type LicenceLog } from '@agent-platform/config';
-import { createLicenceGate, type Clock, type LicenceState } from '@agent-platform/domain';
+import { createLicenceGate, type Clock, type EventPublisher, type LicenceState } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { ApiDeps } from './deps.ts';
 
@@ -11,10 +11,10 @@ import type { ApiDeps } from './deps.ts';
  * longer check. A reload refused for a bad config file leaves the licence untouched, because
  * listeners only run after a good one.
  */
-export async function openLicence(deps: { config: ConfigHolder; store: Store; clock: Clock; log: LicenceLog }): Promise<ApiDeps['licence']> {
+export async function openLicence(deps: { config: ConfigHolder; store: Store; clock: Clock; log: LicenceLog; events?: EventPublisher }): Promise<ApiDeps['licence']> {
   let state: LicenceState = await loadLicence(deps.config.current(), deps.log);
   deps.config.onChange(async ({ config }) => {
     state = await loadLicence(config, deps.log);
   });
-  return { state: () => state, gate: createLicenceGate({ store: deps.store, clock: deps.clock, state: () => state }) };
+  return { state: () => state, gate: createLicenceGate({ store: deps.store, clock: deps.clock, state: () => state, ...(deps.events === undefined ? {} : { events: deps.events }) }) };
 }

@@ -1,4 +1,5 @@
 import type { LoadedConfig } from '@agent-platform/config';
+import { createEventPublisher } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import { createChannelBridgeService } from './service.ts';
 
@@ -8,6 +9,7 @@ import { createChannelBridgeService } from './service.ts';
  * drains on SIGTERM, and a fleet can already run it in its place.
  */
 export async function composeChannelBridge(loaded: LoadedConfig, context: ComposeContext, options: ComposeOptions = {}): Promise<ComposedProcess> {
-  const { logger, engines } = await openProcess(loaded.config, context, options);
-  return { logger, services: [createChannelBridgeService({ logger })], close: () => engines.close() };
+  const { clock, logger, engines } = await openProcess(loaded.config, context, options);
+  const events = createEventPublisher({ bus: engines.bus, clock, warn: (ctx, message) => logger.warn(ctx, message) });
+  return { logger, services: [createChannelBridgeService({ logger, events })], close: () => engines.close() };
 }

@@ -1,7 +1,10 @@
+import type { EventPublisher } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 
 export interface ChannelBridgeDeps {
   logger: Logger;
+  /** Where `channel.message.received` goes (docs/events.md). */
+  events?: EventPublisher;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeWorkflowRunner, createAgentWorkerService, createWebhookDeliveryService } from '@agent-platform/agent-worker';
+import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeTriggerMatching, composeWorkflowRunner, createAgentWorkerService, createWebhookDeliveryService } from '@agent-platform/agent-worker';
 import { createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
@@ -24,6 +24,8 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       // The embedded bus keeps step messages in this process only: after a crash the first sweep
       // publishes again every step that was waiting (docs/workflows.md "Crash safety").
       workflows: composeWorkflowRunner(deps, invocation, { busForgetsOnRestart: deps.config.current().runtime.bus === 'embedded' }),
+      // Platform events fire triggers here too (docs/events.md "Triggers").
+      triggers: composeTriggerMatching(deps),
     }),
     createSchedulerService({
       queue: deps.queue,
@@ -34,8 +36,9 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       retry: fireRetry(() => deps.config.current()),
       // The api's registry: GET /metrics shows the schedule metrics of the all-in-one.
       metrics: scheduleMetrics(deps.metrics),
+      events: deps.events,
     }),
-    createChannelBridgeService({ logger: deps.logger }),
+    createChannelBridgeService({ logger: deps.logger, events: deps.events }),
     // Outbound webhooks: the fan-out of platform events and the delivery jobs (docs/webhooks.md).
     createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current() }),
   ];

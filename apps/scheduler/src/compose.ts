@@ -1,5 +1,5 @@
 import { createConfigHolder, type LoadedConfig } from '@agent-platform/config';
-import { createAgentStore, createScheduleService } from '@agent-platform/domain';
+import { createAgentStore, createEventPublisher, createScheduleService } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { createMetrics } from '@agent-platform/observability';
@@ -46,6 +46,7 @@ export async function composeScheduler(loaded: LoadedConfig, context: ComposeCon
     requestTimeoutMs: fireTimeoutMs(current),
     retry: fireRetry(current),
     metrics: scheduleMetrics(createMetrics()),
+    events: createEventPublisher({ bus: engines.bus, clock, warn: (context, message) => logger.warn(context, message) }),
   });
   return { logger, services: [scheduler], close: () => engines.close(), reload: async () => void (await config.reload()) };
 }

@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queues, type PlatformConfig, type ScheduleFire } from '@agent-platform/contracts';
+import { Queues, Streams, type PlatformConfig, type PlatformEvent, type ScheduleFire } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
-import { createAgentStore, createScheduleRegistrar, createScheduleService, Errors, type AgentRecord, type AgentStore, type Clock, type ScheduleService } from '@agent-platform/domain';
+import { createAgentStore, createEventPublisher, createScheduleRegistrar, createScheduleService, Errors, type AgentRecord, type AgentStore, type Clock, type ScheduleService } from '@agent-platform/domain';
 import { createLogger } from '@agent-platform/observability';
 import type { Queue } from '@agent-platform/queue';
 import { openEmbeddedQueue, type EmbeddedQueue } from '@agent-platform/queue/embedded';
@@ -253,6 +253,20 @@ describe('catch-up after downtime', () => {
     expect(list.missed_slots).toBe(8);
     expect(list.fires.map((f) => [f.outcome, f.missed_count])).toEqual(expect.arrayContaining([['fired', 0], ['missed', 8]]));
     expect(list.fires.find((f) => f.outcome === 'fired')!.late_ms).toBeGreaterThanOrEqual(30_000);
+  });
+
+  it('emits schedule.missed (the gap) and schedule.fired (the slot) once each, keyed by schedule and slot (docs/events.md)', async () => {
+    const events: PlatformEvent[] = [];
+    await bus.consume<PlatformEvent>(Streams.platformEvents, { durable: 'test-events', maxDeliver: 1, backoffMs: [0] }, async (e) => void events.push(e.data));
+    await serveStandInWorker(bus);
+    const { id, lastSlot } = await downPastNineSlots();
+    await startScheduler(await openQueue(), { events: createEventPublisher({ bus, clock, warn: () => undefined }) });
+    await waitUntil(() => events.some((e) => e.kind === 'schedule.fired'), { message: 'the schedule.fired event' });
+    const slot = new Date(lastSlot).toISOString();
+    expect(events.map((e) => [e.id, e.kind, e.agent_id, e.data])).toEqual([
+      [`schedule.missed:${id}:${slot}`, 'schedule.missed', agent.id, { schedule_id: id, slot_at: slot, missed: 8 }],
+      [`schedule.fired:${id}:${slot}`, 'schedule.fired', agent.id, { schedule_id: id, slot_at: slot, expression: expect.any(String) }],
+    ]);
   });
 
   it('fires nothing when even the latest missed slot is older than the window: all counted missed', async () => {

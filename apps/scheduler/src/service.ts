@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Queues } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
-import type { ScheduleService } from '@agent-platform/domain';
+import type { EventPublisher, ScheduleService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Queue, Worker } from '@agent-platform/queue';
 import { fireHandler, type FireRetry } from './handlers/fire-handler.ts';
@@ -20,6 +20,8 @@ export interface SchedulerDeps {
   /** Fires running at once in this process; default 16 (one slow agent does not hold the others). */
   concurrency?: number;
   metrics?: ScheduleMetrics;
+  /** Where `schedule.fired` and `schedule.missed` go (docs/events.md); absent: nowhere. */
+  events?: EventPublisher;
 }
 
 export interface SchedulerService {
@@ -57,6 +59,7 @@ export function createSchedulerService(deps: SchedulerDeps): SchedulerService {
         retry: deps.retry ?? (() => DEFAULT_RETRY),
         metrics: deps.metrics ?? NO_SCHEDULE_METRICS,
         identity: `${hostname()}:${process.pid}`,
+        ...(deps.events === undefined ? {} : { events: deps.events }),
       });
       worker = await deps.queue.process(Queues.schedules, handler, { concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY });
       log.debug(reconciled, 'scheduler started');

@@ -31,3 +31,4 @@ export * from './http/webhooks.ts';
 export * from './integration-messages.ts';
 export * from './platform-events.ts';
 export * from './channel-messages.ts';
+export * from './http/triggers.ts';

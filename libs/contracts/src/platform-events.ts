@@ -42,3 +42,92 @@ export const PlatformEvent = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
 });
 export type PlatformEvent = Static<typeof PlatformEvent>;
+
+const Iso = (description: string) => Type.String({ description: `${description} ISO 8601 UTC.` });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * The triggers whose firing caused this event, oldest first (docs/events.md "Loops"): present on
+ * the events of an invocation that a trigger started. A trigger never fires on an event whose
+ * chain names it, and no trigger fires once the chain holds `MAX_TRIGGER_CHAIN` triggers.
+ */
+export const TriggerChain = Type.Array(Type.String(), {
+  description: 'Ids of the triggers whose firing led to this event, oldest first; absent when no trigger was involved.',
+});
+export type TriggerChain = Static<typeof TriggerChain>;
+/** How many triggers may chain (A fires B fires C ...) before the next event fires none. */
+export const MAX_TRIGGER_CHAIN = 8;
+
+const AgentFields = {
+  name: Type.String({ description: 'The agent-template package name.' }),
+  version: Type.String({ description: 'The installed template version.' }),
+};
+const StateFields = { name: Type.String({ description: 'The agent name.' }), state: Type.String({ description: 'The state after the change.' }) };
+const InvocationFields = {
+  invocation_id: Nullable(Type.String({ description: 'The invocation id when the caller named one.' })),
+  correlation_id: Type.String(),
+  source: Type.String({ description: 'The source name: Api, Chat, Workflow, Cron, Channel, Trigger.' }),
+  duration_ms: Type.Integer({ minimum: 0 }),
+  trigger_chain: Type.Optional(TriggerChain),
+};
+const RunFields = {
+  run_id: Type.String(),
+  workflow_id: Type.String(),
+  workflow_name: Type.String(),
+};
+const ScheduleFields = {
+  schedule_id: Type.String(),
+  slot_at: Iso('The slot.'),
+};
+const BudgetFields = {
+  budget: Type.String({ description: 'Which budget: `spend` (USD) or `transactions`, with its scope, e.g. `spend:provider:openai`.' }),
+  used: Type.Number(),
+  limit: Type.Number(),
+  pct: Type.Number({ description: 'used / limit * 100 when the threshold was crossed.' }),
+  period_start: Type.String(),
+};
+
+/**
+ * The `data` of each event kind (docs/events.md has the catalogue). The mapped type below makes the
+ * compiler insist on one schema per entry of EVENT_KINDS.
+ */
+export const EventData = {
+  'agent.installed': Type.Object({ ...AgentFields, state: Type.String() }),
+  'agent.upgraded': Type.Object({ ...AgentFields, previous_version: Nullable(Type.String()), state: Type.String() }),
+  'agent.activated': Type.Object(StateFields),
+  'agent.suspended': Type.Object(StateFields),
+  'agent.uninstalled': Type.Object({ name: Type.String(), version: Type.String() }),
+  'invocation.completed': Type.Object({
+    ...InvocationFields,
+    tokens_used: Type.Integer({ minimum: 0 }),
+    content: Type.String({ description: 'The reply, cut to its first 4000 characters.' }),
+  }),
+  'invocation.failed': Type.Object({
+    ...InvocationFields,
+    category: Type.String({ description: 'The error category (spec §Errors).' }),
+    message: Type.String(),
+  }),
+  'workflow.run.started': Type.Object(RunFields),
+  'workflow.step.completed': Type.Object({ ...RunFields, step_id: Type.String(), status: Type.String() }),
+  'workflow.run.completed': Type.Object({ ...RunFields, status: Type.Union([Type.Literal('Completed'), Type.Literal('Escalated')]) }),
+  'workflow.run.failed': Type.Object({ ...RunFields, status: Type.Literal('Failed'), error: Nullable(Type.String()) }),
+  'workflow.run.cancelled': Type.Object({ ...RunFields, status: Type.Literal('Cancelled') }),
+  'schedule.fired': Type.Object({ ...ScheduleFields, expression: Type.String({ description: 'The cron expression, or the `every`/`at` form, as the Cron source shows it.' }) }),
+  'schedule.missed': Type.Object({ ...ScheduleFields, missed: Type.Integer({ minimum: 1, description: 'How many slots never fired.' }) }),
+  'channel.message.received': Type.Object({
+    channel_id: Type.String(),
+    kind: Type.String({ description: 'The channel kind (slack, email, ...).' }),
+    conversation: Type.String({ description: 'Chat, channel or address the message belongs to.' }),
+    thread: Nullable(Type.String({ description: 'The thread inside the conversation, when the protocol has one.' })),
+    sender: Type.String(),
+    peer_message_id: Type.String(),
+    text: Type.String({ description: 'The text, cut to its first 4000 characters.' }),
+  }),
+  'licence.budget.warning': Type.Object(BudgetFields),
+  'licence.budget.exhausted': Type.Object(BudgetFields),
+  'audit.verification.failed': Type.Object({
+    first_invalid_seq: Nullable(Type.Integer({ description: 'The first entry that does not verify (GET /security/verify).' })),
+    reason: Type.String(),
+  }),
+} satisfies { [K in EventKind]: ReturnType<typeof Type.Object> };
+export type EventData<K extends EventKind> = Static<(typeof EventData)[K]>;

@@ -108,3 +108,8 @@ export * from './webhooks/delivery-log.ts';
 export * from './webhooks/webhook-attempt.ts';
 export * from './webhooks/webhook-service.ts';
 export * from './webhooks/webhook-deliveries.ts';
+export * from './events/event-publisher.ts';
+export * from './events/trigger-pattern.ts';
+export * from './events/trigger-store.ts';
+export * from './events/trigger-service.ts';
+export * from './events/trigger-matcher.ts';

@@ -16,6 +16,7 @@ import { memoryRoutes } from './memory-routes.ts';
 import { scheduleRoutes } from './schedule-routes.ts';
 import { securityRoutes } from './security-routes.ts';
 import { skillRoutes } from './skill-routes.ts';
+import { triggerRoutes } from './trigger-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
@@ -25,4 +26,4 @@ import { workflowRoutes } from './workflow-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, webhookRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes];

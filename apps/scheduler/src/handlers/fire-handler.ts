@@ -1,6 +1,6 @@
 import { isScheduleFire, Queues, Subjects, type AgentInvokeReply, type AgentInvokeRequest, type ScheduleFire } from '@agent-platform/contracts';
 import { BusError, type Bus } from '@agent-platform/bus';
-import { fireReason, type FireDecision, type ScheduleFiring } from '@agent-platform/domain';
+import { fireReason, type EventPublisher, type FireDecision, type ScheduleFiring } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Job, Queue } from '@agent-platform/queue';
 import type { ScheduleMetrics } from '../schedule-metrics.ts';
@@ -24,6 +24,8 @@ export interface FireHandlerDeps {
   metrics: ScheduleMetrics;
   /** This scheduler process, `host:pid`: kept on the slots it takes (operators, the fleet test). */
   identity: string;
+  /** Where `schedule.fired` and `schedule.missed` go (docs/events.md). */
+  events?: EventPublisher;
 }
 
 /**
@@ -87,6 +89,14 @@ export function fireHandler(deps: FireHandlerDeps) {
     const retry = deps.retry();
     const decision = await deps.firing.begin({ schedule_id: data.schedule_id, slot_at: slotAt, retry: isRetry, leaseMs: FIRE_LEASE_MS, by: deps.identity });
     deps.metrics.missed(decision.missed);
+    if (decision.missed > 0) {
+      // Keyed by the slot that noticed the gap: a redelivered slot does not count it twice.
+      await deps.events?.emit('schedule.missed', {
+        id: `schedule.missed:${data.schedule_id}:${slotAt}`,
+        agent_id: data.agent_id,
+        data: { schedule_id: data.schedule_id, slot_at: slotAt, missed: decision.missed },
+      });
+    }
     const context = { schedule_id: data.schedule_id, agent_id: data.agent_id, slot_at: slotAt, attempt };
     switch (decision.kind) {
       case 'orphan':
@@ -120,6 +130,12 @@ export function fireHandler(deps: FireHandlerDeps) {
       const reason = reply.duplicate ? 'the agent had already run this slot under its key (an earlier delivery); it ran once' : null;
       await deps.firing.finish(data.schedule_id, decision.slot_at, { outcome: 'fired', reason, attempts: attempt });
       deps.metrics.outcome(reply.duplicate ? 'duplicate' : 'fired');
+      // One event per slot, whatever the deliveries and attempts: keyed by schedule and slot.
+      await deps.events?.emit('schedule.fired', {
+        id: `schedule.fired:${data.schedule_id}:${decision.slot_at}`,
+        agent_id: decision.agent_id,
+        data: { schedule_id: data.schedule_id, slot_at: decision.slot_at, expression: decision.expression },
+      });
       log.info({ ...context, late_ms: decision.late_ms, missed: decision.missed, duplicate: reply.duplicate }, reply.duplicate ? 'schedule slot had already fired' : 'schedule fired');
     } catch (error) {
       const reason = reasonOf(error);

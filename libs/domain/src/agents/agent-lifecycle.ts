@@ -4,6 +4,7 @@ import type { Store } from '@agent-platform/store';
 import { catalogCollections } from '../catalog/catalog-records.ts';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
 import { activationError, activationProblems } from './activation-check.ts';
 import type { AgentRecord } from './agent-record.ts';
 import type { AgentStore } from './agent-store.ts';
@@ -29,6 +30,8 @@ export interface AgentLifecycleDeps {
   agents: AgentStore;
   bus: Bus;
   clock: Clock;
+  /** Where `agent.activated` and `agent.suspended` go (docs/events.md). */
+  events?: EventPublisher;
 }
 
 export function createAgentLifecycle(deps: AgentLifecycleDeps): AgentLifecycle {
@@ -57,11 +60,13 @@ export function createAgentLifecycle(deps: AgentLifecycleDeps): AgentLifecycle {
       if (agent === null) throw Errors.notFound('agent', id);
       refuseSame(agent, 'Running');
       await check(agent);
-      return deps.agents.update(id, (current) => {
+      const activated = await deps.agents.update(id, (current) => {
         refuseSame(current, 'Running');
         const now = deps.clock.now().toISOString();
         return { ...current, state: 'Running', running_since: now, updated_at: now };
       });
+      await deps.events?.emit('agent.activated', { agent_id: id, data: { name: activated.name, state: activated.state } });
+      return activated;
     },
     async suspend(id) {
       const suspended = await deps.agents.update(id, (current) => {
@@ -76,6 +81,7 @@ export function createAgentLifecycle(deps: AgentLifecycleDeps): AgentLifecycle {
       // After the state change: a worker that sees the notice and re-reads the agent finds it
       // Suspended, so it neither keeps the aborted work nor picks up new work for it (D9).
       await deps.bus.notify<AgentAbortMessage>(Subjects.agentAbort, { agent_id: id, reason: 'suspended' });
+      await deps.events?.emit('agent.suspended', { agent_id: id, data: { name: suspended.name, state: suspended.state } });
       return suspended;
     },
   };

@@ -11,6 +11,7 @@ import {
   type AuditTrail,
   type VerifyReport,
 } from './audit-entry.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
 import { toAuditEntry, verifyChain, type StoredAuditEntry, type VerifiedPrefix } from './audit-chain.ts';
 import { CHAIN_ANCHOR, chainHash } from './audit-hash.ts';
 import { sanitizeMetadata } from './sanitize-metadata.ts';
@@ -22,6 +23,8 @@ export interface AuditTrailDeps {
   enabled: boolean;
   /** Called after each successful append (metrics). Runs inline: it must not throw or block. */
   onAppend?: (entry: AuditEntry) => void;
+  /** Where `audit.verification.failed` goes (docs/events.md); absent: nowhere. */
+  events?: EventPublisher;
 }
 
 const DISABLED: AuditDisabledReport = {
@@ -91,11 +94,27 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
       .then(({ report, verified: prefix }) => {
         // A full walk resets what is known; one from the prefix only extends it.
         if (full || prefix === null || verified === null || prefix.seq >= verified.seq) verified = prefix;
+        if (!report.valid) void emitBroken(report);
         return report;
       })
       .finally(() => walks.delete(kind));
     walks.set(kind, walk);
     return walk;
+  }
+
+  /** One event per distinct break (first bad seq and reason), however often it is verified. */
+  async function emitBroken(report: VerifyReport): Promise<void> {
+    if (deps.events === undefined || report.valid) return;
+    const seq = report.first_invalid_seq ?? null;
+    const reason = report.first_invalid_reason ?? 'the chain does not verify';
+    const key = `${seq ?? 'none'}:${reason}`;
+    try {
+      const { applied } = await deps.store.counters.add(`events:audit-broken:${key}`, 1, { limit: 1 });
+      if (!applied) return;
+    } catch {
+      return;
+    }
+    await deps.events.emit('audit.verification.failed', { id: `audit.verification.failed:${key}`, agent_id: null, data: { first_invalid_seq: seq, reason } });
   }
 
   return {

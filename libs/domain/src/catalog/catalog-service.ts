@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type { InstalledItem, InstalledPackage, PackageType, TemplateSummary } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
+import type { AgentRecord } from '../agents/agent-record.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
+import { createTriggerStore } from '../events/trigger-store.ts';
 import type { SessionStore } from '../agents/session-store.ts';
 import { clearAgentStats } from '../agents/create-agent-stats.ts';
 import type { EquipEffects } from '../competencies/equip-effects.ts';
@@ -69,6 +72,8 @@ export interface CatalogServiceDeps {
    * run after every install, upgrade and uninstall. Absent: none (catalog unit tests).
    */
   effects?: EquipEffects;
+  /** Where `agent.installed`, `agent.upgraded`, `agent.activated` and `agent.uninstalled` go (docs/events.md). */
+  events?: EventPublisher;
 }
 
 export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
@@ -93,6 +98,9 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
         await deps.memory.deleteAll(agent.id);
         await deps.sessions.deleteAll(agent.id);
         await clearAgentStats(deps.store.counters, agent.id);
+        // docs/events.md "Triggers": an agent's triggers go with it.
+        await createTriggerStore(deps.store, deps.clock).deleteForAgent(agent.id);
+        await deps.events?.emit('agent.uninstalled', { agent_id: agent.id, data: { name: agent.name, version: record.version } });
         return;
       }
       case 'workflow-template': {
@@ -127,6 +135,26 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     }
   }
 
+  /** The agent events of one install, after it committed (never for an install that was undone). */
+  async function emitInstalled(items: readonly InstalledItem[], before: ReadonlyMap<string, { agent: AgentRecord | null; version: string | null }>): Promise<void> {
+    const events = deps.events;
+    if (events === undefined) return;
+    for (const item of items) {
+      if (item.type !== 'agent-template') continue;
+      const agent = await deps.agents.get(item.id);
+      if (agent === null) continue;
+      const previous = before.get(item.name)?.agent ?? null;
+      const base = { name: agent.name, version: item.version, state: agent.state };
+      if (item.status === 'installed') await events.emit('agent.installed', { agent_id: agent.id, data: base });
+      if (item.status === 'upgraded') {
+        await events.emit('agent.upgraded', { agent_id: agent.id, data: { ...base, previous_version: before.get(item.name)?.version ?? null } });
+      }
+      if (previous !== null && previous.state !== 'Running' && agent.state === 'Running') {
+        await events.emit('agent.activated', { agent_id: agent.id, data: { name: agent.name, state: agent.state } });
+      }
+    }
+  }
+
   return {
     async install(request) {
       const path = installPath(request);
@@ -136,7 +164,9 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       const activate = request.activate === true;
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
       const effects = deps.effects;
-      return applyPlan(
+      const agentSteps = plan.filter((step) => step.pkg.manifest.package.type === 'agent-template');
+      const before = new Map(await Promise.all(agentSteps.map(async (step) => [step.name, { agent: await deps.agents.getByName(step.name), version: step.previous?.version ?? null }] as const)));
+      const items = await applyPlan(
         plan,
         { store: deps.store, records, agents: deps.agents, clock: deps.clock, newId: randomUUID },
         activate,
@@ -149,6 +179,8 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
               undone: (items) => effects.afterInstall(items).catch(() => undefined),
             },
       );
+      await emitInstalled(items, before);
+      return items;
     },
     async installed() {
       const rows = await records.packages.find({ orderBy: { field: 'name' } });

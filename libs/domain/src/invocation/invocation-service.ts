@@ -5,6 +5,7 @@ import type { OwnedClaim } from './idempotency.ts';
 import { createInvocationAdmission, type SlotWait } from './invocation-admission.ts';
 import { createInvocationBookkeeping } from './invocation-bookkeeping.ts';
 import { createInvocationExecutor } from './invocation-execution.ts';
+import { clip } from '../events/event-publisher.ts';
 import { sourceName } from './invocation-source.ts';
 import type {
   InvocationExecution,
@@ -95,11 +96,22 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       await claim?.complete(answered.result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result'));
       await bookkeeping.answered(agent, request, answered, options.stateless === true);
       await deps.stats.finished(agent.id, source, { ok: true, duration_ms: answered.result.duration_ms });
+      void deps.events?.emit('invocation.completed', {
+        ...eventIdOf(request, 'completed'),
+        agent_id: agent.id,
+        data: { ...invocationFields(request, answered.result.duration_ms), tokens_used: answered.result.tokens_used, content: clip(answered.result.content) },
+      });
       return { result: answered.result, duplicate: false };
     } catch (raw) {
       const error: unknown = signal.aborted ? signal.reason : raw;
       await claim?.release().catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not release an idempotency key'));
-      await deps.stats.finished(agent.id, source, { ok: false, duration_ms: nowMs() - started });
+      const durationMs = nowMs() - started;
+      await deps.stats.finished(agent.id, source, { ok: false, duration_ms: durationMs });
+      void deps.events?.emit('invocation.failed', {
+        ...eventIdOf(request, 'failed'),
+        agent_id: agent.id,
+        data: { ...invocationFields(request, durationMs), ...categoryOf(error) },
+      });
       throw error;
     }
   }
@@ -114,4 +126,30 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     cancel: (invocationId, reason = 'its caller went away') => aborts.cancel(invocationId, Errors.invocationCancelled(reason)),
     idempotencySettled: (recordId) => admission.settled(recordId),
   };
+}
+
+/** The fields both invocation events carry; `trigger_chain` when a trigger started it (docs/events.md "Loops"). */
+function invocationFields(request: InvocationRequest, durationMs: number) {
+  const trigger = typeof request.source === 'object' ? (request.source['Trigger'] as { chain?: unknown } | undefined) : undefined;
+  const chain = Array.isArray(trigger?.chain) ? trigger.chain.filter((id): id is string => typeof id === 'string') : undefined;
+  return {
+    invocation_id: request.invocation_id ?? null,
+    correlation_id: request.correlation_id,
+    source: sourceName(request.source),
+    duration_ms: Math.max(0, Math.round(durationMs)),
+    ...(chain === undefined ? {} : { trigger_chain: chain }),
+  };
+}
+
+/** A repeat of the same invocation (one `invocation_id`) emits under the same event id. */
+function eventIdOf(request: InvocationRequest, outcome: string): { id?: string } {
+  return request.invocation_id === undefined ? {} : { id: `invocation.${outcome}:${request.invocation_id}` };
+}
+
+function categoryOf(error: unknown): { category: string; message: string } {
+  if (typeof error === 'object' && error !== null) {
+    const e = error as { category?: unknown; message?: unknown };
+    return { category: typeof e.category === 'string' ? e.category : 'Internal', message: clip(typeof e.message === 'string' ? e.message : 'internal error', 1000) };
+  }
+  return { category: 'Internal', message: 'internal error' };
 }

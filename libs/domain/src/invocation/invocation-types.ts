@@ -8,6 +8,7 @@ import type { LicenceGate } from '../licence/licence-gate.ts';
 import type { ModelRegistry } from '../models/model-registry.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
 import type { Clock } from '../time/clock.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
 
 /**
  * The invocation service's contract: what a caller (send, invoke, chat, a workflow step, a cron
@@ -122,6 +123,8 @@ export interface InvocationServiceDeps {
   announceSettled?: (recordId: string) => void;
   /** The tools an agent's model may call; absent: none (the model only talks). */
   tools?: AgentToolsProvider;
+  /** Where `invocation.completed` and `invocation.failed` go (docs/events.md); absent: nowhere. */
+  events?: EventPublisher;
 }
 
 /** Where an invocation's tools come from (docs/tools.md): skills, integrations and contracts. */

@@ -2,6 +2,8 @@ import type { LicenceStatus } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { PlatformError } from '../errors/platform-error.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
+import { emitBudgetCrossings } from './budget-crossings.ts';
 import type { Clock } from '../time/clock.ts';
 import {
   EMPTY_LICENCE_USAGE,
@@ -67,6 +69,8 @@ export interface LicenceGateDeps {
   clock: Clock;
   /** The licence held now; re-read on every call so that a reload applies to the next one. */
   state: () => LicenceState;
+  /** Where the budget events at 80 % and 100 % go (docs/events.md); absent: nowhere. */
+  events?: EventPublisher;
 }
 
 /**
@@ -95,8 +99,25 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
     if (!Number.isFinite(costUsd) || costUsd < 0) throw new RangeError(`licence: cost_usd must be a finite number >= 0, got ${String(costUsd)}`);
     const micro = toMicroUsd(costUsd);
     if (micro === 0) return;
-    await counters.add(keys.providerSpend(providerId), micro);
-    if (providerId !== LOCAL_PROVIDER_ID) await counters.add(keys.cloudSpend, micro);
+    const provider = await counters.add(keys.providerSpend(providerId), micro);
+    const cloud = providerId === LOCAL_PROVIDER_ID ? null : await counters.add(keys.cloudSpend, micro);
+    await spendCrossings(keys, providerId, micro, provider.value, cloud?.value ?? null).catch(() => undefined);
+  };
+
+  /** The spend budget events (the spend is recorded either way). */
+  const spendCrossings = async (keys: LicenceCounterKeys, providerId: string, micro: number, provider: number, cloud: number | null): Promise<void> => {
+    const state = deps.state();
+    if (deps.events === undefined || state.kind !== 'loaded') return;
+    const { licence } = state;
+    const common = { scale: 1_000_000, period_start: licence.period_start };
+    const entitlement = licence.provider_entitlements?.find((e) => e.provider_id === providerId);
+    if (entitlement !== undefined && entitlement.budget_usd !== null) {
+      const key = keys.providerSpend(providerId);
+      await emitBudgetCrossings(counters, deps.events, { ...common, key, budget: `spend:provider:${providerId}`, before: provider - micro, after: provider, limit: toMicroUsd(entitlement.budget_usd) });
+    }
+    if (cloud !== null && licence.cloud_spend_usd !== undefined && licence.cloud_spend_usd !== null) {
+      await emitBudgetCrossings(counters, deps.events, { ...common, key: keys.cloudSpend, budget: 'spend:cloud', before: cloud - micro, after: cloud, limit: toMicroUsd(licence.cloud_spend_usd) });
+    }
   };
 
   const usageOf = (state: LicenceState): Promise<LicenceUsage> =>
@@ -112,7 +133,7 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
     const keys = licenceCounterKeys(licence);
     const refusal = checkLicence(licence, request, deps.clock.now()) ?? (await checkSpend(licence, keys, request, counters));
     if (refusal !== null) throw refusal;
-    return { keys, reserved: await reserveTransaction(licence, keys, request, counters) };
+    return { keys, reserved: await reserveTransaction(licence, keys, request, counters, deps.events) };
   };
 
   return {
@@ -187,13 +208,18 @@ async function reserveTransaction(
   keys: LicenceCounterKeys,
   request: LicenceRequest,
   counters: Store['counters'],
+  events: EventPublisher | undefined,
 ): Promise<string | null> {
   const type = request.workflow_type;
   if (type === undefined) return null;
   const key = keys.transactions(type);
   // Uncapped types are counted too, so that their usage shows in the status.
   const budget = licence.transaction_budgets?.[type] ?? null;
-  const { applied } = await counters.add(key, 1, budget === null ? {} : { limit: budget });
+  const { applied, value } = await counters.add(key, 1, budget === null ? {} : { limit: budget });
+  if (applied && budget !== null) {
+    const move = { key, budget: `transactions:${type}`, before: value - 1, after: value, limit: budget, scale: 1, period_start: licence.period_start };
+    await emitBudgetCrossings(counters, events, move).catch(() => undefined);
+  }
   if (!applied) {
     throw Errors.permissionDenied(
       `model invocation refused: the licence's transaction budget for workflow type '${type}' (${budget}) is used up until ${licence.period_end}`,

@@ -5,6 +5,7 @@ import { valueClassOf } from '../invocation/value-class.ts';
 import type { LicenceGate } from '../licence/licence-gate.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Warn } from './run-bus.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
 import { workflowRuns, type WorkflowRunRecord } from './run-record.ts';
 import { settleDrain } from './workflow-admissions.ts';
 
@@ -13,6 +14,8 @@ export interface RunFinalizerDeps {
   clock: Clock;
   licence: Pick<LicenceGate, 'releaseRun'>;
   warn: Warn;
+  /** Where the run's terminal event goes (docs/events.md); absent: nowhere. */
+  events?: EventPublisher;
 }
 
 /**
@@ -39,6 +42,8 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
   if (!won || stored === null) return;
   const run = stored.doc;
   const at = deps.clock.now().toISOString();
+  // Emitted by the one process that finalized the run: once per run.
+  await emitTerminal(deps.events, run);
   try {
     if (failed && ended.transaction?.state === 'held') await deps.licence.releaseRun(ended.transaction.counter_key);
     if (!failed) {
@@ -62,3 +67,19 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
     deps.warn({ err, run_id: run.id }, 'could not finish the bookkeeping of an ended workflow run');
   }
 }
+
+/** `workflow.run.completed` (Completed, Escalated), `.failed`, or `.cancelled` (a Failed run a caller cancelled). */
+async function emitTerminal(events: EventPublisher | undefined, run: WorkflowRunRecord): Promise<void> {
+  if (events === undefined) return;
+  const fields = { run_id: run.id, workflow_id: run.workflow_id, workflow_name: run.workflow_name };
+  if (run.state === 'Completed' || run.state === 'Escalated') {
+    await events.emit('workflow.run.completed', { id: `workflow.run.completed:${run.id}`, agent_id: null, data: { ...fields, status: run.state } });
+  } else if (run.state === 'Failed' && run.error?.startsWith(CANCELLED_PREFIX) === true) {
+    await events.emit('workflow.run.cancelled', { id: `workflow.run.cancelled:${run.id}`, agent_id: null, data: { ...fields, status: 'Cancelled' } });
+  } else if (run.state === 'Failed') {
+    await events.emit('workflow.run.failed', { id: `workflow.run.failed:${run.id}`, agent_id: null, data: { ...fields, status: 'Failed', error: run.error } });
+  }
+}
+
+/** The error a cancelled run ends with (WorkflowService.cancel): `cancelled by <identity>`. */
+export const CANCELLED_PREFIX = 'cancelled by ';

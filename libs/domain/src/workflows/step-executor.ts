@@ -11,6 +11,7 @@ import { applyOutcome, escalateIfUnsafe, leaseLive, type StepOutcome } from './p
 import { renderPrompt } from './render-prompt.ts';
 import type { RunBus, Warn } from './run-bus.ts';
 import { finalizeRun } from './run-finalizer.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
 import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 import { agentLabel, collectAgentOf, stepAgent } from './step-agents.ts';
@@ -29,6 +30,8 @@ export interface StepExecutorDeps {
   /** Asks for the run to be looked at when a retry falls due (RunSweeper.wake). */
   wake?: (runId: string, at: string) => void;
   warn: Warn;
+  /** Where `workflow.step.completed` and the terminal events go (docs/events.md). */
+  events?: EventPublisher;
 }
 
 /** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
@@ -155,6 +158,13 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     });
     if (done === null) return;
     const { run, result } = done;
+    if (outcome.kind === 'succeeded') {
+      await deps.events?.emit('workflow.step.completed', {
+        id: `workflow.step.completed:${run.id}:${entry.key}`,
+        agent_id: outcome.result.agent_id,
+        data: { run_id: run.id, workflow_id: run.workflow_id, workflow_name: run.workflow_name, step_id: outcome.result.step_name, status: 'Completed' },
+      });
+    }
     await deps.runBus.dispatch(run.id, result.planned.dispatch);
     const waiting = Object.values(run.pending).filter((e) => e.dispatched_at === null && e.lease === null);
     if (run.state === 'Running' && waiting.length > 0) deps.wake?.(run.id, waiting.map((e) => e.due_at).sort()[0]!);

@@ -16,7 +16,8 @@ import type { ModelRegistry } from '../models/model-registry.ts';
 import type { Clock } from '../time/clock.ts';
 import { checkAt, endRun, markDispatched, planStart, type RunPlanContext } from './planner/run-planner.ts';
 import type { RunBus, Warn } from './run-bus.ts';
-import { finalizeRun } from './run-finalizer.ts';
+import { CANCELLED_PREFIX, finalizeRun } from './run-finalizer.ts';
+import type { EventPublisher } from '../events/event-publisher.ts';
 import { transitionRun } from './run-transition.ts';
 import { runStatus, workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { collectAgentOf } from './step-agents.ts';
@@ -61,6 +62,8 @@ export interface WorkflowServiceDeps {
   runBus: RunBus;
   settings: () => PlatformConfig['workflows'];
   warn: Warn;
+  /** Where `workflow.run.started` and the terminal events go (docs/events.md). */
+  events?: EventPublisher;
 }
 
 export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowService {
@@ -166,6 +169,11 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         if (error instanceof StoreDuplicateError && idempotencyId !== undefined) return { run: await replay(idempotencyId, request.input), replayed: true };
         throw error;
       }
+      await deps.events?.emit('workflow.run.started', {
+        id: `workflow.run.started:${run.id}`,
+        agent_id: null,
+        data: { run_id: run.id, workflow_id: run.workflow_id, workflow_name: run.workflow_name },
+      });
       await deps.runBus.dispatch(run.id, planned.dispatch);
       deps.runBus.changed(run.id);
       // A run whose every step was skipped ends at once (its bookkeeping too).
@@ -185,7 +193,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
     record: async (id) => (await runs.get(id))?.doc ?? null,
 
     async cancel(id, caller) {
-      const reason = `cancelled by ${caller.identity}`;
+      const reason = `${CANCELLED_PREFIX}${caller.identity}`;
       const { run } = await transition(id, (draft) => {
         if (TERMINAL_RUN_STATES.has(draft.state)) throw terminalConflict(draft, 'cancel');
         endRun(draft, 'Failed', reason, now());
