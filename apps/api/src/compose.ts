@@ -18,6 +18,7 @@ import {
   createScheduleService,
   createSessionStore,
   createSkillService,
+  createTranscriptStore,
   starlarkLimitsOf,
   createVault,
   createRunBus,
@@ -26,7 +27,10 @@ import {
   systemClock,
   type Clock,
   type StarlarkLimits,
+  PlatformError,
+  type WorkflowService,
 } from '@agent-platform/domain';
+import { channelRunReplies, createChannelKinds, createChannelService, type ChannelKind } from '@agent-platform/channels';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
@@ -47,6 +51,18 @@ export interface ComposeApiOptions {
   requestShutdown?: () => void;
   /** Which process this is (`api`, `platform`): the NATS connection name. */
   processName?: string;
+  /** The channel kinds POST /channels accepts; default every kind of libs/channels. */
+  channelKinds?: readonly ChannelKind[];
+}
+
+async function workflowExists(workflows: WorkflowService, id: string): Promise<boolean> {
+  try {
+    await workflows.get(id);
+    return true;
+  } catch (error) {
+    if (error instanceof PlatformError && error.category === 'NotFound') return false;
+    throw error;
+  }
 }
 
 export interface ComposedApi {
@@ -122,6 +138,18 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
     });
+    const workflows = createWorkflowService({
+      store,
+      clock,
+      agents,
+      licence: licence.gate,
+      models,
+      runBus: createRunBus(bus, clock, warn),
+      settings: () => config.current().workflows,
+      warn,
+      // A channel-started run cancelled here still answers its conversation (docs/channels.md).
+      onRunEnded: channelRunReplies(bus, clock),
+    });
     const deps: ApiDeps = {
       config,
       version,
@@ -147,16 +175,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       starlark,
       starlarkLimits,
       memory,
-      workflows: createWorkflowService({
-        store,
-        clock,
-        agents,
-        licence: licence.gate,
-        models,
-        runBus: createRunBus(bus, clock, warn),
-        settings: () => config.current().workflows,
-        warn,
-      }),
+      workflows,
       schedules,
       integrations: createIntegrationService({
         store,
@@ -168,6 +187,16 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         settings: () => config.current().integrations,
         warn,
       }),
+      channels: createChannelService({
+        store,
+        bus,
+        clock,
+        kinds: createChannelKinds(options.channelKinds),
+        vaultKey,
+        agentExists: async (id) => (await agents.get(id)) !== null,
+        workflowExists: (id) => workflowExists(workflows, id),
+      }),
+      transcripts: createTranscriptStore(store, clock),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

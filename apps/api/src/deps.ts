@@ -16,11 +16,13 @@ import type {
   ScheduleService,
   SessionStore,
   SkillService,
+  TranscriptStore,
   StarlarkLimits,
   StarlarkRunner,
   Vault,
   WorkflowService,
 } from '@agent-platform/domain';
+import type { ChannelService } from '@agent-platform/channels';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -81,6 +83,10 @@ export interface ApiDeps {
   schedules: ScheduleService;
   /** The integration routes: desired states in the store, fleet status from the hosts' rows (docs/integrations.md). */
   integrations: IntegrationService;
+  /** Channel records, status and inbound HTTP (docs/channels.md); the bridges run the adapters. */
+  channels: ChannelService;
+  /** Per-(channel, conversation) transcripts of the agents (docs/channels.md "Transcripts"). */
+  transcripts: TranscriptStore;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -1,6 +1,13 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeWorkflowRunner, createAgentWorkerService } from '@agent-platform/agent-worker';
-import { createChannelBridgeService } from '@agent-platform/channel-bridge';
+import {
+  composeAgentTools,
+  composeChannelRouter,
+  composeIntegrationHost,
+  composeInvocationService,
+  composeWorkflowRunner,
+  createAgentWorkerService,
+} from '@agent-platform/agent-worker';
+import { composeBridge, createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
 /**
@@ -35,6 +42,8 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       // The api's registry: GET /metrics shows the schedule metrics of the all-in-one.
       metrics: scheduleMetrics(deps.metrics),
     }),
-    createChannelBridgeService({ logger: deps.logger }),
+    // Channels (docs/channels.md): the router answers inbound messages, the bridge runs the adapters.
+    composeChannelRouter(deps, invocation),
+    createChannelBridgeService({ logger: deps.logger, bridge: composeBridge({ ...deps, openConfig: (record) => deps.channels.openConfig(record) }) }),
   ];
 }

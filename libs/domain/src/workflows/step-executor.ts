@@ -10,7 +10,7 @@ import type { Clock } from '../time/clock.ts';
 import { applyOutcome, escalateIfUnsafe, leaseLive, type StepOutcome } from './planner/run-planner.ts';
 import { renderPrompt } from './render-prompt.ts';
 import type { RunBus, Warn } from './run-bus.ts';
-import { finalizeRun } from './run-finalizer.ts';
+import { finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 import { agentLabel, collectAgentOf, stepAgent } from './step-agents.ts';
@@ -29,6 +29,8 @@ export interface StepExecutorDeps {
   /** Asks for the run to be looked at when a retry falls due (RunSweeper.wake). */
   wake?: (runId: string, at: string) => void;
   warn: Warn;
+  /** See run-finalizer.ts `onRunEnded`. */
+  onRunEnded?: RunEndedHook | undefined;
 }
 
 /** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
