@@ -27,7 +27,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body: Record<string, unknown> = {};
+      let body: Record<string, unknown>;
       try {
         body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
@@ -43,7 +43,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     verified: (message, secret) =>
-      verifyWebhook(secret, message.headers as Record<string, string | string[] | undefined>, message.raw, Math.floor(Date.now() / 1000)).ok,
+      verifyWebhook(secret, message.headers, message.raw, Math.floor(Date.now() / 1000)).ok,
     setStatus: (next) => {
       status = next;
     },
