@@ -155,6 +155,9 @@ describe('POST /channels/{id}/inbound', () => {
     const unsigned = await api.request('POST', '/channels/web-a/inbound', { body: JSON.stringify(message), headers: { 'content-type': 'application/json' } });
     expect(unsigned.status).toBe(401);
     expect((await api.request('POST', '/channels/web-a/inbound', signed({ text: 'no conversation' }))).status).toBe(400);
+    // Any content type reaches the kind (the signature covers the raw bytes): no 415 here.
+    const form = await api.request('POST', '/channels/web-a/inbound', { body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(form.status).toBe(401);
     expect((await api.request('POST', '/channels/nope/inbound', signed(message))).status).toBe(404);
     await call('POST', '/channels/web-a/disable');
     const disabled = await api.request('POST', '/channels/web-a/inbound', signed(message));
