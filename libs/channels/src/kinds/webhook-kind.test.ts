@@ -1,7 +1,7 @@
 import { createLogger } from '@agent-platform/observability';
 import { guardedFetch, newWebhookSecret, signWebhook } from '@agent-platform/net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelConfigError, type ChannelStatus } from '../channel-kind.ts';
+import type { ChannelConfigError, ChannelStatus } from '../channel-kind.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { webhookKind } from './webhook-kind.ts';
 
