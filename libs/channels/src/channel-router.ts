@@ -100,6 +100,7 @@ export function inboundHandler(deps: ChannelRouterDeps): (envelope: Envelope<Cha
     if (seen !== undefined && seen.state !== 'received') return;
     if (seen === undefined) {
       const at = deps.clock.now();
+      let inserted = false;
       try {
         await messages.insert({
           id: envelope.id,
@@ -109,9 +110,15 @@ export function inboundHandler(deps: ChannelRouterDeps): (envelope: Envelope<Cha
           at: at.toISOString(),
           expires_at: new Date(at.getTime() + MESSAGE_RECORD_MS).toISOString(),
         });
-        await deps.onReceived?.(inbound);
+        inserted = true;
       } catch (error) {
         if (!(error instanceof StoreDuplicateError)) throw error;
+      }
+      // At most once per message (the row above exists now); its failure never loses the message.
+      try {
+        if (inserted) await deps.onReceived?.(inbound);
+      } catch (err) {
+        log.warn({ err, message_id: envelope.id }, 'the received-message hook failed');
       }
     }
     const channel = (await channels.get(inbound.channel_id))?.doc;
