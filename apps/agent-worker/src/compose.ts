@@ -35,6 +35,8 @@ import type { Logger } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { Store } from '@agent-platform/store';
+import { channelRunReplies } from '@agent-platform/channels';
+import { composeChannelRouter } from './compose-channels.ts';
 import { composeIntegrationHost } from './compose-integrations.ts';
 import { composeAgentTools } from './compose-tools.ts';
 import { busTriggerInvoker } from './handlers/trigger-handler.ts';
@@ -104,10 +106,12 @@ export function composeWorkflowRunner(
   const warn = (context: Record<string, unknown>, message: string): void => log.warn(context, message);
   const settings = (): PlatformConfig['workflows'] => sources.config.current().workflows;
   const runBus = createRunBus(sources.bus, sources.clock, warn);
+  // A run a channel message started sends its output back from whichever process ends it.
+  const replies = channelRunReplies(sources.bus, sources.clock);
   const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events };
-  const sweeper = createRunSweeper({ ...common, busForgetsOnRestart: options.busForgetsOnRestart });
+  const sweeper = createRunSweeper({ ...common, onRunEnded: replies, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
-    executor: createStepExecutor({ ...common, agents: sources.agents, invocation, holder: randomUUID(), wake: (runId, at) => sweeper.wake(runId, at) }),
+    executor: createStepExecutor({ ...common, onRunEnded: replies, agents: sources.agents, invocation, holder: randomUUID(), wake: (runId, at) => sweeper.wake(runId, at) }),
     sweeper,
     stepConcurrency: () => settings().step_concurrency,
   };
@@ -200,6 +204,7 @@ export async function composeAgentWorker(
         integrations,
         createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows, triggers: composeTriggerMatching(sources) }),
         createWebhookDeliveryService({ store, bus, queue: engines.queue, clock, logger, secrets: createWebhookSecrets(vaultKey), config: () => config.current() }),
+        composeChannelRouter(sources, invocation),
       ],
       close,
       reload: async () => void (await config.reload()),

@@ -20,6 +20,7 @@ import {
   createTriggerService,
   createSessionStore,
   createSkillService,
+  createTranscriptStore,
   starlarkLimitsOf,
   createVault,
   createWebhookSecrets,
@@ -30,7 +31,10 @@ import {
   systemClock,
   type Clock,
   type StarlarkLimits,
+  PlatformError,
+  type WorkflowService,
 } from '@agent-platform/domain';
+import { channelRunReplies, createChannelKinds, createChannelService, type ChannelKind } from '@agent-platform/channels';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
@@ -52,6 +56,18 @@ export interface ComposeApiOptions {
   requestShutdown?: () => void;
   /** Which process this is (`api`, `platform`): the NATS connection name. */
   processName?: string;
+  /** The channel kinds POST /channels accepts; default every kind of libs/channels. */
+  channelKinds?: readonly ChannelKind[];
+}
+
+async function workflowExists(workflows: WorkflowService, id: string): Promise<boolean> {
+  try {
+    await workflows.get(id);
+    return true;
+  } catch (error) {
+    if (error instanceof PlatformError && error.category === 'NotFound') return false;
+    throw error;
+  }
 }
 
 export interface ComposedApi {
@@ -130,6 +146,19 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       events,
     });
     const webhookSecrets = createWebhookSecrets(vaultKey);
+    const workflows = createWorkflowService({
+      store,
+      clock,
+      agents,
+      licence: licence.gate,
+      models,
+      runBus: createRunBus(bus, clock, warn),
+      settings: () => config.current().workflows,
+      warn,
+      events,
+      // A channel-started run cancelled here still answers its conversation (docs/channels.md).
+      onRunEnded: channelRunReplies(bus, clock),
+    });
     const deps: ApiDeps = {
       config,
       version,
@@ -155,17 +184,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       starlark,
       starlarkLimits,
       memory,
-      workflows: createWorkflowService({
-        store,
-        clock,
-        agents,
-        licence: licence.gate,
-        models,
-        runBus: createRunBus(bus, clock, warn),
-        settings: () => config.current().workflows,
-        warn,
-        events,
-      }),
+      workflows,
       schedules,
       integrations: createIntegrationService({
         store,
@@ -192,6 +211,16 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       webhookSecrets,
       events,
       triggers: createTriggerService({ store, clock, agents }),
+      channels: createChannelService({
+        store,
+        bus,
+        clock,
+        kinds: createChannelKinds(options.channelKinds),
+        vaultKey,
+        agentExists: async (id) => (await agents.get(id)) !== null,
+        workflowExists: (id) => workflowExists(workflows, id),
+      }),
+      transcripts: createTranscriptStore(store, clock),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

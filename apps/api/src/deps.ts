@@ -18,6 +18,7 @@ import type {
   TriggerService,
   SessionStore,
   SkillService,
+  TranscriptStore,
   StarlarkLimits,
   StarlarkRunner,
   Vault,
@@ -25,6 +26,7 @@ import type {
   WebhookService,
   WorkflowService,
 } from '@agent-platform/domain';
+import type { ChannelService } from '@agent-platform/channels';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -93,6 +95,10 @@ export interface ApiDeps {
   events: EventPublisher;
   /** Triggers and their fire records (docs/events.md "Triggers"); agent workers do the matching. */
   triggers: TriggerService;
+  /** Channel records, status and inbound HTTP (docs/channels.md); the bridges run the adapters. */
+  channels: ChannelService;
+  /** Per-(channel, conversation) transcripts of the agents (docs/channels.md "Transcripts"). */
+  transcripts: TranscriptStore;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -7,9 +7,9 @@ import { requireBinary, startNatsServer, waitUntil, type NatsServerHandle } from
 import { stringify } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// The bridge as an operator starts it (`npm start -w apps/channel-bridge -- --config <file>`).
-// It has no channels yet: what it owes a fleet today is to start on the shared engines and to
-// stop cleanly.
+// The bridge as an operator starts it (`npm start -w apps/channel-bridge -- --config <file>`):
+// it starts on the shared engines (JetStream: replies are a durable stream) and stops cleanly.
+// Running channels and failing over is tests/e2e/fleet-channels.test.ts.
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const natsBinary = requireBinary('nats-server');
@@ -18,7 +18,7 @@ describe.skipIf(natsBinary === null)('channel-bridge main', () => {
   let nats: NatsServerHandle;
   let dir: string;
   beforeAll(async () => {
-    nats = await startNatsServer({ jetstream: false });
+    nats = await startNatsServer();
     dir = await mkdtemp(join(tmpdir(), 'ap-bridge-main-'));
   });
   afterAll(async () => {

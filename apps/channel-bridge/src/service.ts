@@ -1,24 +1,26 @@
-import type { EventPublisher } from '@agent-platform/domain';
+import type { ChannelBridge } from '@agent-platform/channels';
 import type { Logger } from '@agent-platform/observability';
 
 export interface ChannelBridgeDeps {
   logger: Logger;
-  /** Where `channel.message.received` goes (docs/events.md). */
-  events?: EventPublisher;
+  /** The bridge runtime of libs/channels (leases, adapters, replies). */
+  bridge: ChannelBridge;
 }
 
 /**
- * The channel-bridge service. It owns no work yet (see this app's README for the issue that brings it);
- * it is already composed by the all-in-one root so that its start/stop order is fixed now.
+ * The channel-bridge service (docs/channels.md "Fleet"): runs the enabled channels whose lease
+ * this process holds, takes over those of a dead bridge, and sends replies through them.
  */
 export function createChannelBridgeService(deps: ChannelBridgeDeps): { name: string; start(): Promise<void>; stop(): Promise<void> } {
   const log = deps.logger.child({ service: 'channel-bridge' });
   return {
     name: 'channel-bridge',
     start: async () => {
+      await deps.bridge.start();
       log.debug('channel-bridge started');
     },
     stop: async () => {
+      await deps.bridge.stop();
       log.debug('channel-bridge stopped');
     },
   };

@@ -1,6 +1,15 @@
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
-import { composeAgentTools, composeIntegrationHost, composeInvocationService, composeTriggerMatching, composeWorkflowRunner, createAgentWorkerService, createWebhookDeliveryService } from '@agent-platform/agent-worker';
-import { createChannelBridgeService } from '@agent-platform/channel-bridge';
+import {
+  composeAgentTools,
+  composeChannelRouter,
+  composeIntegrationHost,
+  composeInvocationService,
+  composeTriggerMatching,
+  composeWorkflowRunner,
+  createAgentWorkerService,
+  createWebhookDeliveryService,
+} from '@agent-platform/agent-worker';
+import { composeBridge, createChannelBridgeService } from '@agent-platform/channel-bridge';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
 /**
@@ -38,7 +47,9 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       metrics: scheduleMetrics(deps.metrics),
       events: deps.events,
     }),
-    createChannelBridgeService({ logger: deps.logger, events: deps.events }),
+    // Channels (docs/channels.md): the router answers inbound messages, the bridge runs the adapters.
+    composeChannelRouter(deps, invocation),
+    createChannelBridgeService({ logger: deps.logger, bridge: composeBridge({ ...deps, openConfig: (record) => deps.channels.openConfig(record) }) }),
     // Outbound webhooks: the fan-out of platform events and the delivery jobs (docs/webhooks.md).
     createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current() }),
   ];

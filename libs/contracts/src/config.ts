@@ -305,6 +305,18 @@ export const WebhooksConfig = Type.Object(
   section('Outbound webhooks: retries, limits of one request, the delivery log (docs/webhooks.md).'),
 );
 
+/**
+ * `[channels]`: the bridge's settings. Channels themselves are records made through the api
+ * (spec §Channel: "channel sections hand-written in the config file are ignored"), so any other
+ * key here is accepted and ignored rather than refused (docs/channels.md).
+ */
+export const ChannelsConfig = Type.Object(
+  {
+    lease_ttl_secs: Positive('How long a channel bridge holds a channel without renewing: a dead bridge\'s channels move to another after at most this.', 5),
+  },
+  { additionalProperties: true, default: {}, description: 'Channel bridges (channels are created through the api; channel sections here are ignored).' },
+);
+
 export const IntegrationsConfig = Type.Object(
   {
     call_timeout_secs: Positive('Longest one integration tool call may take before it fails (a hung or dead server never hangs an agent).', 30),
@@ -359,6 +371,7 @@ export const PlatformConfig = Type.Object(
     webhooks: WebhooksConfig,
     integrations: IntegrationsConfig,
     connectors: ConnectorsConfig,
+    channels: ChannelsConfig,
   },
   strict,
 );

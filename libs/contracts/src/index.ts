@@ -28,6 +28,7 @@ export * from './http/competencies.ts';
 export * from './http/connectors.ts';
 export * from './http/integrations.ts';
 export * from './http/webhooks.ts';
+export * from './http/channels.ts';
 export * from './integration-messages.ts';
 export * from './platform-events.ts';
 export * from './channel-messages.ts';

@@ -28,6 +28,7 @@ export * from './agents/session-store.ts';
 export * from './agents/agent-stats.ts';
 export * from './agents/agent-store.ts';
 export * from './agents/create-session-store.ts';
+export * from './agents/transcript-store.ts';
 export * from './agents/session-window.ts';
 export * from './agents/create-agent-stats.ts';
 export * from './agents/activation-check.ts';

@@ -21,9 +21,9 @@ describe('every route declares itself', () => {
     expect(docsWithoutAccess).toEqual([]);
   });
 
-  it('makes only GET /health public (spec §Authentication rule 2)', () => {
+  it('makes only GET /health public (spec §Authentication rule 2), and the channel inbound route the peer signs (docs/channels.md)', () => {
     const publicRoutes = registeredRoutes(api.app).filter((r) => r.action === 'public').map((r) => `${r.method} ${r.url}`);
-    expect([...new Set(publicRoutes)].sort()).toEqual(['GET /health', 'HEAD /health']);
+    expect([...new Set(publicRoutes)].sort()).toEqual(['GET /health', 'HEAD /health', 'POST /channels/:id/inbound']);
   });
 });
 

@@ -2,6 +2,7 @@ import type { RoutePlugin } from '../api-app.ts';
 import { agentRoutes } from './agent-routes.ts';
 import { authRoutes } from './auth-routes.ts';
 import { catalogRoutes } from './catalog-routes.ts';
+import { channelRoutes } from './channel-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
 import { competencyRoutes } from './competency-routes.ts';
 import { connectorRoutes } from './connector-routes.ts';
@@ -17,6 +18,7 @@ import { scheduleRoutes } from './schedule-routes.ts';
 import { securityRoutes } from './security-routes.ts';
 import { skillRoutes } from './skill-routes.ts';
 import { triggerRoutes } from './trigger-routes.ts';
+import { transcriptRoutes } from './transcript-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
@@ -26,4 +28,4 @@ import { workflowRoutes } from './workflow-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes, channelRoutes, transcriptRoutes];

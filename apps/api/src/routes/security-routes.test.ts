@@ -154,7 +154,7 @@ describe('GET /security/audit', () => {
   it.each([
     ['limit=0', 'limit'],
     ['limit=abc', 'limit'],
-    ['category=nope', 'auth, access, keys, vault, config, audit, system, agents, workflows, tools, integrations, request'],
+    ['category=nope', 'auth, access, keys, vault, config, audit, system, agents, workflows, tools, integrations, channels, request'],
     ['since=yesterday', 'since'],
     ['since=2026-03-01T25:00:00Z', 'since'],
   ])('answers 400 ValidationError for %s', async (query, mention) => {

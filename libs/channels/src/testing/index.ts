@@ -15,3 +15,5 @@ export { startSmtpPeer, sendMail } from './smtp-peer.ts';
 export type { MailInput, ReceivedMail, SmtpPeer } from './smtp-peer.ts';
 export { startMosquitto, connectMqttTestClient } from './mosquitto.ts';
 export type { MosquittoHandle, MqttTestClient } from './mosquitto.ts';
+// ChannelKind conformance suite live here.
+export * from './webhook-peer.ts';

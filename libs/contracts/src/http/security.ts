@@ -21,6 +21,7 @@ export const AUDIT_CATEGORIES = [
   'workflows',
   'tools',
   'integrations',
+  'channels',
   'request',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));

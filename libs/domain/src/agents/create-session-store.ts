@@ -12,12 +12,19 @@ export interface SessionRecord {
   updated_at: string;
 }
 
-/** A per-channel transcript (collection `session_transcripts`); written once channels arrive. */
+/**
+ * A per-channel transcript (collection `session_transcripts`): one per (agent, channel id,
+ * conversation), written by the channel router (transcript-store.ts, docs/channels.md).
+ */
 export interface TranscriptRecord {
   id: string;
   agent_id: string;
+  /** The channel id. */
   channel: string;
+  conversation?: string;
   turns: SessionTurn[];
+  /** The inbound messages (envelope ids) already appended, newest last: a redelivery appends nothing. */
+  message_ids?: string[];
   updated_at: string;
 }
 

@@ -16,7 +16,14 @@ export interface RunFinalizerDeps {
   warn: Warn;
   /** Where the run's terminal event goes (docs/events.md); absent: nowhere. */
   events?: EventPublisher;
+  /**
+   * Runs once per ended run, after its bookkeeping, in whichever process finalized it: a run
+   * started by a channel message sends its output back (docs/channels.md). Errors are warned.
+   */
+  onRunEnded?: RunEndedHook | undefined;
 }
+
+export type RunEndedHook = (run: WorkflowRunRecord) => Promise<void>;
 
 /**
  * The bookkeeping of a run that reached a terminal state, done once by whichever process ended
@@ -65,6 +72,12 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
     await settleDrain(deps.store, run.workflow_id, run.definition.version, at);
   } catch (err) {
     deps.warn({ err, run_id: run.id }, 'could not finish the bookkeeping of an ended workflow run');
+  }
+  if (deps.onRunEnded === undefined) return;
+  try {
+    await deps.onRunEnded(run);
+  } catch (err) {
+    deps.warn({ err, run_id: run.id }, 'the ended-run hook failed');
   }
 }
 

@@ -48,7 +48,17 @@ export interface WorkflowRunRecord {
   escalation?: { step: string; calls: JournaledToolCall[] };
   /** Set once the terminal bookkeeping (licence, value event, admission) was done. */
   finalized: boolean;
+  /**
+   * Where the run came from when something outside the api started it (a channel message:
+   * docs/channels.md "Routing"): whichever process ends the run sends its output back there.
+   */
+  origin?: RunOrigin;
   updated_at: string;
+}
+
+/** The conversation a channel-started run answers (docs/channels.md "default_workflow"). */
+export interface RunOrigin {
+  channel: { channel_id: string; conversation: string; thread: string | null; in_reply_to: string };
 }
 
 export interface RunDefinition {

@@ -4,7 +4,7 @@ import type { LicenceGate } from '../licence/licence-gate.ts';
 import type { Clock } from '../time/clock.ts';
 import { escalateIfUnsafe, leaseLive, markDispatched } from './planner/run-planner.ts';
 import type { RunBus, Warn } from './run-bus.ts';
-import { finalizeRun } from './run-finalizer.ts';
+import { finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
 import { workflowRuns, type PendingStep } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
@@ -19,6 +19,8 @@ export interface RunSweeperDeps {
   warn: Warn;
   /** Where the terminal event of a run the sweeper ends goes (docs/events.md). */
   events?: EventPublisher;
+  /** See run-finalizer.ts `onRunEnded`. */
+  onRunEnded?: RunEndedHook | undefined;
   /**
    * The bus keeps nothing across a restart of this process (the embedded bus of the all-in-one):
    * the first sweep then publishes again every step that was published and not yet taken,

@@ -10,7 +10,7 @@ import type { Clock } from '../time/clock.ts';
 import { applyOutcome, escalateIfUnsafe, leaseLive, type StepOutcome } from './planner/run-planner.ts';
 import { renderPrompt } from './render-prompt.ts';
 import type { RunBus, Warn } from './run-bus.ts';
-import { finalizeRun } from './run-finalizer.ts';
+import { finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
 import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
@@ -32,6 +32,8 @@ export interface StepExecutorDeps {
   warn: Warn;
   /** Where `workflow.step.completed` and the terminal events go (docs/events.md). */
   events?: EventPublisher;
+  /** See run-finalizer.ts `onRunEnded`. */
+  onRunEnded?: RunEndedHook | undefined;
 }
 
 /** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */

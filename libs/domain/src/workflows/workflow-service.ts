@@ -16,10 +16,10 @@ import type { ModelRegistry } from '../models/model-registry.ts';
 import type { Clock } from '../time/clock.ts';
 import { checkAt, endRun, markDispatched, planStart, type RunPlanContext } from './planner/run-planner.ts';
 import type { RunBus, Warn } from './run-bus.ts';
-import { CANCELLED_PREFIX, finalizeRun } from './run-finalizer.ts';
+import { CANCELLED_PREFIX, finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
 import { transitionRun } from './run-transition.ts';
-import { runStatus, workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
+import { runStatus, workflowRuns, type PendingStep, type RunOrigin, type WorkflowRunRecord } from './run-record.ts';
 import { collectAgentOf } from './step-agents.ts';
 import { admissionOf } from './workflow-admissions.ts';
 
@@ -33,6 +33,8 @@ export interface StartRunRequest {
   version?: string | undefined;
   /** The `Idempotency-Key` header: a repeat by the same caller returns the same run. */
   idempotencyKey?: string | undefined;
+  /** A channel message that started the run: its output goes back there when it ends. */
+  origin?: RunOrigin | undefined;
 }
 
 /** Definitions and runs as the api serves them (spec §Workflows and runs; docs/workflows.md). */
@@ -64,6 +66,8 @@ export interface WorkflowServiceDeps {
   warn: Warn;
   /** Where `workflow.run.started` and the terminal events go (docs/events.md). */
   events?: EventPublisher;
+  /** Called once when a run this service ends is finalized (run-finalizer.ts `onRunEnded`). */
+  onRunEnded?: RunEndedHook | undefined;
 }
 
 export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowService {
@@ -159,6 +163,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         finalized: false,
         updated_at: startedAt,
         ...(idempotencyId === undefined ? {} : { idempotency_id: idempotencyId, idempotency_hash: inputHash(request.input) }),
+        ...(request.origin === undefined ? {} : { origin: request.origin }),
       };
       const planned = planStart(run, await planContext(run));
       run.check_at = checkAt(run, deps.settings().redispatch_after_secs * 1000);

@@ -1,0 +1,71 @@
+import type { ChannelStatusView } from '@agent-platform/contracts';
+import type { Collection, Store } from '@agent-platform/store';
+
+/**
+ * A channel as stored (collection `channels`, id = the operator's channel id). Secret config
+ * fields (the kind's `secretFields`) hold the vault-sealed value, never plaintext; `revision`
+ * grows on every change so the bridge holding the channel knows to restart its adapter.
+ */
+export interface ChannelRecord {
+  id: string;
+  kind: string;
+  enabled: boolean;
+  default_agent: string | null;
+  default_workflow: string | null;
+  config: Record<string, unknown>;
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * The lease of one enabled channel (collection `channel_leases`, id = channel id): the bridge
+ * `holder` runs its adapter until `expires_at` unless it renews; `fence` grows with each new
+ * holder, so a bridge that lost the lease while paused cannot renew it back. The holder also
+ * writes its adapter's `status` here; a row past `expires_at` is stale and means nobody runs it.
+ */
+export interface ChannelLease {
+  id: string;
+  holder: string;
+  fence: number;
+  expires_at: string;
+  /** The adapter's state as the holder last reported it; null while it is still opening. */
+  status: Exclude<ChannelStatusView, 'Disabled' | 'NotConfigured'> | null;
+  /** The channel revision the holder's adapter runs. */
+  revision: number;
+}
+
+/** One inbound message as the router handled it (collection `channel_messages`, id = envelope id). */
+export interface ChannelMessageRecord {
+  id: string;
+  channel_id: string;
+  conversation: string;
+  /** `received`: being handled; `answered`, `started` (a workflow run) or `dropped` (no default). */
+  state: 'received' | 'answered' | 'started' | 'dropped' | 'failed';
+  run_id?: string;
+  detail?: string;
+  at: string;
+  /** Rows are kept for a week (docs/channels.md). */
+  expires_at: string;
+}
+
+export const CHANNELS_COLLECTION = 'channels';
+
+export function channelCollections(store: Store): {
+  channels: Collection<ChannelRecord>;
+  leases: Collection<ChannelLease>;
+  messages: Collection<ChannelMessageRecord>;
+} {
+  return {
+    channels: store.collection<ChannelRecord>(CHANNELS_COLLECTION, { indexes: [{ field: 'enabled' }] }),
+    leases: store.collection<ChannelLease>('channel_leases'),
+    messages: store.collection<ChannelMessageRecord>('channel_messages', { ttlField: 'expires_at', indexes: [{ field: 'channel_id' }] }),
+  };
+}
+
+/** The status a user sees (docs/channels.md "Status"). */
+export function channelStatus(record: ChannelRecord, lease: ChannelLease | null, now: Date): ChannelStatusView {
+  if (!record.enabled) return 'Disabled';
+  if (lease === null || lease.expires_at <= now.toISOString() || lease.status === null) return 'NotConfigured';
+  return lease.status;
+}

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { Store } from '@agent-platform/store';
+import type { Clock } from '../time/clock.ts';
+import { TRANSCRIPTS_COLLECTION, type TranscriptRecord } from './create-session-store.ts';
+import type { SessionTurn } from './session-store.ts';
+
+/** Turns one transcript keeps; older ones are dropped (docs/channels.md "Transcripts"). */
+export const TRANSCRIPT_MAX_TURNS = 500;
+/** Inbound message ids remembered per transcript, so a redelivered message appends nothing. */
+const REMEMBERED_IDS = 200;
+
+export interface TranscriptSummary {
+  channel_id: string;
+  conversation: string;
+  turns: number;
+  last_at: string;
+}
+
+/**
+ * Per-(channel, conversation) transcripts of an agent (spec §Agents: `session/reset` keeps them,
+ * `DELETE /agents/{id}/history` removes them through SessionStore.deleteAll). Unlike the canonical
+ * session, they are a record for people, not context for the model.
+ */
+export interface TranscriptStore {
+  /** Appends the turns of one inbound message once: a second call with the same `messageId` does nothing. */
+  append(key: { agent_id: string; channel_id: string; conversation: string }, messageId: string, turns: SessionTurn[]): Promise<void>;
+  list(agentId: string): Promise<TranscriptSummary[]>;
+  get(agentId: string, channelId: string, conversation: string): Promise<SessionTurn[] | null>;
+}
+
+/** The document id: a hash, since conversations are free text from the peer. */
+function transcriptId(agentId: string, channelId: string, conversation: string): string {
+  return `${agentId}:${createHash('sha256').update(`${channelId}\u0000${conversation}`).digest('hex').slice(0, 32)}`;
+}
+
+export function createTranscriptStore(store: Store, clock: Clock): TranscriptStore {
+  const transcripts = store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION, { indexes: [{ field: 'agent_id' }] });
+  return {
+    async append(key, messageId, turns) {
+      const id = transcriptId(key.agent_id, key.channel_id, key.conversation);
+      const at = clock.now().toISOString();
+      await transcripts.update(id, (current) => {
+        const seen = current?.doc.message_ids ?? [];
+        if (seen.includes(messageId)) return null;
+        return {
+          id,
+          agent_id: key.agent_id,
+          channel: key.channel_id,
+          conversation: key.conversation,
+          turns: [...(current?.doc.turns ?? []), ...turns].slice(-TRANSCRIPT_MAX_TURNS),
+          message_ids: [...seen, messageId].slice(-REMEMBERED_IDS),
+          updated_at: at,
+        };
+      });
+    },
+    async list(agentId) {
+      const rows = await transcripts.find({ where: { agent_id: agentId } });
+      return rows
+        .map(({ doc }) => ({ channel_id: doc.channel, conversation: doc.conversation ?? '', turns: doc.turns.length, last_at: doc.updated_at }))
+        .sort((a, b) => b.last_at.localeCompare(a.last_at));
+    },
+    async get(agentId, channelId, conversation) {
+      return (await transcripts.get(transcriptId(agentId, channelId, conversation)))?.doc.turns ?? null;
+    },
+  };
+}
