@@ -95,6 +95,7 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
 
   const closeAdapter = async (id: string, entry: Held): Promise<void> => {
     const { serving, connection } = entry;
+    entry.generation += 1; // what the closing adapter reports from now on is ignored
     entry.serving = null;
     entry.connection = null;
     await serving?.drain().catch(() => undefined);
