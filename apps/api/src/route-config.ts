@@ -10,7 +10,9 @@ import type { AuditCategory, Caller } from '@agent-platform/domain';
  *   (spec §Errors case rule 1), e.g. `{ id: 'agent' }`.
  * - `bootstrap`: this route may be called without a credential while the key store is empty
  *   (POST /auth/keys only; spec §Authentication rule 3).
- * - `audit`: the audit category for this mutating route; defaults to `request`.
+ * - `audit`: the audit category for this mutating route; defaults to `request`. `false`: never
+ *   audited, for a public route anyone may call as often as they like (POST /channels/{id}/inbound),
+ *   so that strangers cannot fill the append-only trail; such a route keeps its own record.
  * - `flatWhenMissing`: body fields whose absence is answered with the flat `{error}` body instead
  *   of the envelope (spec §Errors: only `agent_id` on POST /cron/jobs; http/flat-errors.ts).
  */
@@ -18,7 +20,7 @@ export interface RouteAccess {
   action: Action | 'public' | 'authenticated';
   ids?: Record<string, string>;
   bootstrap?: boolean;
-  audit?: AuditCategory;
+  audit?: AuditCategory | false;
   flatWhenMissing?: readonly string[];
 }
 

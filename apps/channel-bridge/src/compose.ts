@@ -36,6 +36,8 @@ export function composeBridge(sources: BridgeSources): ChannelBridge {
     fetch: guardedFetch(allow),
     allowPrivateTargets: allow,
     leaseTtlMs: channels.lease_ttl_secs * 1000,
+    reconnectBackoffMs: channels.reconnect_backoff_ms,
+    reconnectMaxBackoffMs: channels.reconnect_max_backoff_ms,
   });
 }
 

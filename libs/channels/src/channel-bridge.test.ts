@@ -15,12 +15,15 @@ import { createChannelBridge, type ChannelBridge } from './channel-bridge.ts';
 import { ChannelConfigError, type ChannelKind } from './channel-kind.ts';
 import { createChannelKinds } from './channel-kinds.ts';
 import { createChannelService, type ChannelService } from './channel-service.ts';
+import { telegramKind } from './kinds/telegram-kind.ts';
+import { startTelegramPeer } from './testing/telegram-peer.ts';
 
 // The bridge runtime over embedded engines: one holder per channel, the adapter's reported
 // status, a restart on PUT, a stop on disable and delete, a hand-over when a bridge stops, and
 // replies reaching the holder's connection.
 interface Probe {
   opened: string[];
+  openedAt: number[];
   closed: number;
   sent: ChannelOutbound[];
 }
@@ -34,6 +37,7 @@ function probeKind(probe: Probe): ChannelKind {
     },
     async open(context) {
       probe.opened.push(String(context.config['token']));
+      probe.openedAt.push(Date.now());
       context.setStatus(context.config['token'] === 'refused' ? { Error: 'the peer refused the credentials' } : 'Connected');
       return {
         send: async (message) => void probe.sent.push(message),
@@ -49,11 +53,11 @@ let bus: Bus;
 let service: ChannelService;
 let probe: Probe;
 let bridges: ChannelBridge[];
-const kinds = () => createChannelKinds([probeKind(probe)]);
+const kinds = () => createChannelKinds([probeKind(probe), telegramKind]);
 const key = randomBytes(32);
 const { logger } = createLogger({ level: 'silent', bufferLines: 10, destination: 'silent' });
 
-function bridge(name: string): ChannelBridge {
+function bridge(name: string, options: { reconnectBackoffMs?: number; reconnectMaxBackoffMs?: number } = {}): ChannelBridge {
   const created = createChannelBridge({
     store,
     bus,
@@ -65,6 +69,7 @@ function bridge(name: string): ChannelBridge {
     fetch: fetch,
     allowPrivateTargets: () => true,
     leaseTtlMs: 800,
+    ...options,
   });
   bridges.push(created);
   return created;
@@ -74,7 +79,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ap-bridge-'));
   store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
   bus = createEmbeddedBus();
-  probe = { opened: [], closed: 0, sent: [] };
+  probe = { opened: [], openedAt: [], closed: 0, sent: [] };
   bridges = [];
   service = createChannelService({ store, bus, clock: systemClock, kinds: kinds(), vaultKey: key, agentExists: async () => true, workflowExists: async () => true });
 });
@@ -135,5 +140,47 @@ describe('the channel bridge', () => {
     await waitUntil(() => probe.sent.length === 2, { timeoutMs: 5_000, message: 'the reply through b' });
     expect(probe.sent.map((m) => m.text)).toEqual(['one', 'two']);
     expect(await statusOf('p2')).toBe('Connected');
+  });
+
+  it('reopens a channel whose adapter reported an Error, with backoff, until the peer is back: Connected without any API call', async () => {
+    const peer = await startTelegramPeer();
+    try {
+      peer.setOutage(true);
+      const a = bridge('a', { reconnectBackoffMs: 200 });
+      await a.start();
+      await service.create({ id: 'tg', kind: 'telegram', config: { bot_token: peer.botToken, api_base_url: peer.apiBaseUrl, poll_timeout_secs: 1 } });
+      await waitUntil(async () => typeof (await statusOf('tg')) === 'object', { timeoutMs: 5_000, message: 'the Error status during the outage' });
+      expect(await statusOf('tg')).toEqual({ Error: expect.stringMatching(/getMe: HTTP 502/) });
+      // Still down after a few reopenings: still Error, still held here.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(await statusOf('tg')).toEqual({ Error: expect.stringMatching(/getMe: HTTP 502/) });
+      expect(a.held()).toEqual(['tg']);
+
+      peer.setOutage(false);
+      await waitUntil(async () => (await statusOf('tg')) === 'Connected', { timeoutMs: 5_000, message: 'Connected once the peer is back' });
+      // The reopened adapter polls: a message from Telegram reaches the platform.
+      const received: string[] = [];
+      const sub = await bus.consume<{ text: string }>(Streams.channelInbound, { durable: 'bridge-test-inbound', maxDeliver: 1, backoffMs: [0] }, async (envelope) => void received.push(envelope.data.text));
+      try {
+        peer.injectMessage({ chat_id: 7, text: 'back again' });
+        await waitUntil(() => received.includes('back again'), { timeoutMs: 5_000, message: 'the message through the reopened adapter' });
+      } finally {
+        await sub.drain();
+      }
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('waits longer between reopenings each time the adapter fails again, up to the cap', async () => {
+    const a = bridge('a', { reconnectBackoffMs: 100, reconnectMaxBackoffMs: 400 });
+    await a.start();
+    await service.create({ id: 'p3', kind: 'probe', config: { token: 'refused' } });
+    await waitUntil(() => probe.openedAt.length >= 6, { timeoutMs: 8_000, message: 'six openings of a refusing adapter' });
+    const gaps = probe.openedAt.slice(1, 6).map((at, i) => at - probe.openedAt[i]!);
+    // 100, 200, 400, then capped at 400 (the bridge looks every 200 ms here, so a gap may be longer).
+    [100, 200, 400, 400, 400].forEach((least, i) => expect(gaps[i], `gap ${i + 1} of ${JSON.stringify(gaps)}`).toBeGreaterThanOrEqual(least - 20));
+    expect(Math.max(...gaps)).toBeLessThan(1_000);
+    expect(probe.closed).toBe(5);
   });
 });

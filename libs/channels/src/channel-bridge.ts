@@ -26,6 +26,13 @@ export interface ChannelBridgeDeps {
   leaseTtlMs?: number;
   /** How often leases are renewed and free channels looked for (default ttl / 4). */
   tickMs?: number;
+  /**
+   * Wait before reopening an adapter that failed to open or whose last reported status is an
+   * `{Error}` (default 5 s); doubles on each failure in a row up to `reconnectMaxBackoffMs`
+   * (default 5 min); a `Connected` report starts it over.
+   */
+  reconnectBackoffMs?: number;
+  reconnectMaxBackoffMs?: number;
 }
 
 export interface ChannelBridge {
@@ -40,11 +47,19 @@ interface Held {
   revision: number;
   connection: ChannelConnection | null;
   serving: Subscription | null;
-  /** When to try opening again after the adapter failed to open. */
+  /** Bumped on every open: a status reported by an adapter that was since closed is ignored. */
+  generation: number;
+  /** The last status the current adapter reported (null: none yet). */
+  status: ChannelStatus | null;
+  /** When to reopen the adapter: it failed to open, or its last reported status is an Error. */
   retryAt: number;
+  /** Failures in a row (failed opens and Error reports without a Connected between): the backoff. */
+  failures: number;
 }
 
 const SEND_TIMEOUT_MS = 15_000;
+
+const isError = (status: ChannelStatus | null): status is { Error: string } => status !== null && typeof status === 'object';
 
 /**
  * The bridge runtime (docs/channels.md "Fleet"). Any number of bridges share the store: each
@@ -60,6 +75,8 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
   const { channels, leases } = channelCollections(deps.store);
   const ttl = deps.leaseTtlMs ?? 5_000;
   const tickMs = deps.tickMs ?? Math.max(200, Math.floor(ttl / 4));
+  const backoffMs = deps.reconnectBackoffMs ?? 5_000;
+  const maxBackoffMs = Math.max(backoffMs, deps.reconnectMaxBackoffMs ?? 300_000);
   const log = deps.logger.child({ service: 'channel-bridge', bridge_id: deps.bridgeId });
   const held = new Map<string, Held>();
   const subscriptions: Subscription[] = [];
@@ -78,6 +95,7 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
 
   const closeAdapter = async (id: string, entry: Held): Promise<void> => {
     const { serving, connection } = entry;
+    entry.generation += 1; // what the closing adapter reports from now on is ignored
     entry.serving = null;
     entry.connection = null;
     await serving?.drain().catch(() => undefined);
@@ -93,6 +111,36 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
     log.info({ channel_id: id, reason }, 'channel adapter stopped here');
   };
 
+  /** Schedules the next open after one more failure in a row: backoff, doubling, capped. */
+  const backOff = (entry: Held): number => {
+    const wait = Math.min(maxBackoffMs, backoffMs * 2 ** Math.min(entry.failures, 30));
+    entry.failures += 1;
+    entry.retryAt = nowMs() + wait;
+    return wait;
+  };
+
+  /**
+   * An adapter's report: recorded in the lease row (what GET /channels shows) and remembered here,
+   * so that an adapter stuck in `{Error}` (peer down, credentials refused) is closed and reopened
+   * with backoff (docs/channels.md "Status"), without anyone PUTting the channel.
+   */
+  const report = (id: string, entry: Held, generation: number, status: ChannelStatus): void => {
+    if (status === 'Disabled' || status === 'NotConfigured') return;
+    if (held.get(id) !== entry || entry.generation !== generation) return;
+    const wasError = isError(entry.status);
+    entry.status = status;
+    if (typeof status === 'object') {
+      if (!wasError) {
+        const wait = backOff(entry);
+        log.warn({ channel_id: id, error: status.Error, reopen_in_ms: wait }, 'channel adapter reported an error; reopened after a backoff unless it recovers');
+      }
+    } else {
+      entry.failures = 0;
+      entry.retryAt = 0;
+    }
+    setStatus(id, entry.fence, status);
+  };
+
   const setStatus = (id: string, fence: number, status: ChannelStatus): void => {
     if (status === 'Disabled' || status === 'NotConfigured') return;
     leases
@@ -102,18 +150,20 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
 
   const openAdapter = async (record: ChannelRecord, entry: Held): Promise<void> => {
     const kind = deps.kinds.get(record.kind);
+    entry.generation += 1;
+    entry.status = null;
     if (kind === undefined) {
       setStatus(record.id, entry.fence, { Error: `this bridge has no channel kind '${record.kind}'` });
-      entry.retryAt = nowMs() + ttl;
+      backOff(entry);
       return;
     }
-    const fence = entry.fence;
+    const generation = entry.generation;
     try {
       const connection = await kind.open({
         channelId: record.id,
         config: deps.openConfig(record),
         deliver: (message) => deliverInbound(deps.bus, record, message, deps.clock.now()),
-        setStatus: (status) => setStatus(record.id, fence, status),
+        setStatus: (status) => report(record.id, entry, generation, status),
         fetch: deps.fetch,
         allowPrivateTargets: deps.allowPrivateTargets(),
         logger: log.child({ channel_id: record.id, kind: record.kind }),
@@ -126,9 +176,12 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
       log.info({ channel_id: record.id, kind: record.kind, revision: record.revision, pid: process.pid }, 'channel adapter running here');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      setStatus(record.id, fence, { Error: message.slice(0, 300) });
-      entry.retryAt = nowMs() + ttl;
-      log.warn({ channel_id: record.id, kind: record.kind, error: message }, 'channel adapter failed to open; retried later');
+      setStatus(record.id, entry.fence, { Error: message.slice(0, 300) });
+      // One failure, even when the adapter reported an Error before throwing.
+      if (!isError(entry.status)) backOff(entry);
+      entry.status = { Error: message.slice(0, 300) };
+      const wait = entry.retryAt - nowMs();
+      log.warn({ channel_id: record.id, kind: record.kind, error: message, reopen_in_ms: wait }, 'channel adapter failed to open; retried later');
     }
   };
 
@@ -160,15 +213,23 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
       if (entry.revision !== record.revision) {
         await closeAdapter(id, entry);
         entry.revision = record.revision;
+        entry.failures = 0;
+        entry.retryAt = 0;
         await leases.update(id, (row) => (row === null || row.doc.fence !== entry.fence ? null : { ...row.doc, status: null }));
         await openAdapter(record, entry);
       } else if (entry.connection === null && nowMs() >= entry.retryAt) await openAdapter(record, entry);
+      else if (entry.connection !== null && isError(entry.status) && nowMs() >= entry.retryAt) {
+        // Stuck in {Error}: start the adapter over (its Error stays shown until it reports again).
+        log.info({ channel_id: id, failures: entry.failures }, 'reopening a channel adapter that reported an error');
+        await closeAdapter(id, entry);
+        await openAdapter(record, entry);
+      }
       return;
     }
     if (!wanted) return;
     const fence = await acquire(record);
     if (fence === null) return;
-    const fresh: Held = { fence, revision: record.revision, connection: null, serving: null, retryAt: 0 };
+    const fresh: Held = { fence, revision: record.revision, connection: null, serving: null, generation: 0, status: null, retryAt: 0, failures: 0 };
     held.set(id, fresh);
     await openAdapter(record, fresh);
   };

@@ -313,6 +313,8 @@ export const WebhooksConfig = Type.Object(
 export const ChannelsConfig = Type.Object(
   {
     lease_ttl_secs: Positive('How long a channel bridge holds a channel without renewing: a dead bridge\'s channels move to another after at most this.', 5),
+    reconnect_backoff_ms: Positive('Wait before a bridge reopens a channel whose adapter failed to open or reported an Error; doubles on each failure in a row.', 5000),
+    reconnect_max_backoff_ms: Positive('Longest wait between two reopenings of a channel that keeps failing.', 300000),
   },
   { additionalProperties: true, default: {}, description: 'Channel bridges (channels are created through the api; channel sections here are ignored).' },
 );

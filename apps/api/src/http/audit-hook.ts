@@ -11,16 +11,18 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  *
  * An onSend hook, awaited before the response is written: a client that got its response can
  * immediately find the entry in GET /security/audit. Failed authentications are audited by the
- * authentication hook (they have no caller), so they are not recorded twice.
+ * authentication hook (they have no caller), so they are not recorded twice. A route declaring
+ * `audit: false` (a public route anyone can call: POST /channels/{id}/inbound) is never audited.
  */
 export function auditHook(deps: ApiDeps) {
   return async function audit(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const denied = wasRoleDenied(request);
     const caller = request.caller as typeof request.caller | null;
-    if (caller === null || (!denied && !MUTATING.has(request.method))) return payload;
+    const category = request.routeOptions.config.audit;
+    if (caller === null || category === false || (!denied && !MUTATING.has(request.method))) return payload;
     try {
       await deps.audit.record({
-        category: denied ? 'access' : (request.routeOptions.config.audit ?? 'request'),
+        category: denied ? 'access' : (category ?? 'request'),
         identity: caller.identity,
         role: caller.role,
         action: `${request.method} ${routeLabel(request)}`,

@@ -164,4 +164,21 @@ describe('POST /channels/{id}/inbound', () => {
     expect(disabled.status).toBe(409);
     expect(inbound).toEqual([]);
   });
+
+  it('writes no audit entry, whoever calls it: 20 forged requests (and an accepted one) leave the audit log as it was', async () => {
+    await create('web-a');
+    const entries = async (): Promise<number> => (await call('GET', '/security/status')).body.audit_entries as number;
+    const before = await entries();
+    expect(before).toBeGreaterThan(0);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api.request('POST', '/channels/web-a/inbound', signed({ conversation: 'c', text: `forged ${i}` }, { secret: newWebhookSecret() }))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(401));
+    expect((await api.request('POST', '/channels/nope/inbound', signed({ conversation: 'c', text: 'x' }))).status).toBe(404);
+    expect((await api.request('POST', '/channels/web-a/inbound', signed({ id: 'ok-1', conversation: 'c', text: 'fine' }))).status).toBe(202);
+    expect(await entries()).toBe(before);
+    // Managing channels is still audited.
+    await call('POST', '/channels/web-a/disable');
+    expect(await entries()).toBe(before + 1);
+  });
 });

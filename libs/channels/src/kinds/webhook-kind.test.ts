@@ -2,12 +2,51 @@ import { createLogger } from '@agent-platform/observability';
 import { guardedFetch, newWebhookSecret, signWebhook } from '@agent-platform/net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelConfigError, ChannelStatus } from '../channel-kind.ts';
+import { channelKindConformance } from '../testing/channel-kind-conformance.ts';
 import { startWebhookPeer, type WebhookPeer } from '../testing/webhook-peer.ts';
 import { webhookKind } from './webhook-kind.ts';
 
 const secret = newWebhookSecret();
 const now = new Date();
 const { logger } = createLogger({ level: 'silent', bufferLines: 10, destination: 'silent' });
+
+// The suite every kind passes: inbound through the stand-in api node (as POST /channels/{id}/inbound),
+// out to a peer that checks the signature. The peer refuses credentials only when a reply is sent.
+channelKindConformance(webhookKind, async ({ inboundUrl }) => {
+  const peerSecret = newWebhookSecret();
+  const peer = await startWebhookPeer({ secret: peerSecret });
+  const config = { secret: peerSecret, url: peer.url };
+  let seq = 0;
+  return {
+    goodConfig: config,
+    badCredentialsConfig: { ...config, secret: newWebhookSecret() },
+    badCredentialsError: /the webhook peer refused the signature \(HTTP 401\)/,
+    credentialsCheckedOnSend: true,
+    badConfigs: [
+      { why: 'no secret', config: { url: peer.url }, field: 'secret' },
+      { why: 'secret too short', config: { ...config, secret: 'whsec_c2hvcnQ=' }, field: 'secret' },
+      { why: 'url not http', config: { ...config, url: 'ftp://peer.example/hook' }, field: 'url' },
+      { why: 'tolerance out of range', config: { ...config, tolerance_secs: 86_400 }, field: 'tolerance_secs' },
+      { why: 'an unknown field', config: { ...config, token: 'x' }, field: 'token' },
+    ],
+    async sendInbound(text) {
+      seq += 1;
+      const body = JSON.stringify({ id: `peer-${seq}`, conversation: `conv-${seq}`, thread: `t-${seq}`, text, sender: 'ann' });
+      let attempt = 0;
+      const post = async (): Promise<void> => {
+        attempt += 1;
+        const headers = signWebhook(peerSecret, `wh-${seq}-${attempt}`, Math.floor(Date.now() / 1000), body);
+        const reply = await fetch(inboundUrl, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+        await reply.body?.cancel();
+        if (reply.status !== 202) throw new Error(`the api node answered ${reply.status}`);
+      };
+      await post();
+      return { conversation: `conv-${seq}`, thread: `t-${seq}`, text, resend: post };
+    },
+    received: () => peer.received.map((m) => ({ conversation: String(m.body['conversation']), thread: (m.body['thread'] as string | null) ?? null, text: String(m.body['text']) })),
+    close: peer.close,
+  };
+});
 
 function request(body: unknown, options: { at?: number; key?: string; id?: string } = {}) {
   const raw = Buffer.from(JSON.stringify(body));

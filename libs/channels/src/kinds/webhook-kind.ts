@@ -26,6 +26,9 @@ const SEND_TIMEOUT_MS = 10_000;
  * - Out: each reply is POSTed as JSON `{channel_id, conversation, thread, text, in_reply_to}` to
  *   `url`, signed the same way (through the guarded fetch: private targets per D9). A non-2xx
  *   answer fails the send, which the bridge retries.
+ * - Status: there is no peer to ask at open (the secret is shared, not checked by a login), so a
+ *   channel is `Connected` once open; a reply the peer answers 401 or 403 (it refuses the
+ *   signature) turns it into `{Error}`, and the next reply it accepts back into `Connected`.
  */
 export const webhookKind: ChannelKind = {
   kind: 'webhook',
@@ -50,8 +53,11 @@ export const webhookKind: ChannelKind = {
 };
 
 function webhookConnection(context: ChannelContext, secret: string, url: string | null): ChannelConnection {
+  let refused = false;
+  let closed = false;
   return {
     async send(message: ChannelOutbound) {
+      if (closed) throw new Error(`webhook channel '${context.channelId}' is closed`);
       if (url === null) throw new Error(`webhook channel '${context.channelId}' has no config.url to send replies to`);
       const body = JSON.stringify({
         channel_id: message.channel_id,
@@ -64,9 +70,18 @@ function webhookConnection(context: ChannelContext, secret: string, url: string 
       const headers = { 'content-type': 'application/json', ...signWebhook(secret, id, Math.floor(Date.now() / 1000), body) };
       const response = await context.fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
       await response.body?.cancel();
+      if (response.status === 401 || response.status === 403) {
+        refused = true;
+        context.setStatus({ Error: `the webhook peer refused the signature (HTTP ${response.status}): check config.secret on both sides` });
+      } else if (response.ok && refused) {
+        refused = false;
+        context.setStatus('Connected');
+      }
       if (!response.ok) throw new Error(`the webhook peer answered ${response.status}`);
     },
-    async close() {},
+    async close() {
+      closed = true;
+    },
   };
 }
 

@@ -38,6 +38,13 @@ export interface ConformanceHarness {
   badCredentialsConfig: ChannelConfig;
   /** What the `{Error}` message must say for those credentials (that the peer refused them). */
   badCredentialsError?: RegExp;
+  /**
+   * For kinds that have nothing to log in to at open and meet the peer's check only when they
+   * send (`webhook`: the peer refuses a reply's signature). The suite then sends one message on
+   * the channel opened with `badCredentialsConfig`: the send must fail and the status turn to
+   * `{Error}` (it may be `Connected` before that send, never after the refusal).
+   */
+  credentialsCheckedOnSend?: boolean;
   /** Configs `check` must refuse, each naming `field`. */
   badConfigs: { why: string; config: ChannelConfig; field: string }[];
   /** The peer sends one message (each call a new one). */
@@ -197,11 +204,17 @@ export function channelKindConformance(
     });
 
     it('open with credentials the peer refuses reports {Error}, never Connected', async () => {
-      const { recording } = await openChannel(harness.badCredentialsConfig);
+      const { recording, connection } = await openChannel(harness.badCredentialsConfig);
+      if (harness.credentialsCheckedOnSend === true)
+        await expect(
+          connection.send({ channel_id: recording.context.channelId, conversation: 'c', thread: null, text: 'refused', in_reply_to: null, meta: {} }),
+        ).rejects.toThrow();
       await waitUntil(() => isError(recording.statuses.at(-1)), {
         message: `${kind.kind} to report an Error status`,
       });
-      expect(recording.statuses).not.toContain('Connected');
+      const firstError = recording.statuses.findIndex(isError);
+      if (harness.credentialsCheckedOnSend === true) expect(recording.statuses.slice(firstError)).not.toContain('Connected');
+      else expect(recording.statuses).not.toContain('Connected');
       const status = recording.statuses.at(-1) as { Error: string };
       expect(status.Error.length).toBeGreaterThan(0);
       if (harness.badCredentialsError !== undefined)

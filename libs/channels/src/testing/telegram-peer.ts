@@ -42,6 +42,8 @@ export interface TelegramPeer {
   sent: TelegramSent[];
   /** Updates confirmed by an `offset` past them. */
   confirmed(): number[];
+  /** An outage: while on, every call is answered 502 with an HTML page, as a failing front proxy does. */
+  setOutage(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -63,7 +65,12 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
     for (const waiter of [...waiters]) waiter();
   };
 
+  let outage = false;
   const server = await startHttpPeer(async (request, body, response) => {
+    if (outage) {
+      response.writeHead(502, { 'content-type': 'text/html' });
+      return void response.end('<html><body>502 Bad Gateway</body></html>');
+    }
     const match = /^\/bot([^/]+)\/(\w+)/.exec(request.url ?? '');
     if (match === null || match[1] !== botToken)
       return sendJson(response, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
@@ -136,6 +143,10 @@ export async function startTelegramPeer(options: { botToken?: string } = {}): Pr
     },
     sent,
     confirmed: () => [...confirmed],
+    setOutage(on) {
+      outage = on;
+      if (on) wake();
+    },
     async close() {
       wake();
       await server.close();

@@ -20,11 +20,16 @@ export interface WebhookPeer {
   close(): Promise<void>;
 }
 
-/** The testkit's recording receiver, seen as the peer of one `webhook` channel. */
-export async function startWebhookPeer(): Promise<WebhookPeer> {
+/**
+ * The testkit's recording receiver, seen as the peer of one `webhook` channel. With `secret`, it
+ * checks signatures as a real peer would: a POST not signed with it is answered 401 and not kept.
+ */
+export async function startWebhookPeer(options: { secret?: string } = {}): Promise<WebhookPeer> {
   const received: ReceivedWebhook[] = [];
   let status = 200;
   const receiver = await startWebhookReceiver((_n, request) => {
+    if (options.secret !== undefined && !verifyWebhook(options.secret, request.headers, request.body, Math.floor(Date.now() / 1000)).ok)
+      return { status: 401, body: '{"error":"bad signature"}', headers: { 'content-type': 'application/json' } };
     if (status < 300) received.push({ headers: request.headers, raw: request.body, body: parseObject(request.body) });
     return { status, body: '{}', headers: { 'content-type': 'application/json' } };
   });
