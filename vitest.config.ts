@@ -7,6 +7,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default is one worker per core less one: a single worker on a 2-core CI machine,
+    // where most e2e files spend their time waiting on the processes they start. Three workers ran
+    // the whole suite in 559 s (docs/performance.md "Test suite").
+    maxWorkers: 3,
     reporters: ['default', './tests/support/summary-reporter.ts'],
   },
 });
