@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['libs/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tests/**/*.test.ts', 'bench/**/*.test.ts'],
-    testTimeout: 30_000,
+    // Generous: e2e tests boot whole platforms, three files at a time on two cores (maxWorkers).
+    testTimeout: 90_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Vitest's default is one worker per core less one: a single worker on a 2-core CI machine,

@@ -90,5 +90,5 @@ describe('README tour against the all-in-one platform', () => {
 
     platform.child.kill('SIGTERM');
     expect(await platform.exited).toBe(0);
-  });
+  }, 120_000);
 });
