@@ -99,9 +99,9 @@ export function inboundHandler(deps: ChannelRouterDeps): (envelope: Envelope<Cha
 
   return async (envelope) => {
     const inbound = envelope.data;
-    const channel = (await channels.get(inbound.channel_id))?.doc;
     const seen = (await messages.get(envelope.id))?.doc;
     if (seen !== undefined && seen.state !== 'received') return;
+    const channel = (await channels.get(inbound.channel_id))?.doc;
     if (seen === undefined) {
       const at = deps.clock.now();
       let inserted = false;

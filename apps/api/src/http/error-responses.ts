@@ -14,3 +14,15 @@ export const INVOCATION_ERRORS = {
   500: ErrorEnvelope,
   502: ErrorEnvelope,
 } as const;
+
+/**
+ * Error responses of the resource-management routes (integrations, channels): a 403 is the flat
+ * role refusal or a refusal in the envelope (PermissionDenied), 409 a duplicate or a conflict.
+ */
+export const MANAGE_ERRORS = {
+  400: ErrorEnvelope,
+  403: Type.Union([ErrorEnvelope, FlatError]),
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+  500: ErrorEnvelope,
+} as const;

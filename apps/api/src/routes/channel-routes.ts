@@ -8,9 +8,9 @@ import {
   ChannelList,
   ChannelUpdateBody,
   ErrorEnvelope,
-  FlatError,
 } from '@agent-platform/contracts';
 import { Type } from 'typebox';
+import { MANAGE_ERRORS } from '../http/error-responses.ts';
 import type { ApiApp, RoutePlugin } from '../api-app.ts';
 import type { ApiDeps } from '../deps.ts';
 
@@ -25,13 +25,8 @@ import type { ApiDeps } from '../deps.ts';
  * over the raw body before anything is delivered.
  */
 const TAGS = ['channels'];
-const Failures = {
-  400: ErrorEnvelope,
-  403: Type.Union([ErrorEnvelope, FlatError]),
-  404: ErrorEnvelope,
-  409: ErrorEnvelope,
-  500: ErrorEnvelope,
-};
+// 403 is either the role check's flat body or PermissionDenied in the envelope.
+const Failures = MANAGE_ERRORS;
 const manage = { action: 'ChannelManage', audit: 'channels' } as const;
 const read = { action: 'ChannelRead' } as const;
 

@@ -1,6 +1,5 @@
 import {
   ErrorEnvelope,
-  FlatError,
   IntegrationActionResult,
   IntegrationIdParams,
   IntegrationInstallBody,
@@ -10,6 +9,7 @@ import {
   IntegrationToolList,
 } from '@agent-platform/contracts';
 import { Type } from 'typebox';
+import { MANAGE_ERRORS } from '../http/error-responses.ts';
 import type { RoutePlugin } from '../api-app.ts';
 
 /**
@@ -20,14 +20,8 @@ import type { RoutePlugin } from '../api-app.ts';
  * agent workers (docs/integrations.md "Fleet").
  */
 const TAGS = ['integrations'];
-// 403 is either the role check's flat body or PermissionDenied (live consumers) in the envelope.
-const Failures = {
-  400: ErrorEnvelope,
-  403: Type.Union([ErrorEnvelope, FlatError]),
-  404: ErrorEnvelope,
-  409: ErrorEnvelope,
-  500: ErrorEnvelope,
-};
+// 403 is either the role check's flat body or PermissionDenied in the envelope.
+const Failures = MANAGE_ERRORS;
 const manage = { action: 'IntegrationManage', audit: 'integrations' } as const;
 
 export const integrationRoutes: RoutePlugin = (app, deps) => {
