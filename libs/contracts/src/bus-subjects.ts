@@ -42,6 +42,12 @@ export const Subjects = {
    * holding that channel's lease; no responder means no bridge holds it right now (retry later).
    */
   channelSend: (channelId: string) => `channels.send.${channelId}`,
+  /**
+   * Notification: the registry's signed revocation feed (a RevocationFeed JWS), pushed after each
+   * security yank to platforms that share the registry's bus; others poll GET /revocations
+   * (docs/registry.md "Revocation feed"). A missed push is caught by the next poll.
+   */
+  registryRevocations: 'registry.revocations',
 } as const;
 
 /** Durable streams (at-least-once, de-duplicated by envelope id): one row each in docs/architecture.md. */

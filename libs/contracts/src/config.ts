@@ -64,9 +64,60 @@ export const SurfacesConfig = Type.Object(
   section('Which surfaces this process serves.'),
 );
 
+export const RegistryS3Config = Type.Object(
+  {
+    bucket: Type.String({ minLength: 1, description: 'Bucket holding the archives.' }),
+    endpoint: Type.String({ default: '', description: 'S3-compatible endpoint URL; empty = AWS for the region.' }),
+    region: Type.String({ default: 'us-east-1', description: 'Bucket region (signing needs one even off AWS).' }),
+    access_key_id: Type.String({ default: '', description: 'Access key id; empty = the AWS SDK default credential chain.' }),
+    secret_access_key: Type.String({ default: '', description: 'Secret of that access key; never logged or shown (GET /config redacts it).' }),
+    prefix: Type.String({ default: '', description: 'Key prefix of every archive object (for a bucket shared with other data).' }),
+    path_style: Type.Boolean({ default: false, description: 'Path-style URLs (bucket in the path): most S3-compatible servers need it.' }),
+  },
+  { ...strict, description: 'Optional: present = archives live in this S3-compatible bucket instead of archive_dir.' },
+);
+
+export const RegistryAuthConfig = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('disabled'), Type.Literal('local'), Type.Literal('oidc')], {
+      default: 'disabled',
+      description: 'disabled (anonymous registry admin; loopback only), local (registry keys) or oidc (issuers of /admin/issuers).',
+    }),
+    download_requires_auth: Type.Boolean({ default: false, description: 'Archive downloads need an identity (private registries).' }),
+    read_requires_auth: Type.Boolean({ default: false, description: 'Metadata reads (packages, search, collections) need an identity.' }),
+    allow_insecure_no_auth: Type.Boolean({ default: false, description: 'Allow mode disabled on a non-loopback bind.' }),
+    allow_local_keys: Type.Boolean({ default: true, description: 'In oidc mode, also accept registry keys (for CI publishers).' }),
+  },
+  section('Who may use the registry (spec §Registry surface "Registry auth settings"; docs/registry.md).'),
+);
+
 export const RegistryConfig = Type.Object(
-  { listen: Type.String({ default: '127.0.0.1:4210', description: 'Registry listener address: host:port, or unix:/path.' }) },
-  section('The package registry surface (served when surfaces.registry = true).'),
+  {
+    listen: Type.String({ default: '127.0.0.1:4210', description: 'Registry listener address: host:port, or unix:/path.' }),
+    archive_dir: Type.String({ default: '', description: 'Where archives are kept without [registry.s3]; empty = <data_dir>/registry/archives.' }),
+    signing_key_file: Type.String({
+      default: '',
+      description: 'PEM Ed25519 private key that signs every accepted version; empty = <data_dir>/registry/signing-key.pem, made at first start.',
+    }),
+    max_archive_bytes: Positive('Largest archive POST /packages accepts (413 above).', 10485760),
+    s3: Type.Optional(RegistryS3Config),
+    auth: RegistryAuthConfig,
+  },
+  section('The package registry surface (served when surfaces.registry = true, or by apps/registry).'),
+);
+
+export const CatalogConfig = Type.Object(
+  {
+    registry_url: Type.String({ default: '', description: 'Registry that install by name, search and revocations use (http(s) URL); empty = none.' }),
+    registry_key_env: Type.Optional(EnvName('Environment variable holding the registry key or token sent to the registry; unset = anonymous.')),
+    trusted_keys: Type.Array(Type.String(), {
+      default: [],
+      description: 'Registry signing keys whose signatures installs accept ("ed25519:<base64url>", as GET /signing-key shows); empty = nothing installs by name.',
+    }),
+    revocation_poll_secs: Positive('How often the revocation feed is polled when the registry does not share this bus.', 30),
+    request_timeout_ms: Positive('A registry call with no answer after this long fails with 502.', 10000),
+  },
+  section('Installing by name from a registry, and the revocations it publishes (DECISIONS D5; docs/catalog.md).'),
 );
 
 export const StorageConfig = Type.Object(
@@ -374,6 +425,7 @@ export const PlatformConfig = Type.Object(
     integrations: IntegrationsConfig,
     connectors: ConnectorsConfig,
     channels: ChannelsConfig,
+    catalog: CatalogConfig,
   },
   strict,
 );

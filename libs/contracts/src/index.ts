@@ -33,3 +33,4 @@ export * from './integration-messages.ts';
 export * from './platform-events.ts';
 export * from './channel-messages.ts';
 export * from './http/triggers.ts';
+export * from './http/registry.ts';

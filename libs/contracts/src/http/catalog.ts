@@ -11,8 +11,11 @@ export const CatalogInstallBody = Type.Object(
     name: Type.Optional(
       Type.String({
         minLength: 1,
-        description: 'A registry package name (needs the registry: not available yet).',
+        description: 'A package name, fetched with its dependencies from [catalog] registry_url.',
       }),
+    ),
+    collection: Type.Optional(
+      Type.String({ minLength: 1, description: 'A registry collection name: every package of it, in one call.' }),
     ),
     version: Type.Optional(
       Type.String({ minLength: 1, description: 'Semver constraint for `name`; default `*`.' }),
@@ -40,12 +43,28 @@ export const CatalogInstallResult = Type.Object({
 });
 export type CatalogInstallResult = Static<typeof CatalogInstallResult>;
 
+/** A security yank that reached this platform (docs/catalog.md "Revocations"). */
+export const PackageRevocation = Type.Object({
+  version: Type.String({ description: 'The revoked version.' }),
+  reason: Type.String(),
+  revoked_at: Type.String({ description: 'When the registry yanked it, ISO 8601 UTC.' }),
+  seq: Type.Integer({ description: 'Position on the registry revocation feed.' }),
+  override: Type.Union([
+    Type.Object({ reason: Type.String(), by: Type.String(), at: Type.String() }),
+    Type.Null(),
+  ], { description: 'An operator override: install and activation allowed again, with the recorded reason.' }),
+});
+export type PackageRevocation = Static<typeof PackageRevocation>;
+
 export const InstalledPackage = Type.Object({
   name: Type.String(),
   type: PackageType,
   version: Type.String(),
   title: Type.String(),
   installed_at: Type.String({ description: 'ISO 8601 UTC; kept across upgrades.' }),
+  source: Type.Optional(Type.Union([Type.Literal('path'), Type.Literal('registry')], { description: 'Where it was installed from.' })),
+  revoked: Type.Optional(Type.Boolean({ description: 'The installed version was revoked by a security yank.' })),
+  revocation: Type.Optional(Type.Union([PackageRevocation, Type.Null()])),
 });
 export type InstalledPackage = Static<typeof InstalledPackage>;
 
@@ -55,7 +74,22 @@ export type InstalledPackageList = Static<typeof InstalledPackageList>;
 export const PackageNameParams = Type.Object({ name: Type.String({ description: 'Package name.' }) });
 export type PackageNameParams = Static<typeof PackageNameParams>;
 
-export const CatalogSearchQuery = Type.Object({ q: Type.Optional(Type.String()) });
+export const CatalogSearchQuery = Type.Object({
+  q: Type.Optional(Type.String()),
+  type: Type.Optional(PackageType),
+  category: Type.Optional(Type.String()),
+  region: Type.Optional(Type.String()),
+  keyword: Type.Optional(Type.String()),
+  page: Type.Optional(Type.Integer({ minimum: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+});
+
+/** `POST /catalog/installed/{name}/override-revocation` (ours): install and activate a revoked package again. */
+export const RevocationOverrideBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, description: 'Recorded in the audit trail and on the package.' }) },
+  { additionalProperties: false },
+);
+export type RevocationOverrideBody = Static<typeof RevocationOverrideBody>;
 export type CatalogSearchQuery = Static<typeof CatalogSearchQuery>;
 
 /** An installed agent-template package (GET /templates). */

@@ -1,0 +1,276 @@
+import { Type, type Static } from 'typebox';
+import { PackageType } from '../packages.ts';
+
+/**
+ * HTTP bodies of the registry surface (spec §Registry surface: the routes are the spec's, every
+ * body but the issuer's is ours, in the spirit of cargo and npm; docs/registry.md). The platform's
+ * catalog reads the same shapes through its registry client, so both sides share this file.
+ */
+
+const Iso = (description: string) => Type.String({ description: `${description} ISO 8601 UTC.` });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** The three roles of the registry (docs/registry.md "Roles"); `registry-admin` holds permission `registry:admin`. */
+export const REGISTRY_ROLES = ['registry-admin', 'publisher', 'reader'] as const;
+export const RegistryRole = Type.Enum(REGISTRY_ROLES);
+export type RegistryRole = (typeof REGISTRY_ROLES)[number];
+
+/** `GET /signing-key`: the public half of the key that signs every accepted version. */
+export const RegistrySigningKey = Type.Object({
+  algorithm: Type.Literal('Ed25519'),
+  key_id: Type.String({ description: 'sha256 fingerprint of the raw public key, `sha256:<hex>` (first 16 bytes).' }),
+  public_key: Type.String({ description: '`ed25519:<base64url of the 32 raw bytes>`: the form [catalog] trusted_keys takes.' }),
+  public_key_pem: Type.String({ description: 'The same key as SPKI PEM.' }),
+});
+export type RegistrySigningKey = Static<typeof RegistrySigningKey>;
+
+/** A yank (cargo, PEP 592): skipped by new resolution, still downloadable by exact version. */
+export const RegistryYank = Type.Object({
+  reason: Type.String(),
+  security: Type.Boolean({ description: 'A security yank: published on the revocation feed; platforms suspend what runs it.' }),
+  yanked_at: Iso('When.'),
+  yanked_by: Type.String({ description: 'Identity that yanked it.' }),
+});
+export type RegistryYank = Static<typeof RegistryYank>;
+
+/** One published version (`GET /packages/{name}/{version}`, the answer of a publish). */
+export const RegistryVersion = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  type: PackageType,
+  title: Type.String(),
+  description: Type.String(),
+  license: Type.String(),
+  min_platform_version: Type.String(),
+  keywords: Type.Array(Type.String()),
+  categories: Type.Array(Type.String()),
+  regions: Type.Array(Type.String(), { description: 'ISO 3166-1 alpha-2, upper case; empty = all.' }),
+  dependencies: Type.Record(Type.String(), Type.String(), { description: 'Name to semver constraint, as published.' }),
+  content_hash: Type.String({ description: '`[signing] content_hash` of the manifest: `sha256:<hex>` of the payload file, checked at publish.' }),
+  archive_sha256: Type.String({ description: '`sha256:<hex>` of the archive bytes as stored and downloaded.' }),
+  size_bytes: Type.Integer(),
+  signature: Type.String({ description: 'base64url Ed25519 signature over the signed statement (docs/registry.md "Signatures").' }),
+  key_id: Type.String({ description: 'key_id of the signing key.' }),
+  published_at: Iso('Publish time.'),
+  published_by: Type.String({ description: 'Identity that published it.' }),
+  yanked: Type.Boolean(),
+  yank: Nullable(RegistryYank),
+});
+export type RegistryVersion = Static<typeof RegistryVersion>;
+
+export const RegistryVersionList = Type.Object({
+  name: Type.String(),
+  versions: Type.Array(RegistryVersion, { description: 'Highest version first (semver order).' }),
+});
+export type RegistryVersionList = Static<typeof RegistryVersionList>;
+
+/** `GET /packages/{name}`. */
+export const RegistryPackage = Type.Object({
+  name: Type.String(),
+  type: PackageType,
+  title: Type.String({ description: 'Of the latest version.' }),
+  description: Type.String({ description: 'Of the latest version.' }),
+  owners: Type.Array(Type.String(), { description: 'Identities that may publish and yank; the first publisher first.' }),
+  latest: Nullable(Type.String({ description: 'Highest non-yanked release (a pre-release only when nothing else exists); null when all are yanked.' })),
+  versions: Type.Array(Type.String(), { description: 'Every version, highest first, yanked ones included.' }),
+  keywords: Type.Array(Type.String()),
+  categories: Type.Array(Type.String()),
+  regions: Type.Array(Type.String()),
+  created_at: Iso('First publish.'),
+  updated_at: Iso('Last publish or yank.'),
+});
+export type RegistryPackage = Static<typeof RegistryPackage>;
+
+export const RegistryHistoryEntry = Type.Object({
+  at: Iso('When.'),
+  action: Type.Union([Type.Literal('publish'), Type.Literal('yank'), Type.Literal('unyank'), Type.Literal('owners')]),
+  version: Nullable(Type.String()),
+  identity: Type.String({ description: 'Who.' }),
+  reason: Nullable(Type.String()),
+  security: Type.Boolean({ description: 'A security yank.' }),
+  owners: Type.Optional(Type.Array(Type.String(), { description: 'action owners: the owners after the change.' })),
+});
+export type RegistryHistoryEntry = Static<typeof RegistryHistoryEntry>;
+
+export const RegistryHistory = Type.Object({
+  name: Type.String(),
+  entries: Type.Array(RegistryHistoryEntry, { description: 'Oldest first.' }),
+});
+export type RegistryHistory = Static<typeof RegistryHistory>;
+
+/** `POST /packages/{name}/{version}/yank`; `yanked: false` un-yanks (a reason is still recorded). */
+export const RegistryYankBody = Type.Object(
+  {
+    reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why: shown in the history, and on the revocation feed for a security yank.' }),
+    security: Type.Optional(Type.Boolean({ description: 'Mark as a security yank (default false).' })),
+    yanked: Type.Optional(Type.Boolean({ description: 'false = un-yank (default true).' })),
+  },
+  { additionalProperties: false },
+);
+export type RegistryYankBody = Static<typeof RegistryYankBody>;
+
+/** `PUT /packages/{name}/owners` (ours: ownership transfer, docs/registry.md "Ownership"). */
+export const RegistryOwnersBody = Type.Object(
+  { owners: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 50, description: 'The new owner list.' }) },
+  { additionalProperties: false },
+);
+export type RegistryOwnersBody = Static<typeof RegistryOwnersBody>;
+
+export const RegistrySearchQuery = Type.Object(
+  {
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'Words matched against name, title, description and keywords.' })),
+    type: Type.Optional(PackageType),
+    category: Type.Optional(Type.String({ description: 'A taxonomy path; its sub-categories match too.' })),
+    region: Type.Optional(Type.String({ description: 'ISO 3166-1 alpha-2; packages for all regions match too.' })),
+    keyword: Type.Optional(Type.String()),
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+export type RegistrySearchQuery = Static<typeof RegistrySearchQuery>;
+
+export const RegistrySearchHit = Type.Object({
+  name: Type.String(),
+  type: PackageType,
+  title: Type.String(),
+  description: Type.String(),
+  latest: Type.String(),
+  keywords: Type.Array(Type.String()),
+  categories: Type.Array(Type.String()),
+  regions: Type.Array(Type.String()),
+  score: Type.Number({ description: 'Higher is better; hits are sorted by it, then by name.' }),
+});
+export type RegistrySearchHit = Static<typeof RegistrySearchHit>;
+
+export const RegistrySearchResult = Type.Object({
+  total: Type.Integer({ description: 'Hits over every page.' }),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  results: Type.Array(RegistrySearchHit),
+});
+export type RegistrySearchResult = Static<typeof RegistrySearchResult>;
+
+export const TaxonomyCategory = Type.Object({
+  path: Type.String({ description: 'Slash-separated, e.g. `insurance/claims`.' }),
+  title: Type.String(),
+  description: Type.String(),
+});
+export const Taxonomy = Type.Object({
+  version: Type.String({ description: 'Changes whenever the category list changes.' }),
+  categories: Type.Array(TaxonomyCategory),
+});
+export type Taxonomy = Static<typeof Taxonomy>;
+export const TaxonomyVersion = Type.Object({ version: Type.String() });
+export type TaxonomyVersion = Static<typeof TaxonomyVersion>;
+
+export const RegionList = Type.Object({
+  regions: Type.Array(Type.Object({ code: Type.String({ description: 'ISO 3166-1 alpha-2.' }), name: Type.String({ description: 'English short name.' }) })),
+});
+export type RegionList = Static<typeof RegionList>;
+
+/** A collection as stored (COLLECTION.toml, spec §Package manifests), with who published it. */
+export const RegistryCollection = Type.Object({
+  name: Type.String(),
+  display_name: Type.String(),
+  description: Type.String(),
+  version: Type.String(),
+  license: Type.String(),
+  featured: Type.Boolean(),
+  tags: Type.Array(Type.String()),
+  packages: Type.Array(
+    Type.Object({ name: Type.String(), version: Type.String(), package_type: PackageType, is_dependency: Type.Boolean() }),
+  ),
+  owners: Type.Array(Type.String()),
+  created_at: Iso('First publish.'),
+  updated_at: Iso('Last update.'),
+});
+export type RegistryCollection = Static<typeof RegistryCollection>;
+export const RegistryCollectionList = Type.Object({ collections: Type.Array(RegistryCollection) });
+export type RegistryCollectionList = Static<typeof RegistryCollectionList>;
+
+/** `POST /keys` of the registry in mode local. */
+export const RegistryKeyCreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    role: RegistryRole,
+    expires_in: Type.Optional(Type.String({ description: 'Duration such as `90d`; absent = never.' })),
+  },
+  { additionalProperties: false },
+);
+export type RegistryKeyCreateBody = Static<typeof RegistryKeyCreateBody>;
+
+export const RegistryKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  role: RegistryRole,
+  prefix: Type.String({ description: 'First characters of the secret, to recognise it.' }),
+  created_at: Iso('Issued.'),
+  expires_at: Nullable(Type.String()),
+  revoked: Type.Boolean(),
+});
+export type RegistryKey = Static<typeof RegistryKey>;
+export const RegistryIssuedKey = Type.Object({ ...RegistryKey.properties, secret: Type.String({ description: 'Shown once (`reg_sk_...`).' }) });
+export type RegistryIssuedKey = Static<typeof RegistryIssuedKey>;
+export const RegistryKeyList = Type.Object({ keys: Type.Array(RegistryKey) });
+export type RegistryKeyList = Static<typeof RegistryKeyList>;
+
+/** Spec §Registry surface: the body of `POST /admin/issuers` (and PUT). */
+export const IssuerBody = Type.Object(
+  {
+    issuer: Type.String({ minLength: 1, description: 'Issuer URL, compared exactly with the `iss` claim.' }),
+    audience: Type.String({ minLength: 1 }),
+    jwks_uri: Type.String({ description: 'Empty = discovered from <issuer>/.well-known/openid-configuration.' }),
+    role_claim: Type.String({ minLength: 1, description: 'Claim holding the external role(s): a string or an array; dots reach nested claims.' }),
+    allowed_algorithms: Type.Array(Type.String(), { minItems: 1 }),
+    role_mapping: Type.Record(Type.String(), RegistryRole),
+    jwks_cache_ttl_secs: Type.Integer({ minimum: 1 }),
+  },
+  { additionalProperties: false },
+);
+export type IssuerBody = Static<typeof IssuerBody>;
+export const Issuer = Type.Object({ id: Type.String(), ...IssuerBody.properties, created_at: Type.String(), updated_at: Type.String() });
+export type Issuer = Static<typeof Issuer>;
+export const IssuerList = Type.Object({ issuers: Type.Array(Issuer) });
+export type IssuerList = Static<typeof IssuerList>;
+
+/** `GET /auth/whoami` of the registry. */
+export const RegistryWhoami = Type.Object({
+  identity: Type.String(),
+  role: RegistryRole,
+  authenticated: Type.Boolean(),
+  key_id: Nullable(Type.String()),
+  issuer: Nullable(Type.String({ description: 'The OIDC issuer of a token; null for a key or anonymous.' })),
+});
+export type RegistryWhoami = Static<typeof RegistryWhoami>;
+
+/** One security yank on the revocation feed. */
+export const Revocation = Type.Object({
+  seq: Type.Integer({ minimum: 1, description: 'Feed position: strictly increasing, never reused.' }),
+  name: Type.String(),
+  version: Type.String(),
+  reason: Type.String(),
+  revoked_at: Iso('When the security yank happened.'),
+});
+export type Revocation = Static<typeof Revocation>;
+
+/**
+ * `GET /revocations?since=<seq>` (ours, docs/registry.md "Revocation feed"): `feed` is a compact
+ * JWS (EdDSA, the registry's signing key, `kid` = key_id) whose payload is `RevocationFeedPayload`.
+ * The same JWS is pushed on the bus subject `registry.revocations` where platforms share the bus.
+ */
+export const RevocationFeedPayload = Type.Object({
+  iss: Type.String({ description: 'The registry key_id.' }),
+  iat: Type.Integer({ description: 'Seconds since the epoch.' }),
+  since: Type.Integer({ minimum: 0 }),
+  latest_seq: Type.Integer({ minimum: 0 }),
+  revocations: Type.Array(Revocation),
+});
+export type RevocationFeedPayload = Static<typeof RevocationFeedPayload>;
+export const RevocationFeed = Type.Object({ feed: Type.String() });
+export type RevocationFeed = Static<typeof RevocationFeed>;
+export const RevocationFeedQuery = Type.Object({ since: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }, { additionalProperties: false });
+export type RevocationFeedQuery = Static<typeof RevocationFeedQuery>;
+
+export const RegistryPackageParams = Type.Object({ name: Type.String() });
+export const RegistryVersionParams = Type.Object({ name: Type.String(), version: Type.String() });

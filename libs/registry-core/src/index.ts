@@ -1,0 +1,3 @@
+export * from './signing/registry-signing.ts';
+export * from './archive-store/archive-store.ts';
+export { openFsArchiveStore } from './archive-store/fs-archive-store.ts';
