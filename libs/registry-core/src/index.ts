@@ -1,3 +1,4 @@
 export * from './signing/registry-signing.ts';
 export * from './archive-store/archive-store.ts';
 export { openFsArchiveStore } from './archive-store/fs-archive-store.ts';
+export * from './registry-records.ts';
