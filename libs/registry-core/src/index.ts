@@ -2,3 +2,4 @@ export * from './signing/registry-signing.ts';
 export * from './archive-store/archive-store.ts';
 export { openFsArchiveStore } from './archive-store/fs-archive-store.ts';
 export * from './registry-records.ts';
+export * from './revocations/revocation-feed.ts';
