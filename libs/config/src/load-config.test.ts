@@ -98,6 +98,13 @@ describe('defaults and paths', () => {
     expect(parseConfigText('', '/srv/ap/agent-platform.toml').storage.data_dir).toBe('/srv/ap/.agent-platform');
   });
 
+  it('resolves a relative registry archive_dir against the config file directory and keeps an empty one empty', () => {
+    const config = parseConfigText('[registry]\narchive_dir = "archives"', '/srv/ap/conf/agent-platform.toml');
+    expect(config.registry.archive_dir).toBe('/srv/ap/conf/archives');
+    expect(parseConfigText('', '/srv/ap/conf/agent-platform.toml').registry.archive_dir).toBe('');
+    expect(parseConfigText('[registry]\narchive_dir = "/var/lib/ap"', '/srv/ap/x.toml').registry.archive_dir).toBe('/var/lib/ap');
+  });
+
   it('defaultConfig() is the empty file with paths left as written', () => {
     expect(defaultConfig().storage.data_dir).toBe('./.agent-platform');
     expect(defaultConfig().logging.level).toBe('info');

@@ -17,7 +17,12 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
       listen: listen(server.listen),
       ...(server.tls === undefined ? {} : { tls: { cert_file: at(server.tls.cert_file), key_file: at(server.tls.key_file) } }),
     },
-    registry: { ...registry, listen: listen(registry.listen) },
+    registry: {
+      ...registry,
+      listen: listen(registry.listen),
+      // Empty means <data_dir>/registry/archives (openArchiveStore), so it stays empty.
+      archive_dir: registry.archive_dir === '' ? '' : at(registry.archive_dir),
+    },
     storage: { ...storage, data_dir: at(storage.data_dir) },
     licence: {
       ...(licence.file === undefined ? {} : { file: at(licence.file) }),

@@ -1,5 +1,12 @@
 export * from './signing/registry-signing.ts';
 export * from './archive-store/archive-store.ts';
 export { openFsArchiveStore } from './archive-store/fs-archive-store.ts';
+export {
+  DEFAULT_S3_REQUEST_TIMEOUT_MS,
+  openS3ArchiveStore,
+  type RegistryS3Settings,
+  type S3ArchiveStoreOptions,
+} from './archive-store/s3-archive-store.ts';
+export { defaultArchiveDir, openArchiveStore } from './archive-store/open-archive-store.ts';
 export * from './registry-records.ts';
 export * from './revocations/revocation-feed.ts';

@@ -1,19 +1,25 @@
 /**
- * Where the registry keeps archive bytes (docs/registry.md "Storage"): a port with one adapter per
+ * Where the registry keeps archive bytes (docs/registry-storage.md): a port with one adapter per
  * backend (the local filesystem by default, an S3-compatible bucket with `[registry.s3]`), all
- * passing one conformance suite. Metadata lives in the platform store; this holds bytes only.
+ * passing one conformance suite (testing/archive-store-conformance.ts). Metadata lives in the
+ * platform store; this holds bytes only.
  *
- * Keys are `<name>/<name>-<version>.tar.gz` (archiveKey): a package name and a semver version
- * hold no `/`, `..` or whitespace, so a key never leaves its prefix.
+ * Keys are relative `/`-separated paths (archiveKey makes them); adapters treat them as opaque
+ * beyond `checkArchiveKey`, which refuses any key that could leave the store's root or prefix.
  */
 export interface ArchiveStore {
-  /** Stores `bytes` under `key`. Writing the same key again with the same bytes is harmless. */
+  /**
+   * Stores `bytes` under `key`, replacing what was there. Resolves once the bytes are durable.
+   * A reader racing the replacement sees the old or the new bytes whole (the filesystem adapter
+   * renames into place; S3 replaces objects atomically). The registry never rewrites a published
+   * version's key with other bytes: versions are immutable.
+   */
   put(key: string, bytes: Uint8Array): Promise<void>;
   /** The bytes under `key`, or null. */
   get(key: string): Promise<Uint8Array | null>;
   /** Removes `key` (absent is fine). */
   delete(key: string): Promise<void>;
-  /** Reachable and writable? For `/health`. */
+  /** Reachable and writable? For `/health`. Never throws. */
   health(): Promise<{ status: 'ok' | 'down'; detail?: string }>;
   close(): Promise<void>;
 }
@@ -22,4 +28,24 @@ export function archiveKey(name: string, version: string): string {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(name) || !/^[0-9A-Za-z.+-]+$/.test(version) || version.includes('..'))
     throw new Error(`not an archive key: ${name}@${version}`);
   return `${name}/${name}-${version}.tar.gz`;
+}
+
+/**
+ * Throws unless `key` is a relative path of non-empty segments, none `.` or `..`, without
+ * backslashes or control characters, at most 1024 bytes (S3's own key limit).
+ */
+export function checkArchiveKey(key: string): void {
+  const fault =
+    key === ''
+      ? 'empty'
+      : Buffer.byteLength(key) > 1024
+        ? 'longer than 1024 bytes'
+        : key.startsWith('/')
+          ? 'absolute'
+          : [...key].some((c) => c === '\\' || c < ' ' || c === '\u007f')
+            ? 'holds a backslash or a control character'
+            : key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')
+              ? 'holds an empty, "." or ".." segment'
+              : undefined;
+  if (fault !== undefined) throw new Error(`not an archive key (${fault}): ${JSON.stringify(key.slice(0, 200))}`);
 }

@@ -1,0 +1,59 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+import { sigV4Fault } from './sigv4-check.ts';
+
+/** The one key pair the server accepts (s3rver's own account). */
+export const S3RVER_KEY = { access_key_id: 'S3RVER', secret_access_key: 'S3RVER' } as const;
+
+export interface RunningS3rver {
+  /** `http://127.0.0.1:<port>`: use with path-style addressing. */
+  endpoint: string;
+  /** Buckets made at start. */
+  buckets: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * An S3-compatible server in this process: s3rver (from npm) behind a Signature V4 check, which
+ * s3rver lacks, so a wrong secret is refused as S3 refuses it (403 SignatureDoesNotMatch). It
+ * listens on a free loopback port, holds `buckets`, and keeps its objects in a temporary
+ * directory removed at close.
+ */
+export async function startS3rver(buckets: string[] = ['archives']): Promise<RunningS3rver> {
+  const directory = await mkdtemp(join(tmpdir(), 'ap-s3rver-'));
+  const s3rver = new S3rver({
+    silent: true,
+    directory,
+    vhostBuckets: false,
+    configureBuckets: buckets.map((name) => ({ name })),
+  });
+  await s3rver.configureBuckets();
+  const handle = s3rver.callback();
+  const secrets = new Map([[S3RVER_KEY.access_key_id, S3RVER_KEY.secret_access_key]]);
+  const server = createServer((req, res) => {
+    const fault = sigV4Fault(req, secrets);
+    if (fault === undefined) return handle(req, res);
+    req.resume();
+    res.writeHead(403, { 'content-type': 'application/xml' });
+    res.end(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${fault}</Code><Message>The request signature we calculated does not match the signature you provided. Check your key and signing method.</Message><RequestId>0</RequestId></Error>`,
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    buckets,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
