@@ -47,5 +47,6 @@ export function checkArchiveKey(key: string): void {
             : key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')
               ? 'holds an empty, "." or ".." segment'
               : undefined;
-  if (fault !== undefined) throw new Error(`not an archive key (${fault}): ${JSON.stringify(key.slice(0, 200))}`);
+  if (fault !== undefined)
+    throw new Error(`not an archive key (${fault}): ${JSON.stringify(key.slice(0, 200))}`);
 }

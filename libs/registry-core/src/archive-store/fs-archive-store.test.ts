@@ -69,7 +69,11 @@ describe('filesystem archive store', () => {
     const root = join(await scratch(), 'archives');
     const store = openFsArchiveStore(root);
     const key = 'pkg/pkg-1.0.0.tar.gz';
-    const [first, second, third] = [binaryBytes(2 << 20, 1), binaryBytes(2 << 20, 2), binaryBytes(2 << 20, 3)];
+    const [first, second, third] = [
+      binaryBytes(2 << 20, 1),
+      binaryBytes(2 << 20, 2),
+      binaryBytes(2 << 20, 3),
+    ];
     await store.put(key, first);
     const reads: (Uint8Array | null)[] = [];
     await Promise.all([
@@ -77,7 +81,8 @@ describe('filesystem archive store', () => {
       store.put(key, third),
       ...Array.from({ length: 12 }, async () => reads.push(await store.get(key))),
     ]);
-    for (const read of reads) expect([first, second, third].some((bytes) => sameBytes(read, bytes))).toBe(true);
+    for (const read of reads)
+      expect([first, second, third].some((bytes) => sameBytes(read, bytes))).toBe(true);
     const final = await store.get(key);
     expect(sameBytes(final, second) || sameBytes(final, third)).toBe(true);
     expect(await filesUnder(root)).toEqual([key]);

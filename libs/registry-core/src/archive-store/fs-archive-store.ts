@@ -52,7 +52,10 @@ export function openFsArchiveStore(root: string): ArchiveStore {
         await rm(probe, { force: true });
         return { status: 'ok' };
       } catch (error) {
-        return { status: 'down', detail: `archive directory ${base} is not writable: ${(error as Error).message}` };
+        return {
+          status: 'down',
+          detail: `archive directory ${base} is not writable: ${(error as Error).message}`,
+        };
       }
     },
     async close() {},

@@ -41,7 +41,14 @@ describe('openArchiveStore', () => {
     const store = openArchiveStore(
       {
         archive_dir: archiveDir,
-        s3: { bucket: 'archives', endpoint: server.endpoint, region: 'eu-west-1', ...S3RVER_KEY, prefix: 'reg', path_style: true },
+        s3: {
+          bucket: 'archives',
+          endpoint: server.endpoint,
+          region: 'eu-west-1',
+          ...S3RVER_KEY,
+          prefix: 'reg',
+          path_style: true,
+        },
       },
       join(dir, 'data'),
     );

@@ -22,5 +22,7 @@ export function openArchiveStore(
   options: S3ArchiveStoreOptions = {},
 ): ArchiveStore {
   if (registry.s3 !== undefined) return openS3ArchiveStore(registry.s3, options);
-  return openFsArchiveStore(registry.archive_dir === '' ? defaultArchiveDir(dataDir) : resolve(registry.archive_dir));
+  return openFsArchiveStore(
+    registry.archive_dir === '' ? defaultArchiveDir(dataDir) : resolve(registry.archive_dir),
+  );
 }

@@ -82,7 +82,9 @@ describe('s3 archive store', () => {
       (e: Error) => e,
     );
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(error?.message).toMatch(/^S3 put of s3:\/\/archives\/pkg\/pkg-1\.0\.0\.tar\.gz failed: SignatureDoesNotMatch \(HTTP 403\)/);
+    expect(error?.message).toMatch(
+      /^S3 put of s3:\/\/archives\/pkg\/pkg-1\.0\.0\.tar\.gz failed: SignatureDoesNotMatch \(HTTP 403\)/,
+    );
     expect(error?.message).toContain('check [registry.s3] access_key_id and secret_access_key');
     expect(error?.message).not.toContain(secret);
     expect(await keysOf('archives')).not.toContain('pkg/pkg-1.0.0.tar.gz');
@@ -104,10 +106,15 @@ describe('s3 archive store', () => {
       await store.close();
       process.env.AWS_SECRET_ACCESS_KEY = 'not-the-secret';
       const wrong = openS3ArchiveStore(settings({ access_key_id: '', secret_access_key: '' }));
-      await expect(wrong.put('env/env-1.0.0.tar.gz', binaryBytes(10))).rejects.toThrow(/SignatureDoesNotMatch/);
+      await expect(wrong.put('env/env-1.0.0.tar.gz', binaryBytes(10))).rejects.toThrow(
+        /SignatureDoesNotMatch/,
+      );
       await wrong.close();
     } finally {
-      for (const [name, value] of [['AWS_ACCESS_KEY_ID', saved.id], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
+      for (const [name, value] of [
+        ['AWS_ACCESS_KEY_ID', saved.id],
+        ['AWS_SECRET_ACCESS_KEY', saved.secret],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -116,7 +123,9 @@ describe('s3 archive store', () => {
 
   it('refuses an unknown access key id with a clear error', async () => {
     const store = openS3ArchiveStore(settings({ access_key_id: 'NOT-A-KEY' }));
-    await expect(store.get('pkg/pkg-1.0.0.tar.gz')).rejects.toThrow(/failed: InvalidAccessKeyId \(HTTP 403\).*access_key_id/);
+    await expect(store.get('pkg/pkg-1.0.0.tar.gz')).rejects.toThrow(
+      /failed: InvalidAccessKeyId \(HTTP 403\).*access_key_id/,
+    );
     await store.close();
   });
 
@@ -125,7 +134,10 @@ describe('s3 archive store', () => {
     await expect(store.put('pkg/pkg-1.0.0.tar.gz', binaryBytes(10))).rejects.toThrow(
       /S3 put of s3:\/\/no-such-bucket\/pkg\/pkg-1\.0\.0\.tar\.gz failed: NoSuchBucket \(HTTP 404\).*check \[registry\.s3\] bucket/,
     );
-    expect(await store.health()).toEqual({ status: 'down', detail: expect.stringContaining('s3://no-such-bucket/') });
+    expect(await store.health()).toEqual({
+      status: 'down',
+      detail: expect.stringContaining('s3://no-such-bucket/'),
+    });
     await store.close();
   });
 
@@ -152,7 +164,10 @@ describe('s3 archive store', () => {
         /S3 put of s3:\/\/archives\/pkg\/pkg-1\.0\.0\.tar\.gz failed: no answer within 400 ms/,
       );
       await expect(store.get('pkg/pkg-1.0.0.tar.gz')).rejects.toThrow(/no answer within 400 ms/);
-      expect(await store.health()).toEqual({ status: 'down', detail: expect.stringContaining('no answer within 400 ms') });
+      expect(await store.health()).toEqual({
+        status: 'down',
+        detail: expect.stringContaining('no answer within 400 ms'),
+      });
       expect(Date.now() - started).toBeLessThan(4_000);
       await store.close();
     });

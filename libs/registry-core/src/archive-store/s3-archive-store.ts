@@ -38,7 +38,10 @@ const CREDENTIAL_CODES = new Set([
  * S3-compatible server understands; the SigV4 signature still covers the payload's SHA-256.
  * Errors name the operation, bucket and key, never the secret.
  */
-export function openS3ArchiveStore(settings: RegistryS3Settings, options: S3ArchiveStoreOptions = {}): ArchiveStore {
+export function openS3ArchiveStore(
+  settings: RegistryS3Settings,
+  options: S3ArchiveStoreOptions = {},
+): ArchiveStore {
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_S3_REQUEST_TIMEOUT_MS;
   const bucket = settings.bucket;
   const prefix = normalizePrefix(settings.prefix);
@@ -48,7 +51,9 @@ export function openS3ArchiveStore(settings: RegistryS3Settings, options: S3Arch
     forcePathStyle: settings.path_style,
     ...(settings.access_key_id === ''
       ? {}
-      : { credentials: { accessKeyId: settings.access_key_id, secretAccessKey: settings.secret_access_key } }),
+      : {
+          credentials: { accessKeyId: settings.access_key_id, secretAccessKey: settings.secret_access_key },
+        }),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     maxAttempts: 3,
@@ -60,7 +65,11 @@ export function openS3ArchiveStore(settings: RegistryS3Settings, options: S3Arch
   };
   const where = (key?: string) => `s3://${bucket}/${key ?? prefix}`;
 
-  async function send<T>(operation: string, target: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async function send<T>(
+    operation: string,
+    target: string,
+    run: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
       return await run(signal);
@@ -136,7 +145,12 @@ function isNotFound(error: unknown): boolean {
 }
 
 /** One clear error: what failed, where, and why, with a hint for credentials; no secret. */
-function describe(error: unknown, operation: string, target: string, timedOutAfter: number | undefined): Error {
+function describe(
+  error: unknown,
+  operation: string,
+  target: string,
+  timedOutAfter: number | undefined,
+): Error {
   const head = `S3 ${operation} of ${target} failed`;
   if (timedOutAfter !== undefined)
     return new Error(`${head}: no answer within ${timedOutAfter} ms (is [registry.s3] endpoint reachable?)`, {
@@ -145,11 +159,12 @@ function describe(error: unknown, operation: string, target: string, timedOutAft
   if (error instanceof S3ServiceException) {
     const status = error.$metadata.httpStatusCode;
     const code = error.name;
-    const hint = CREDENTIAL_CODES.has(code) || status === 403
-      ? ' (check [registry.s3] access_key_id and secret_access_key, and that the key may use the bucket)'
-      : code === 'NoSuchBucket'
-        ? ' (check [registry.s3] bucket, endpoint and region)'
-        : '';
+    const hint =
+      CREDENTIAL_CODES.has(code) || status === 403
+        ? ' (check [registry.s3] access_key_id and secret_access_key, and that the key may use the bucket)'
+        : code === 'NoSuchBucket'
+          ? ' (check [registry.s3] bucket, endpoint and region)'
+          : '';
     const message = error.message && error.message !== 'UnknownError' ? `: ${error.message}` : '';
     return new Error(`${head}: ${code}${status === undefined ? '' : ` (HTTP ${status})`}${message}${hint}`, {
       cause: error,

@@ -22,7 +22,12 @@ export function sigV4Fault(req: IncomingMessage, secrets: ReadonlyMap<string, st
   const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
   const headerLines = signedHeaders
     .split(';')
-    .map((name) => `${name}:${String(req.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`)
+    .map(
+      (name) =>
+        `${name}:${String(req.headers[name] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
     .join('');
   const canonicalRequest = [
     req.method ?? 'GET',
@@ -33,9 +38,12 @@ export function sigV4Fault(req: IncomingMessage, secrets: ReadonlyMap<string, st
     String(req.headers['x-amz-content-sha256'] ?? 'UNSIGNED-PAYLOAD'),
   ].join('\n');
   const scope = `${date}/${region}/${service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', String(req.headers['x-amz-date'] ?? ''), scope, sha256(canonicalRequest)].join(
-    '\n',
-  );
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    String(req.headers['x-amz-date'] ?? ''),
+    scope,
+    sha256(canonicalRequest),
+  ].join('\n');
   let key: Buffer = hmac(`AWS4${secret}`, date);
   for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
   const expected = hmac(key, stringToSign);
@@ -57,7 +65,10 @@ function canonicalQuery(query: string): string {
 }
 
 function encode(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 }
 
 function sha256(text: string): string {
