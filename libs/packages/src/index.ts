@@ -3,6 +3,7 @@ export {
   createArchive,
   loadArchive,
   MAX_ARCHIVE_CONTENT_BYTES,
+  MAX_ARCHIVE_ENTRIES,
   readArchive,
   validateArchive,
 } from './archive.ts';
