@@ -74,7 +74,7 @@ export function openS3ArchiveStore(
     try {
       return await run(signal);
     } catch (error) {
-      throw describe(error, operation, target, signal.aborted ? timeoutMs : undefined);
+      throw clearError(error, operation, target, signal.aborted ? timeoutMs : undefined);
     }
   }
 
@@ -145,7 +145,7 @@ function isNotFound(error: unknown): boolean {
 }
 
 /** One clear error: what failed, where, and why, with a hint for credentials; no secret. */
-function describe(
+function clearError(
   error: unknown,
   operation: string,
   target: string,
