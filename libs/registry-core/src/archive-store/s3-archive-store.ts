@@ -74,7 +74,8 @@ export function openS3ArchiveStore(
     try {
       return await run(signal);
     } catch (error) {
-      throw clearError(error, operation, target, signal.aborted ? timeoutMs : undefined);
+      const timedOut = signal.aborted || isTimeout(error);
+      throw clearError(error, operation, target, timedOut ? timeoutMs : undefined);
     }
   }
 
@@ -136,6 +137,12 @@ export function openS3ArchiveStore(
 function normalizePrefix(prefix: string): string {
   const trimmed = prefix.replace(/^\/+/, '');
   return trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+}
+
+/** The SDK's socket timeout (requestTimeout, connectionTimeout) rather than our abort signal. */
+function isTimeout(error: unknown): boolean {
+  const { name, code } = error as { name?: string; code?: string };
+  return name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'ECONNABORTED';
 }
 
 function isNotFound(error: unknown): boolean {
