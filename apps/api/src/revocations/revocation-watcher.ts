@@ -20,7 +20,7 @@ export interface RevocationWatcher {
   name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** Polls now (tests, and a pushed feed that left a gap); resolves when that poll is done. */
+  /** Polls now, after whatever this watcher is doing; resolves when that poll is done. Nothing when not watching. */
   pollNow(): Promise<void>;
 }
 
@@ -179,6 +179,6 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
       subscription = null;
       await chain;
     },
-    pollNow: () => serial(pollLogged),
+    pollNow: () => (stopped ? Promise.resolve() : serial(pollLogged)),
   };
 }
