@@ -163,6 +163,18 @@ describe('applying a revocation', () => {
     expect(emitted.filter((e) => e.kind === 'agent.suspended')).toHaveLength(2);
   });
 
+  it('does not apply an entry again when the registry rotated its key and the feed is read from the start', async () => {
+    await installFleet();
+    await revocations.apply(revocation('policy-servicing', '1.0.0', 6), KEY);
+    await revocations.override('policy-servicing', 'fixed build verified', OPERATOR);
+    const agent = (await agents.getByName('policy-servicing'))!;
+    await lifecycle.activate(agent.id);
+    expect(await revocations.apply(revocation('policy-servicing', '1.0.0', 6), 'sha256:rotated-key')).toEqual({ status: 'already-applied' });
+    expect(await state('policy-servicing')).toBe('Running');
+    expect(await revokedAudit()).toHaveLength(1);
+    expect((await catalog.installed()).find((p) => p.name === 'policy-servicing')?.revocation?.override).toMatchObject({ by: 'ops-lead' });
+  });
+
   it('is taken over by another node when the node that claimed it died mid-way', async () => {
     await installFleet();
     const dying = createRevocationService({

@@ -46,14 +46,19 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
   const leaseMs = deps.claimLeaseMs ?? DEFAULT_LEASE_MS;
   const now = () => deps.clock.now();
 
-  /** Remembers it, independently of what is installed; a later seq for the same name@version re-arms it. */
-  async function remember(revocation: Revocation, keyId: string): Promise<void> {
+  /**
+   * Remembers it, independently of what is installed; a later seq for the same name@version re-arms
+   * it. Returns what was stored before.
+   */
+  async function remember(revocation: Revocation, keyId: string): Promise<RevocationRecord | null> {
     const id = revocationId(revocation.name, revocation.version);
+    const before = (await revocations.get(id))?.doc ?? null;
     await revocations.update(id, (current): RevocationRecord | null => {
       if (current !== null && current.doc.seq >= revocation.seq) return null;
       const { seq, name, version, reason, revoked_at } = revocation;
       return { id, name, version, reason, revoked_at, seq, key_id: keyId, recorded_at: current?.doc.recorded_at ?? now().toISOString(), override: null };
     });
+    return before;
   }
 
   /** The claim when this caller holds it, else the claim as someone else holds it. */
@@ -98,7 +103,10 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
 
   return {
     async apply(revocation, keyId) {
-      await remember(revocation, keyId);
+      const before = await remember(revocation, keyId);
+      // The same entry signed by another key (the registry rotated its key and the feed is read
+      // again from the start): it was applied under the key that first carried it.
+      if (before !== null && before.seq >= revocation.seq && before.key_id !== keyId) return { status: 'already-applied' };
       const owner = randomUUID();
       const held = await claim(revocation, keyId, owner);
       if (held.owner !== owner) return { status: held.status === 'done' ? 'already-applied' : 'in-progress' };
