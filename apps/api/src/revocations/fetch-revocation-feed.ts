@@ -14,14 +14,14 @@ export class FeedFetchError extends Error {}
  * (docs/registry.md "Revocation feed"). Throws `FeedFetchError` with a message fit for a log line:
  * never the bearer, which only travels in the Authorization header.
  */
-export async function fetchRevocationFeed(source: FeedSource, since: number, fetchImpl: typeof fetch = fetch): Promise<string> {
+export async function fetchRevocationFeed(source: FeedSource, since: number, fetchImpl: typeof fetch = fetch, stop?: AbortSignal): Promise<string> {
   const url = new URL('revocations', source.registryUrl.endsWith('/') ? source.registryUrl : `${source.registryUrl}/`);
   url.searchParams.set('since', String(since));
   let response: Response;
   try {
     response = await fetchImpl(url, {
       headers: { accept: 'application/json', ...(source.bearer === null ? {} : { authorization: `Bearer ${source.bearer}` }) },
-      signal: AbortSignal.timeout(source.timeoutMs),
+      signal: stop === undefined ? AbortSignal.timeout(source.timeoutMs) : AbortSignal.any([AbortSignal.timeout(source.timeoutMs), stop]),
     });
   } catch (error) {
     const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${source.timeoutMs} ms` : String((error as Error).message);

@@ -42,6 +42,8 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
   let timer: NodeJS.Timeout | null = null;
   let subscription: Subscription | null = null;
   let stopped = true;
+  /** Aborted by stop(): a poll waiting on a slow registry does not hold the shutdown. */
+  let halt = new AbortController();
   /** One feed at a time in this process: polls and pushes queue behind each other. */
   let chain: Promise<unknown> = Promise.resolve();
   let lastFailure: string | null = null;
@@ -107,7 +109,7 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
     const source = { registryUrl: settings.registry_url, timeoutMs: settings.request_timeout_ms, bearer: envName === undefined ? null : (deps.env[envName] ?? null) };
     for (let page = 0; page < MAX_PAGES; page++) {
       const cursor = await deps.revocations.cursor(trustedKeys().map((k) => k.key_id));
-      const feed = await verified(await fetchRevocationFeed(source, cursor, deps.fetch), 'poll');
+      const feed = await verified(await fetchRevocationFeed(source, cursor, deps.fetch, halt.signal), 'poll');
       if (feed === null) return;
       const settled = await applyEntries(feed.payload.revocations, feed.keyId, cursor);
       if (settled > cursor) await deps.revocations.advance(feed.keyId, settled);
@@ -122,6 +124,7 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
       if (lastFailure !== null) log.info('revocation feed reachable again');
       lastFailure = null;
     } catch (error) {
+      if (stopped) return;
       const message = (error as Error).message;
       // One warning per distinct failure, not one every interval while the registry is down.
       if (message !== lastFailure) log.warn({ reason: message }, 'revocation feed poll failed; retrying at the next interval');
@@ -159,20 +162,22 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
       const settings = deps.settings();
       if (settings.registry_url === '' || trustedKeys().length === 0) {
         log.info(
-          { registry_url: settings.registry_url === '' ? null : settings.registry_url, trusted_keys: trustedKeys().length },
+          { registry_url: settings.registry_url === '' ? null : shown(settings.registry_url), trusted_keys: trustedKeys().length },
           'revocations are not watched: [catalog] needs a registry_url and at least one trusted key',
         );
         return;
       }
       stopped = false;
+      halt = new AbortController();
       subscription = await deps.bus.listen<unknown>(Subjects.registryRevocations, (message) => {
         void serial(() => pushed(message)).catch((error: unknown) => log.error({ err: error }, 'a pushed revocation feed could not be applied; the next poll retries'));
       });
-      log.info({ registry_url: settings.registry_url, poll_secs: settings.revocation_poll_secs, subject: Subjects.registryRevocations }, 'watching the registry revocation feed');
+      log.info({ registry_url: shown(settings.registry_url), poll_secs: settings.revocation_poll_secs, subject: Subjects.registryRevocations }, 'watching the registry revocation feed');
       schedule(0);
     },
     async stop() {
       stopped = true;
+      halt.abort();
       if (timer !== null) clearTimeout(timer);
       timer = null;
       await subscription?.drain();
@@ -181,4 +186,14 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
     },
     pollNow: () => (stopped ? Promise.resolve() : serial(pollLogged)),
   };
+}
+
+/** A URL as logs show it: no user info, no query (a token could hide in either). */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
 }
