@@ -40,6 +40,9 @@ export function createAgentLifecycle(deps: AgentLifecycleDeps): AgentLifecycle {
   const records = catalogCollections(deps.store);
 
   async function check(agent: AgentRecord): Promise<void> {
+    // docs/catalog.md "Revocations": nothing revoked without an override behind the agent. First:
+    // a security refusal is named even when contracts are missing too.
+    await refuseRevokedActivation(deps.store, agent);
     const competencies = new Map<string, string[]>();
     for (const name of agent.equipped_competencies) {
       const found = await records.competencies.get(name);
@@ -53,8 +56,6 @@ export function createAgentLifecycle(deps: AgentLifecycleDeps): AgentLifecycle {
       activationProblems(agent.equipped_competencies, (n) => competencies.get(n), implemented),
     );
     if (error !== null) throw error;
-    // docs/catalog.md "Revocations": nothing revoked without an override behind the agent.
-    await refuseRevokedActivation(deps.store, agent);
   }
 
   return {
