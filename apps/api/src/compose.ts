@@ -17,6 +17,7 @@ import {
   createMemoryStore,
   createScheduleService,
   createEventPublisher,
+  createRevocationService,
   createTriggerService,
   createSessionStore,
   createSkillService,
@@ -145,6 +146,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       effects: createEquipEffects({ agents, warn }, equipEffects),
       events,
     });
+    const lifecycle = createAgentLifecycle({ store, agents, bus, clock, events });
+    const audit = createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc(), events });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({
       store,
@@ -170,7 +173,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       bus,
       queue,
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
-      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc(), events }),
+      audit,
       vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,
@@ -178,8 +181,9 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       agents,
       sessions,
       agentStats: createAgentStats(store),
-      lifecycle: createAgentLifecycle({ store, agents, bus, clock, events }),
+      lifecycle,
       catalog,
+      revocations: createRevocationService({ store, agents, lifecycle, clock, audit, events }),
       skills: createSkillService({ store, catalog, starlarkAvailable: starlark !== null }),
       starlark,
       starlarkLimits,

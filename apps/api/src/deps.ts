@@ -13,6 +13,7 @@ import type {
   LicenceState,
   MemoryStore,
   ModelRegistry,
+  RevocationService,
   ScheduleService,
   EventPublisher,
   TriggerService,
@@ -70,6 +71,8 @@ export interface ApiDeps {
   lifecycle: AgentLifecycle;
   /** Package install and uninstall (docs/catalog.md). */
   catalog: CatalogService;
+  /** Registry revocations: applying feed entries, the operator override (docs/catalog.md "Revocations"). */
+  revocations: RevocationService;
   /** Installed and bundled skills (docs/skills.md). */
   skills: SkillService;
   /**

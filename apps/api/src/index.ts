@@ -9,3 +9,5 @@ export { installErrorHandling, toErrorReply } from './http/error-handler.ts';
 export { registeredRoutes, type RouteRecord } from './http/route-catalog.ts';
 export { runMain, runProcess, type ProcessService, type RunProcessOptions } from './run-process.ts';
 export { closeGracefully, listenOn } from './listener.ts';
+export { createRevocationWatcher, type RevocationWatcher, type RevocationWatcherDeps } from './revocations/revocation-watcher.ts';
+export { composeRevocationWatcher } from './revocations/compose-revocation-watcher.ts';

@@ -3,6 +3,7 @@ import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } fr
 import { composeApi } from './compose.ts';
 import type { ApiDeps } from './deps.ts';
 import { createApiService } from './service.ts';
+import { composeRevocationWatcher } from './revocations/compose-revocation-watcher.ts';
 
 // Kept importable from here: the all-in-one root and the test api build on them.
 export { runMain, type ProcessService } from '@agent-platform/engines';
@@ -62,7 +63,8 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
     stop: () => api.stop(),
   };
   try {
-    await lifecycle.start([...(options.services?.(deps) ?? []), listener]);
+    // The revocation watcher runs in every process with the api: the all-in-one and each api node.
+    await lifecycle.start([...(options.services?.(deps) ?? []), composeRevocationWatcher(deps, env), listener]);
   } catch (error) {
     await composed.close();
     throw error;

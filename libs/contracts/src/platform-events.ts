@@ -28,6 +28,7 @@ export const EVENT_KINDS = [
   'licence.budget.warning',
   'licence.budget.exhausted',
   'audit.verification.failed',
+  'package.revoked',
 ] as const;
 export const EventKind = Type.Enum(EVENT_KINDS);
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -128,6 +129,14 @@ export const EventData = {
   'audit.verification.failed': Type.Object({
     first_invalid_seq: Nullable(Type.Integer({ description: 'The first entry that does not verify (GET /security/verify).' })),
     reason: Type.String(),
+  }),
+  'package.revoked': Type.Object({
+    name: Type.String({ description: 'The revoked package.' }),
+    version: Type.String({ description: 'The revoked version.' }),
+    reason: Type.String({ description: 'The reason the registry gave for the security yank.' }),
+    seq: Type.Integer({ minimum: 1, description: 'Its position on the registry revocation feed.' }),
+    agents_suspended: Type.Array(Type.String(), { description: 'Ids of the agents this revocation suspended (those already Suspended are not listed).' }),
+    workflows_drained: Type.Array(Type.String(), { description: 'Ids of the workflows whose admission it turned draining or suspended.' }),
   }),
 } satisfies { [K in EventKind]: ReturnType<typeof Type.Object> };
 export type EventData<K extends EventKind> = Static<(typeof EventData)[K]>;

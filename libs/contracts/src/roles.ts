@@ -59,5 +59,6 @@ export const ACTIONS = [
   'StatusRead',
   'ProviderRead',
   'MetricsRead',
+  'RevocationOverride',
 ] as const;
 export type Action = (typeof ACTIONS)[number];

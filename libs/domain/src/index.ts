@@ -114,3 +114,8 @@ export * from './events/trigger-pattern.ts';
 export * from './events/trigger-store.ts';
 export * from './events/trigger-service.ts';
 export * from './events/trigger-matcher.ts';
+export * from './revocations/revocation-records.ts';
+export * from './revocations/package-graph.ts';
+export * from './revocations/revocation-guard.ts';
+export * from './revocations/revocation-effects.ts';
+export * from './revocations/revocation-service.ts';

@@ -48,6 +48,8 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'Claims intake',
         installed_at: expect.stringMatching(/Z$/),
+        revoked: false,
+        revocation: null,
       },
       {
         name: 'fnol-triage',
@@ -55,6 +57,8 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'FNOL triage',
         installed_at: expect.any(String),
+        revoked: false,
+        revocation: null,
       },
       {
         name: 'loss-summary',
@@ -62,6 +66,8 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'Loss summary',
         installed_at: expect.any(String),
+        revoked: false,
+        revocation: null,
       },
     ]);
 

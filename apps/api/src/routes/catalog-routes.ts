@@ -5,6 +5,8 @@ import {
   ErrorEnvelope,
   InstalledPackageList,
   PackageNameParams,
+  RevocationOverrideBody,
+  RevocationOverrideResult,
   TemplateList,
   TemplateSummary,
 } from '@agent-platform/contracts';
@@ -66,6 +68,23 @@ export const catalogRoutes: RoutePlugin = (app, deps) => {
       await deps.catalog.uninstall(request.params.name);
       return reply.code(204).send(null);
     },
+  );
+
+  // docs/catalog.md "Revocations": operators only (RevocationOverride), audited under `agents`
+  // twice: the request, and the override with its reason (bodies are never audited).
+  app.post(
+    '/catalog/installed/:name/override-revocation',
+    {
+      config: { action: 'RevocationOverride', audit: 'agents' },
+      schema: {
+        tags: TAGS,
+        summary: 'Allow a package the registry revoked to be installed and activated again (reactivates nothing)',
+        params: PackageNameParams,
+        body: RevocationOverrideBody,
+        response: { 200: RevocationOverrideResult, ...Failures },
+      },
+    },
+    async (request) => deps.revocations.override(request.params.name, request.body.reason, request.caller),
   );
 
   app.get(

@@ -90,6 +90,12 @@ export const RevocationOverrideBody = Type.Object(
   { additionalProperties: false },
 );
 export type RevocationOverrideBody = Static<typeof RevocationOverrideBody>;
+/** The answer of the override route: every revocation recorded for that name, overrides included. */
+export const RevocationOverrideResult = Type.Object({
+  name: Type.String(),
+  revocations: Type.Array(PackageRevocation, { description: 'Oldest feed position first.' }),
+});
+export type RevocationOverrideResult = Static<typeof RevocationOverrideResult>;
 export type CatalogSearchQuery = Static<typeof CatalogSearchQuery>;
 
 /** An installed agent-template package (GET /templates). */

@@ -2,6 +2,7 @@ import { Subjects, type AgentAbortMessage } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import type { Store } from '@agent-platform/store';
 import { catalogCollections } from '../catalog/catalog-records.ts';
+import { refuseRevokedActivation } from '../revocations/revocation-guard.ts';
 import { Errors } from '../errors/errors.ts';
 import type { Clock } from '../time/clock.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
@@ -13,7 +14,8 @@ import type { AgentStore } from './agent-store.ts';
 export interface AgentLifecycle {
   /**
    * Suspended -> Running, after the contract check (run fresh on every attempt). `NotFound`,
-   * `InvalidState` when already Running, `ActivationError` naming what is missing.
+   * `InvalidState` when already Running, `ActivationError` naming what is missing or the revoked
+   * packages behind the agent (docs/catalog.md "Revocations").
    */
   activate(id: string): Promise<AgentRecord>;
   /**
@@ -38,6 +40,9 @@ export function createAgentLifecycle(deps: AgentLifecycleDeps): AgentLifecycle {
   const records = catalogCollections(deps.store);
 
   async function check(agent: AgentRecord): Promise<void> {
+    // docs/catalog.md "Revocations": nothing revoked without an override behind the agent. First:
+    // a security refusal is named even when contracts are missing too.
+    await refuseRevokedActivation(deps.store, agent);
     const competencies = new Map<string, string[]>();
     for (const name of agent.equipped_competencies) {
       const found = await records.competencies.get(name);

@@ -108,6 +108,11 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
     source: 'decision',
     why: 'The spec says only "authenticated": any role may scrape metrics.',
   },
+  RevocationOverride: {
+    roles: OPERATORS,
+    source: 'decision',
+    why: 'Lets a package a registry revoked for security be installed and activated again: those who run the platform, not every installer.',
+  },
 };
 
 /** True when `role` may perform `action`. */

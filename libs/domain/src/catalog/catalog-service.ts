@@ -18,6 +18,8 @@ import { integrationStateCollections } from '../integrations/integration-state.t
 import { liveConsumers } from '../integrations/live-consumers.ts';
 import { unbindIntegration } from '../tools/contract-bindings.ts';
 import { drainAdmission } from '../workflows/workflow-admissions.ts';
+import { refuseRevokedInstall } from '../revocations/revocation-guard.ts';
+import { revocationStatus } from '../revocations/revocation-records.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
 import { planInstall } from './install-plan.ts';
@@ -162,6 +164,8 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, path);
       await checkPlannedSkills(plan, deps.skills ?? NO_INTERPRETER);
       const activate = request.activate === true;
+      // docs/catalog.md "Revocations": a revoked name@version, from a path or the registry alike.
+      await refuseRevokedInstall(deps.store, deps.agents, plan, activate);
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
       const effects = deps.effects;
       const agentSteps = plan.filter((step) => step.pkg.manifest.package.type === 'agent-template');
@@ -184,12 +188,14 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     },
     async installed() {
       const rows = await records.packages.find({ orderBy: { field: 'name' } });
+      const revocation = await revocationStatus(deps.store);
       return rows.map(({ doc }) => ({
         name: doc.name,
         type: doc.type,
         version: doc.version,
         title: doc.title,
         installed_at: doc.installed_at,
+        ...revocation(doc.name, doc.version),
       }));
     },
     get,

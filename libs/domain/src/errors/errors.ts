@@ -151,10 +151,47 @@ export const Errors = {
     new PlatformError('InitError', `integration '${id}' could not be started: ${message}; it stays disconnected`, {
       details: { integration_id: id },
     }),
+  /**
+   * Installing a name@version a registry revoked (docs/catalog.md "Revocations"): 400 CatalogError
+   * naming each revocation and the override route; nothing is written.
+   */
+  packageRevoked: (revoked: ReadonlyArray<RevokedPackage>) =>
+    new PlatformError(
+      'CatalogError',
+      `${describeRevoked(revoked)}; installing ${revoked.length === 1 ? 'it' : 'them'} is refused until an operator overrides with POST ${revoked.map((r) => overrideRoute(r.name)).join(', POST ')}; nothing was installed`,
+      { details: { revoked: revoked.map((r) => ({ ...r, override_route: overrideRoute(r.name) })) } },
+    ),
+  /** Activating an agent whose package, or a package it depends on or equips, is revoked (ActivationError, like any refused activation). */
+  activationRevoked: (agent: { id?: string; name: string }, revoked: ReadonlyArray<RevokedPackage>) =>
+    new PlatformError(
+      'ActivationError',
+      `agent ${agent.name} cannot be activated: ${describeRevoked(revoked)}; activation is refused until an operator overrides with POST ${revoked.map((r) => overrideRoute(r.name)).join(', POST ')}`,
+      {
+        details: {
+          ...(agent.id === undefined ? {} : { agent_id: agent.id }),
+          agent: agent.name,
+          revoked: revoked.map((r) => ({ ...r, override_route: overrideRoute(r.name) })),
+        },
+      },
+    ),
   /** An agent cannot become Running (route-local category, 500). */
   activation: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('ActivationError', message, details === undefined ? {} : { details }),
 };
+
+/** A revoked name@version as errors name it. */
+export interface RevokedPackage {
+  name: string;
+  version: string;
+  reason: string;
+  seq: number;
+}
+
+const overrideRoute = (name: string): string => `/catalog/installed/${name}/override-revocation`;
+
+function describeRevoked(revoked: ReadonlyArray<RevokedPackage>): string {
+  return revoked.map((r) => `package ${r.name} ${r.version} was revoked by the registry (feed seq ${r.seq}: ${r.reason})`).join('; ');
+}
 
 function truncate(value: string, max = 80): string {
   return value.length > max ? `${value.slice(0, max)}…` : value;

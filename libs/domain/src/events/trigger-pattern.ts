@@ -26,6 +26,7 @@ const FILTERS_BY_AREA: Record<string, Record<string, string>> = {
   channel: { channel_id: 'channel_id', kind: 'kind' },
   licence: { budget: 'budget' },
   audit: {},
+  package: { name: 'name' },
 };
 
 function buildKeys(): Record<string, KeySpec> {
