@@ -3,3 +3,7 @@ export * from './archive-store/archive-store.ts';
 export { openFsArchiveStore } from './archive-store/fs-archive-store.ts';
 export * from './registry-records.ts';
 export * from './revocations/revocation-feed.ts';
+export { createPackageRegistry, type PackageRegistry } from './packages/package-registry.ts';
+export type { PackageRegistryDeps, RegistryActor } from './packages/registry-context.ts';
+export { RegistryError, RegistryErrors } from './packages/registry-error.ts';
+export { latestOf, sortHighestFirst } from './packages/package-views.ts';
