@@ -8,6 +8,8 @@ import type { PlatformConfig } from '@agent-platform/contracts';
  */
 export function resolveConfigPaths(config: PlatformConfig, baseDir: string): PlatformConfig {
   const at = (path: string) => (isAbsolute(path) ? path : resolve(baseDir, path));
+  // An empty path means "the default under data_dir" and stays empty.
+  const optional = (path: string) => (path === '' ? '' : at(path));
   const listen = (address: string) => (address.startsWith('unix:') ? `unix:${at(address.slice('unix:'.length))}` : address);
   const { server, registry, storage, licence } = config;
   return {
@@ -17,7 +19,12 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
       listen: listen(server.listen),
       ...(server.tls === undefined ? {} : { tls: { cert_file: at(server.tls.cert_file), key_file: at(server.tls.key_file) } }),
     },
-    registry: { ...registry, listen: listen(registry.listen) },
+    registry: {
+      ...registry,
+      listen: listen(registry.listen),
+      archive_dir: optional(registry.archive_dir),
+      signing_key_file: optional(registry.signing_key_file),
+    },
     storage: { ...storage, data_dir: at(storage.data_dir) },
     licence: {
       ...(licence.file === undefined ? {} : { file: at(licence.file) }),
