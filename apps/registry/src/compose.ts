@@ -57,6 +57,7 @@ export function composeRegistryService(base: RegistryBase): RegistryService {
       try {
         const started = await service.start();
         opened = { service, close };
+        base.logger.info({ address: service.address }, `registry listening on ${service.address}`);
         return started;
       } catch (error) {
         await close();
