@@ -2,9 +2,21 @@ import { join } from 'node:path';
 import type { LoadedConfig } from '@agent-platform/config';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
-import { openProcess, platformVersion, type ComposeContext, type ComposeOptions, type ComposedProcess, type Engines } from '@agent-platform/engines';
+import {
+  openProcess,
+  platformVersion,
+  type ComposeContext,
+  type ComposeOptions,
+  type ComposedProcess,
+  type Engines,
+} from '@agent-platform/engines';
 import type { Logger } from '@agent-platform/observability';
-import { createPackageRegistry, loadOrCreateSigningKey, openFsArchiveStore, type ArchiveStore } from '@agent-platform/registry-core';
+import {
+  createPackageRegistry,
+  loadOrCreateSigningKey,
+  openFsArchiveStore,
+  type ArchiveStore,
+} from '@agent-platform/registry-core';
 import type { RegistryAppDeps } from './registry-app.ts';
 import { createRegistryService, type RegistryService } from './service.ts';
 
@@ -24,15 +36,28 @@ export interface RegistryBase {
  * its archives under `archive_dir` or `<data_dir>/registry/archives`. Returns the app's deps and
  * what closes them.
  */
-export async function openRegistryDeps(base: RegistryBase): Promise<{ deps: RegistryAppDeps; close: () => Promise<void> }> {
+export async function openRegistryDeps(
+  base: RegistryBase,
+): Promise<{ deps: RegistryAppDeps; close: () => Promise<void> }> {
   const boot = base.config();
   const dataDir = join(boot.storage.data_dir, 'registry');
   const keyPath = boot.registry.signing_key_file || join(dataDir, 'signing-key.pem');
   const { signer, created } = await loadOrCreateSigningKey(keyPath);
-  if (created) base.logger.info({ path: keyPath, public_key: signer.publicKey.public_key }, 'registry signing key created (platforms trust it through [catalog] trusted_keys)');
+  if (created)
+    base.logger.info(
+      { path: keyPath, public_key: signer.publicKey.public_key },
+      'registry signing key created (platforms trust it through [catalog] trusted_keys)',
+    );
   const archives: ArchiveStore = openFsArchiveStore(boot.registry.archive_dir || join(dataDir, 'archives'));
   const { store, bus } = base.engines;
-  const packages = createPackageRegistry({ store, bus, archives, signer, clock: base.clock, logger: base.logger });
+  const packages = createPackageRegistry({
+    store,
+    bus,
+    archives,
+    signer,
+    clock: base.clock,
+    logger: base.logger,
+  });
   return {
     deps: { ...base, store, bus, settings: () => base.config().registry, packages, archives, signer },
     close: () => archives.close(),
@@ -79,10 +104,20 @@ export function composeRegistryService(base: RegistryBase): RegistryService {
  * store) and its listener on `[registry] listen`; the boot line ends with
  * `listening on <address>`.
  */
-export async function composeRegistry(loaded: LoadedConfig, context: ComposeContext, options: ComposeOptions = {}): Promise<ComposedProcess> {
+export async function composeRegistry(
+  loaded: LoadedConfig,
+  context: ComposeContext,
+  options: ComposeOptions = {},
+): Promise<ComposedProcess> {
   const boot = loaded.config;
   const { clock, logger, engines } = await openProcess(boot, context, options);
-  const registry = composeRegistryService({ engines, logger, clock, version: platformVersion(), config: () => boot });
+  const registry = composeRegistryService({
+    engines,
+    logger,
+    clock,
+    version: platformVersion(),
+    config: () => boot,
+  });
   return {
     logger,
     services: [registry],

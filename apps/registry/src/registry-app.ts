@@ -1,6 +1,12 @@
 import Fastify, { LogController } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { installContentTypeParsers, installErrorHandling, installOpenApiDocument, validatorCompiler, type ApiApp } from '@agent-platform/api';
+import {
+  installContentTypeParsers,
+  installErrorHandling,
+  installOpenApiDocument,
+  validatorCompiler,
+  type ApiApp,
+} from '@agent-platform/api';
 import type { Engines } from '@agent-platform/engines';
 import { installRegistryAuth } from './auth/install-registry-auth.ts';
 import './auth/registry-access.ts';
@@ -31,7 +37,13 @@ export interface BuildRegistryAppOptions {
 }
 
 /** Every route group of the registry surface (spec §Registry surface; docs/registry.md lists each route). */
-export const registryRoutePlugins: readonly RegistryRoutePlugin[] = [packageRoutes, publishRoute, packageChangeRoutes, signingKeyRoutes, revocationRoutes];
+export const registryRoutePlugins: readonly RegistryRoutePlugin[] = [
+  packageRoutes,
+  publishRoute,
+  packageChangeRoutes,
+  signingKeyRoutes,
+  revocationRoutes,
+];
 
 /**
  * The registry surface (spec §Registry surface, its own listener), built without listening
@@ -41,7 +53,10 @@ export const registryRoutePlugins: readonly RegistryRoutePlugin[] = [packageRout
  * the auth hook (onRequest: 401, then the flat 403 of a role) runs before any route's body is
  * read, so an unauthorized caller never sees 413/415/422.
  */
-export async function buildRegistryApp(deps: RegistryAppDeps, options: BuildRegistryAppOptions = {}): Promise<RegistryApp> {
+export async function buildRegistryApp(
+  deps: RegistryAppDeps,
+  options: BuildRegistryAppOptions = {},
+): Promise<RegistryApp> {
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),

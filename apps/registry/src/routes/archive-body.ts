@@ -10,10 +10,14 @@ export const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'applica
 /** 413 with category SizeLimitExceeded (DECISIONS D7), naming `[registry] max_archive_bytes`. */
 function tooLarge(bytes: number, limit: number, declared: boolean) {
   return withHttpStatus(
-    new RegistryError('SizeLimitExceeded', `archive of ${declared ? '' : 'at least '}${bytes} bytes is over [registry] max_archive_bytes (${limit})`, {
-      [declared ? 'declared_bytes' : 'received_bytes']: bytes,
-      limit_bytes: limit,
-    }),
+    new RegistryError(
+      'SizeLimitExceeded',
+      `archive of ${declared ? '' : 'at least '}${bytes} bytes is over [registry] max_archive_bytes (${limit})`,
+      {
+        [declared ? 'declared_bytes' : 'received_bytes']: bytes,
+        limit_bytes: limit,
+      },
+    ),
     413,
   );
 }
@@ -32,7 +36,9 @@ function mediaType(request: FastifyRequest): string {
  */
 export function installArchiveBody(scope: RegistryApp, maxBytes: () => number): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser([...ARCHIVE_TYPES], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  scope.addContentTypeParser([...ARCHIVE_TYPES], { parseAs: 'buffer' }, (_request, body, done) =>
+    done(null, body),
+  );
   scope.addContentTypeParser('*', (request, _payload, done) => done(unsupported(request), undefined));
   scope.addHook('preParsing', async (request, _reply, payload) => {
     if (!(ARCHIVE_TYPES as readonly string[]).includes(mediaType(request))) throw unsupported(request);

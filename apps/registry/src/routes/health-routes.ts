@@ -10,10 +10,16 @@ const ARCHIVES_TIMEOUT_MS = 2000;
 async function probeArchives(archives: ArchiveStore): Promise<RegistryHealth['archives']> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<RegistryHealth['archives']>((resolve) => {
-    timer = setTimeout(() => resolve({ status: 'down', detail: 'health check timed out' }), ARCHIVES_TIMEOUT_MS);
+    timer = setTimeout(
+      () => resolve({ status: 'down', detail: 'health check timed out' }),
+      ARCHIVES_TIMEOUT_MS,
+    );
   });
   try {
-    return await Promise.race([archives.health().catch((err: unknown) => ({ status: 'down' as const, detail: String(err) })), timeout]);
+    return await Promise.race([
+      archives.health().catch((err: unknown) => ({ status: 'down' as const, detail: String(err) })),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -26,16 +32,26 @@ async function probeArchives(archives: ArchiveStore): Promise<RegistryHealth['ar
 export function healthRoutes(engines: Pick<Engines, 'store' | 'bus' | 'queue'>) {
   return (app: RegistryApp, deps: RegistryRouteDeps): void => {
     const startedAt = deps.clock.now().getTime();
-    app.get('/health', { config: { registryAccess: 'public' }, schema: { response: { 200: RegistryHealth, 503: RegistryHealth } } }, async (_request, reply) => {
-      const [{ healthy, engines: report }, archives] = await Promise.all([probeEngines(engines), probeArchives(deps.archives)]);
-      const ok = healthy && archives.status === 'ok';
-      return reply.code(ok ? 200 : 503).send({
-        status: ok ? 'ok' : 'degraded',
-        version: deps.version,
-        uptime_secs: Math.max(0, Math.floor((deps.clock.now().getTime() - startedAt) / 1000)),
-        engines: report,
-        archives,
-      });
-    });
+    app.get(
+      '/health',
+      {
+        config: { registryAccess: 'public' },
+        schema: { response: { 200: RegistryHealth, 503: RegistryHealth } },
+      },
+      async (_request, reply) => {
+        const [{ healthy, engines: report }, archives] = await Promise.all([
+          probeEngines(engines),
+          probeArchives(deps.archives),
+        ]);
+        const ok = healthy && archives.status === 'ok';
+        return reply.code(ok ? 200 : 503).send({
+          status: ok ? 'ok' : 'degraded',
+          version: deps.version,
+          uptime_secs: Math.max(0, Math.floor((deps.clock.now().getTime() - startedAt) / 1000)),
+          engines: report,
+          archives,
+        });
+      },
+    );
   };
 }

@@ -14,7 +14,13 @@ import type { RegistryRoutePlugin } from './registry-route.ts';
  * the package service lets only the package's owners (or a registry admin) through.
  */
 const TAGS = ['packages'];
-const Failures = { 400: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 415: ErrorEnvelope, 422: ErrorEnvelope };
+const Failures = {
+  400: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  415: ErrorEnvelope,
+  422: ErrorEnvelope,
+};
 
 export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
   app.post(
@@ -23,7 +29,8 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
       config: { registryAccess: 'publish' },
       schema: {
         tags: TAGS,
-        summary: 'Yank (or un-yank with yanked: false) one version; security: true also revokes it on the feed',
+        summary:
+          'Yank (or un-yank with yanked: false) one version; security: true also revokes it on the feed',
         params: RegistryVersionParams,
         body: RegistryYankBody,
         response: { 200: RegistryVersion, ...Failures },
@@ -31,7 +38,10 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
     },
     async (request) => {
       const { identity, role } = request.registryCaller;
-      return deps.packages.yank(request.params.name, request.params.version, request.body, { identity, role });
+      return deps.packages.yank(request.params.name, request.params.version, request.body, {
+        identity,
+        role,
+      });
     },
   );
 

@@ -23,7 +23,12 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
     '/packages/:name',
     {
       config: { registryAccess: 'read' },
-      schema: { tags: TAGS, summary: 'A package: owners, latest version, every version', params: RegistryPackageParams, response: { 200: RegistryPackage, ...Failures } },
+      schema: {
+        tags: TAGS,
+        summary: 'A package: owners, latest version, every version',
+        params: RegistryPackageParams,
+        response: { 200: RegistryPackage, ...Failures },
+      },
     },
     async (request) => deps.packages.getPackage(request.params.name),
   );
@@ -32,7 +37,12 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
     '/packages/:name/versions',
     {
       config: { registryAccess: 'read' },
-      schema: { tags: TAGS, summary: 'Every version, highest first, yanked ones included', params: RegistryPackageParams, response: { 200: RegistryVersionList, ...Failures } },
+      schema: {
+        tags: TAGS,
+        summary: 'Every version, highest first, yanked ones included',
+        params: RegistryPackageParams,
+        response: { 200: RegistryVersionList, ...Failures },
+      },
     },
     async (request) => deps.packages.listVersions(request.params.name),
   );
@@ -41,7 +51,12 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
     '/packages/:name/history',
     {
       config: { registryAccess: 'read' },
-      schema: { tags: TAGS, summary: 'Publishes, yanks, un-yanks and owner changes, oldest first', params: RegistryPackageParams, response: { 200: RegistryHistory, ...Failures } },
+      schema: {
+        tags: TAGS,
+        summary: 'Publishes, yanks, un-yanks and owner changes, oldest first',
+        params: RegistryPackageParams,
+        response: { 200: RegistryHistory, ...Failures },
+      },
     },
     async (request) => deps.packages.history(request.params.name),
   );
@@ -50,7 +65,12 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
     '/packages/:name/:version',
     {
       config: { registryAccess: 'read' },
-      schema: { tags: TAGS, summary: 'One exact version, with its signature', params: RegistryVersionParams, response: { 200: RegistryVersion, ...Failures } },
+      schema: {
+        tags: TAGS,
+        summary: 'One exact version, with its signature',
+        params: RegistryVersionParams,
+        response: { 200: RegistryVersion, ...Failures },
+      },
     },
     async (request) => deps.packages.getVersion(request.params.name, request.params.version),
   );
@@ -65,8 +85,11 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
         params: RegistryVersionParams,
         response: {
           200: {
-            description: 'The D4 archive. Headers: x-registry-signature, x-registry-key-id, x-archive-sha256, x-content-hash.',
-            content: { 'application/gzip': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
+            description:
+              'The D4 archive. Headers: x-registry-signature, x-registry-key-id, x-archive-sha256, x-content-hash.',
+            content: {
+              'application/gzip': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
+            },
           },
           ...Failures,
         },

@@ -25,8 +25,19 @@ export const publishRoute: RegistryRoutePlugin = async (app, deps) => {
           tags: ['packages'],
           summary: 'Publish a version: the archive built by `agent-platform package build`',
           consumes: [...ARCHIVE_TYPES],
-          body: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'The D4 archive (gzipped tar).' }),
-          response: { 201: RegistryVersion, 400: ErrorEnvelope, 403: ErrorEnvelope, 409: ErrorEnvelope, 413: ErrorEnvelope, 415: ErrorEnvelope },
+          body: Type.Unsafe<Buffer>({
+            type: 'string',
+            format: 'binary',
+            description: 'The D4 archive (gzipped tar).',
+          }),
+          response: {
+            201: RegistryVersion,
+            400: ErrorEnvelope,
+            403: ErrorEnvelope,
+            409: ErrorEnvelope,
+            413: ErrorEnvelope,
+            415: ErrorEnvelope,
+          },
         },
         // The body is bytes, not JSON: nothing to validate before the package service reads it.
         validatorCompiler: () => (value) => ({ value }),

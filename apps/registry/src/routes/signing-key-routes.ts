@@ -7,7 +7,11 @@ export const signingKeyRoutes: RegistryRoutePlugin = (app, deps) => {
     '/signing-key',
     {
       config: { registryAccess: 'public' },
-      schema: { tags: ['signing'], summary: "The registry's public Ed25519 signing key", response: { 200: RegistrySigningKey } },
+      schema: {
+        tags: ['signing'],
+        summary: "The registry's public Ed25519 signing key",
+        response: { 200: RegistrySigningKey },
+      },
     },
     async () => deps.packages.signingKey(),
   );

@@ -27,7 +27,13 @@ export function installTestAuth(app: RegistryApp): void {
     const role = request.headers[TEST_ROLE_HEADER];
     request.registryCaller =
       typeof identity === 'string'
-        ? { identity, role: (typeof role === 'string' ? role : 'publisher') as RegistryRole, key_id: null, issuer: null, authenticated: true }
+        ? {
+            identity,
+            role: (typeof role === 'string' ? role : 'publisher') as RegistryRole,
+            key_id: null,
+            issuer: null,
+            authenticated: true,
+          }
         : ANONYMOUS_REGISTRY_ADMIN;
   });
 }
@@ -46,7 +52,9 @@ export interface TestRegistry {
  * compose.ts builds it (signing key made at first start, filesystem archives), with the test
  * auth hook unless `realAuth`.
  */
-export async function startTestRegistry(options: { registry?: Partial<PlatformConfig['registry']>; realAuth?: boolean } = {}): Promise<TestRegistry> {
+export async function startTestRegistry(
+  options: { registry?: Partial<PlatformConfig['registry']>; realAuth?: boolean } = {},
+): Promise<TestRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'ap-registry-http-'));
   const base = defaultConfig();
   const config: PlatformConfig = {
@@ -55,13 +63,27 @@ export async function startTestRegistry(options: { registry?: Partial<PlatformCo
     registry: { ...base.registry, listen: '127.0.0.1:0', ...options.registry },
   };
   const { logger } = createLogger({ level: 'warn', bufferLines: 100, destination: 'silent' });
-  const engines = await openEngines(config, { clock: systemClock, logger, dataDir: config.storage.data_dir, processName: 'registry-test' });
+  const engines = await openEngines(config, {
+    clock: systemClock,
+    logger,
+    dataDir: config.storage.data_dir,
+    processName: 'registry-test',
+  });
   let service: RegistryService | null = null;
   let closeDeps = async () => {};
   try {
-    const opened = await openRegistryDeps({ engines, logger, clock: systemClock, version: platformVersion(), config: () => config });
+    const opened = await openRegistryDeps({
+      engines,
+      logger,
+      clock: systemClock,
+      version: platformVersion(),
+      config: () => config,
+    });
     closeDeps = opened.close;
-    service = createRegistryService({ ...opened.deps, engines, listen: config.registry.listen }, options.realAuth === true ? {} : { installAuth: installTestAuth });
+    service = createRegistryService(
+      { ...opened.deps, engines, listen: config.registry.listen },
+      options.realAuth === true ? {} : { installAuth: installTestAuth },
+    );
     await service.start();
     return {
       url: service.address ?? '',

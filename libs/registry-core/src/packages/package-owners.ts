@@ -1,6 +1,11 @@
 import type { RegistryPackage } from '@agent-platform/contracts';
 import { packageView } from './package-views.ts';
-import { afterChange, assertMayChange, type RegistryActor, type RegistryContext } from './registry-context.ts';
+import {
+  afterChange,
+  assertMayChange,
+  type RegistryActor,
+  type RegistryContext,
+} from './registry-context.ts';
 import { loadPackage } from './package-reads.ts';
 import { RegistryErrors } from './registry-error.ts';
 
@@ -11,7 +16,12 @@ const MAX_IDENTITY = 256;
  * replaces the owner list. Transfer = put the new owner in (and yourself out); an owner list is
  * never empty, so a package always has someone who can publish and yank it.
  */
-export async function replaceOwners(ctx: RegistryContext, name: string, owners: readonly string[], actor: RegistryActor): Promise<RegistryPackage> {
+export async function replaceOwners(
+  ctx: RegistryContext,
+  name: string,
+  owners: readonly string[],
+  actor: RegistryActor,
+): Promise<RegistryPackage> {
   const next = normalizeOwners(owners);
   const { pkg } = await loadPackage(ctx, name);
   assertMayChange(pkg, actor, `change the owners of '${name}'`);
@@ -22,7 +32,16 @@ export async function replaceOwners(ctx: RegistryContext, name: string, owners: 
     assertMayChange(current.doc, actor, `change the owners of '${name}'`);
     return { ...current.doc, owners: next, updated_at: now };
   });
-  await afterChange(ctx, { name, at: now, action: 'owners', version: null, identity: actor.identity, reason: null, security: false, owners: next });
+  await afterChange(ctx, {
+    name,
+    at: now,
+    action: 'owners',
+    version: null,
+    identity: actor.identity,
+    reason: null,
+    security: false,
+    owners: next,
+  });
   const { versions } = await loadPackage(ctx, name);
   return packageView(updated?.doc ?? pkg, versions);
 }
@@ -31,6 +50,9 @@ function normalizeOwners(owners: readonly string[]): string[] {
   const trimmed = owners.map((o) => o.trim());
   const bad = trimmed.find((o) => o === '' || o.length > MAX_IDENTITY || /\p{Cc}/u.test(o));
   if (bad !== undefined)
-    throw RegistryErrors.validation(`owner '${bad.slice(0, 80)}' is not an identity: 1-${MAX_IDENTITY} characters, no control characters`, { owner: bad.slice(0, 80) });
+    throw RegistryErrors.validation(
+      `owner '${bad.slice(0, 80)}' is not an identity: 1-${MAX_IDENTITY} characters, no control characters`,
+      { owner: bad.slice(0, 80) },
+    );
   return [...new Set(trimmed)];
 }

@@ -1,4 +1,9 @@
-import type { RegistryHistory, RegistryPackage, RegistryVersion, RegistryVersionList } from '@agent-platform/contracts';
+import type {
+  RegistryHistory,
+  RegistryPackage,
+  RegistryVersion,
+  RegistryVersionList,
+} from '@agent-platform/contracts';
 import { versionId, type RegistryPackageRecord, type RegistryVersionRecord } from '../registry-records.ts';
 import { sha256Tagged } from '../signing/registry-signing.ts';
 import { packageView, sortHighestFirst, versionView } from './package-views.ts';
@@ -10,9 +15,15 @@ import { RegistryErrors } from './registry-error.ts';
  * was claimed but never completed (the archive store failed after the claim) stays reserved for
  * its publisher and is 404 to readers until a version lands.
  */
-export async function loadPackage(ctx: RegistryContext, name: string): Promise<{ pkg: RegistryPackageRecord; versions: RegistryVersionRecord[] }> {
+export async function loadPackage(
+  ctx: RegistryContext,
+  name: string,
+): Promise<{ pkg: RegistryPackageRecord; versions: RegistryVersionRecord[] }> {
   assertName(name);
-  const [pkg, versions] = await Promise.all([ctx.records.packages.get(name), ctx.records.versions.find({ where: { name } })]);
+  const [pkg, versions] = await Promise.all([
+    ctx.records.packages.get(name),
+    ctx.records.versions.find({ where: { name } }),
+  ]);
   if (pkg === null || versions.length === 0) throw RegistryErrors.notFound('package', name);
   return { pkg: pkg.doc, versions: versions.map((v) => v.doc) };
 }
@@ -27,7 +38,11 @@ export async function readVersions(ctx: RegistryContext, name: string): Promise<
   return { name, versions: sortHighestFirst(versions).map(versionView) };
 }
 
-export async function readVersionRecord(ctx: RegistryContext, name: string, version: string): Promise<RegistryVersionRecord> {
+export async function readVersionRecord(
+  ctx: RegistryContext,
+  name: string,
+  version: string,
+): Promise<RegistryVersionRecord> {
   assertName(name);
   assertVersion(version);
   const found = await ctx.records.versions.get(versionId(name, version));
@@ -39,7 +54,11 @@ export async function readVersionRecord(ctx: RegistryContext, name: string, vers
   return found.doc;
 }
 
-export async function readVersion(ctx: RegistryContext, name: string, version: string): Promise<RegistryVersion> {
+export async function readVersion(
+  ctx: RegistryContext,
+  name: string,
+  version: string,
+): Promise<RegistryVersion> {
   return versionView(await readVersionRecord(ctx, name, version));
 }
 
@@ -48,11 +67,19 @@ export async function readVersion(ctx: RegistryContext, name: string, version: s
  * bytes are checked against the recorded digest before they leave: a store that lost or changed
  * them is a 500 for the operator, never a download that fails verification later.
  */
-export async function downloadVersion(ctx: RegistryContext, name: string, version: string): Promise<{ version: RegistryVersion; bytes: Uint8Array }> {
+export async function downloadVersion(
+  ctx: RegistryContext,
+  name: string,
+  version: string,
+): Promise<{ version: RegistryVersion; bytes: Uint8Array }> {
   const record = await readVersionRecord(ctx, name, version);
   const bytes = await ctx.archives.get(record.archive_key);
-  if (bytes === null) throw RegistryErrors.internal(`the archive of ${record.id} is missing from the archive store`);
-  if (sha256Tagged(bytes) !== record.archive_sha256) throw RegistryErrors.internal(`the archive of ${record.id} in the archive store does not match its recorded sha256`);
+  if (bytes === null)
+    throw RegistryErrors.internal(`the archive of ${record.id} is missing from the archive store`);
+  if (sha256Tagged(bytes) !== record.archive_sha256)
+    throw RegistryErrors.internal(
+      `the archive of ${record.id} in the archive store does not match its recorded sha256`,
+    );
   return { version: versionView(record), bytes };
 }
 

@@ -23,7 +23,10 @@ export function versionView(record: RegistryVersionRecord): RegistryVersion {
 }
 
 /** `GET /packages/{name}`: metadata of the latest version (of the highest one when all are yanked). */
-export function packageView(pkg: RegistryPackageRecord, versions: readonly RegistryVersionRecord[]): RegistryPackage {
+export function packageView(
+  pkg: RegistryPackageRecord,
+  versions: readonly RegistryVersionRecord[],
+): RegistryPackage {
   const sorted = sortHighestFirst(versions);
   const latest = latestOf(sorted);
   const shown = latest ?? sorted[0];

@@ -5,7 +5,12 @@ import { archiveKey } from '../archive-store/archive-store.ts';
 import { versionId, type RegistryPackageRecord, type RegistryVersionRecord } from '../registry-records.ts';
 import { sha256Tagged } from '../signing/registry-signing.ts';
 import { versionView } from './package-views.ts';
-import { afterChange, assertMayChange, type RegistryActor, type RegistryContext } from './registry-context.ts';
+import {
+  afterChange,
+  assertMayChange,
+  type RegistryActor,
+  type RegistryContext,
+} from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 
 /**
@@ -24,8 +29,13 @@ const ANY_PLATFORM = '';
  * 4. sign, and insert the version record: the insert is the moment the version exists, and the
  *    unique id makes exactly one of two concurrent publishes win (the other is 409).
  */
-export async function publishVersion(ctx: RegistryContext, archive: Uint8Array, actor: RegistryActor): Promise<RegistryVersion> {
-  if (actor.role === 'reader') throw RegistryErrors.forbidden('role reader may not publish', { identity: actor.identity });
+export async function publishVersion(
+  ctx: RegistryContext,
+  archive: Uint8Array,
+  actor: RegistryActor,
+): Promise<RegistryVersion> {
+  if (actor.role === 'reader')
+    throw RegistryErrors.forbidden('role reader may not publish', { identity: actor.identity });
   const loaded = validate(archive);
   const { manifest } = loaded;
   const contentHash = requireContentHash(manifest);
@@ -49,7 +59,12 @@ export async function publishVersion(ctx: RegistryContext, archive: Uint8Array, 
     ...describe(loaded, archive.byteLength),
     content_hash: contentHash,
     archive_sha256: archiveSha256,
-    signature: ctx.signer.signVersion({ name, version, archive_sha256: archiveSha256, content_hash: contentHash }),
+    signature: ctx.signer.signVersion({
+      name,
+      version,
+      archive_sha256: archiveSha256,
+      content_hash: contentHash,
+    }),
     key_id: ctx.signer.publicKey.key_id,
     published_at: now,
     published_by: actor.identity,
@@ -65,7 +80,15 @@ export async function publishVersion(ctx: RegistryContext, archive: Uint8Array, 
     if (winner !== null && winner.doc.archive_key !== key) await ctx.archives.delete(key);
     throw versionExists(name, version);
   }
-  await afterChange(ctx, { name, at: now, action: 'publish', version, identity: actor.identity, reason: null, security: false });
+  await afterChange(ctx, {
+    name,
+    at: now,
+    action: 'publish',
+    version,
+    identity: actor.identity,
+    reason: null,
+    security: false,
+  });
   return versionView(record);
 }
 
@@ -74,7 +97,8 @@ function validate(archive: Uint8Array): LoadedPackage {
   try {
     return loadArchive(archive, { platformVersion: ANY_PLATFORM });
   } catch (error) {
-    if (error instanceof PackageError) throw RegistryErrors.validation(error.message, { problems: error.problems });
+    if (error instanceof PackageError)
+      throw RegistryErrors.validation(error.message, { problems: error.problems });
     throw error;
   }
 }
@@ -83,9 +107,19 @@ function requireContentHash(manifest: PackageManifest): string {
   const hash = manifest.signing?.content_hash;
   if (hash !== undefined) return hash;
   // A present hash was already compared with the payload by the validator (rule content-hash-mismatch).
-  throw RegistryErrors.validation('package.toml has no [signing] content_hash: build the archive with `agent-platform package build`, which fills it', {
-    problems: [{ file: 'package.toml', field: 'signing.content_hash', rule: 'content-hash-missing', message: 'required to publish' }],
-  });
+  throw RegistryErrors.validation(
+    'package.toml has no [signing] content_hash: build the archive with `agent-platform package build`, which fills it',
+    {
+      problems: [
+        {
+          file: 'package.toml',
+          field: 'signing.content_hash',
+          rule: 'content-hash-missing',
+          message: 'required to publish',
+        },
+      ],
+    },
+  );
 }
 
 /**
@@ -100,20 +134,33 @@ async function claimName(
 ): Promise<void> {
   await ctx.records.packages.update(claim.name, (current) => {
     if (current === null)
-      return { id: claim.name, name: claim.name, type: claim.type, owners: [claim.identity], created_at: claim.now, updated_at: claim.now };
+      return {
+        id: claim.name,
+        name: claim.name,
+        type: claim.type,
+        owners: [claim.identity],
+        created_at: claim.now,
+        updated_at: claim.now,
+      };
     assertMayChange(current.doc, actor, `publish versions of '${claim.name}'`);
     if (current.doc.type !== claim.type)
-      throw RegistryErrors.conflict(`package '${claim.name}' is a ${current.doc.type} package; a version of type ${claim.type} cannot be published under its name`, {
-        name: claim.name,
-        type: current.doc.type,
-        published_type: claim.type,
-      });
+      throw RegistryErrors.conflict(
+        `package '${claim.name}' is a ${current.doc.type} package; a version of type ${claim.type} cannot be published under its name`,
+        {
+          name: claim.name,
+          type: current.doc.type,
+          published_type: claim.type,
+        },
+      );
     return null;
   });
 }
 
 function versionExists(name: string, version: string) {
-  return RegistryErrors.conflict(`${name}@${version} is already published: versions are immutable; publish a new version`, { name, version });
+  return RegistryErrors.conflict(
+    `${name}@${version} is already published: versions are immutable; publish a new version`,
+    { name, version },
+  );
 }
 
 /** The manifest's fields of a RegistryVersion. */

@@ -21,10 +21,14 @@ export class RegistryError extends Error {
 /** The registry's refusals; messages name what is wrong and, where it helps, what to do. */
 export const RegistryErrors = {
   /** Same wording as the platform's `Errors.notFound`, so clients match one shape. */
-  notFound: (kind: 'package' | 'version', id: string) => new RegistryError('NotFound', `${kind} '${id}' not found`, { kind, id }),
-  validation: (message: string, details?: Record<string, unknown>) => new RegistryError('ValidationError', message, details),
-  conflict: (message: string, details?: Record<string, unknown>) => new RegistryError('Conflict', message, details),
+  notFound: (kind: 'package' | 'version', id: string) =>
+    new RegistryError('NotFound', `${kind} '${id}' not found`, { kind, id }),
+  validation: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('ValidationError', message, details),
+  conflict: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('Conflict', message, details),
   /** An identity acting on a package it does not own (403; the role check itself is the auth hook's). */
-  forbidden: (message: string, details?: Record<string, unknown>) => new RegistryError('PermissionDenied', message, details),
+  forbidden: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('PermissionDenied', message, details),
   internal: (message: string) => new RegistryError('Internal', message),
 };

@@ -1,7 +1,14 @@
 import type { RegistryVersion, RegistryYankBody } from '@agent-platform/contracts';
 import { versionId, type RegistryVersionRecord } from '../registry-records.ts';
 import { versionView } from './package-views.ts';
-import { afterChange, assertMayChange, assertName, assertVersion, type RegistryActor, type RegistryContext } from './registry-context.ts';
+import {
+  afterChange,
+  assertMayChange,
+  assertName,
+  assertVersion,
+  type RegistryActor,
+  type RegistryContext,
+} from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 import { recordRevocation } from './revocation-log.ts';
 
@@ -13,12 +20,22 @@ import { recordRevocation } from './revocation-log.ts';
  * revocation and pushes the signed feed; un-yanking never un-revokes (platforms keep refusing
  * until their operator overrides).
  */
-export async function yankVersion(ctx: RegistryContext, name: string, version: string, body: RegistryYankBody, actor: RegistryActor): Promise<RegistryVersion> {
+export async function yankVersion(
+  ctx: RegistryContext,
+  name: string,
+  version: string,
+  body: RegistryYankBody,
+  actor: RegistryActor,
+): Promise<RegistryVersion> {
   assertName(name);
   assertVersion(version);
   const yanked = body.yanked ?? true;
   const security = body.security ?? false;
-  if (!yanked && security) throw RegistryErrors.validation('security applies to a yank; an un-yank (yanked: false) cannot be a security yank', { security, yanked });
+  if (!yanked && security)
+    throw RegistryErrors.validation(
+      'security applies to a yank; an un-yank (yanked: false) cannot be a security yank',
+      { security, yanked },
+    );
   const pkg = await ctx.records.packages.get(name);
   if (pkg === null) throw RegistryErrors.notFound('package', name);
   assertMayChange(pkg.doc, actor, `${yanked ? 'yank' : 'un-yank'} versions of '${name}'`);
@@ -31,16 +48,35 @@ export async function yankVersion(ctx: RegistryContext, name: string, version: s
   const updated = await ctx.records.versions.update(id, (current) => {
     changed = false;
     if (current === null) return null;
-    const next = transition(current.doc, { yanked, security, reason: body.reason, identity: actor.identity, now });
+    const next = transition(current.doc, {
+      yanked,
+      security,
+      reason: body.reason,
+      identity: actor.identity,
+      now,
+    });
     changed = next !== null;
     return next;
   });
   if (updated === null) throw RegistryErrors.notFound('version', id);
   const record = updated.doc;
   if (changed) {
-    await afterChange(ctx, { name, at: now, action: yanked ? 'yank' : 'unyank', version, identity: actor.identity, reason: body.reason, security });
+    await afterChange(ctx, {
+      name,
+      at: now,
+      action: yanked ? 'yank' : 'unyank',
+      version,
+      identity: actor.identity,
+      reason: body.reason,
+      security,
+    });
   }
-  if (record.yank?.security === true) await recordRevocation(ctx, { name, version, reason: record.yank.reason, revoked_at: record.yank.yanked_at }, changed);
+  if (record.yank?.security === true)
+    await recordRevocation(
+      ctx,
+      { name, version, reason: record.yank.reason, revoked_at: record.yank.yanked_at },
+      changed,
+    );
   return versionView(record);
 }
 
@@ -50,5 +86,14 @@ function transition(
 ): RegistryVersionRecord | null {
   if (!change.yanked) return doc.yanked ? { ...doc, yanked: false, yank: null } : null;
   if (doc.yank !== null && (doc.yank.security || !change.security)) return null;
-  return { ...doc, yanked: true, yank: { reason: change.reason, security: change.security, yanked_at: change.now, yanked_by: change.identity } };
+  return {
+    ...doc,
+    yanked: true,
+    yank: {
+      reason: change.reason,
+      security: change.security,
+      yanked_at: change.now,
+      yanked_by: change.identity,
+    },
+  };
 }

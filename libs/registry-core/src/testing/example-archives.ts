@@ -25,7 +25,8 @@ export async function openExampleArchives(): Promise<ExampleArchives> {
       await cp(join(EXAMPLES, name), copy, { recursive: true });
       const manifestPath = join(copy, 'package.toml');
       let manifest = await readFile(manifestPath, 'utf8');
-      if (options.version !== undefined) manifest = manifest.replace(/^version = ".*"$/m, `version = "${options.version}"`);
+      if (options.version !== undefined)
+        manifest = manifest.replace(/^version = ".*"$/m, `version = "${options.version}"`);
       if (options.edit !== undefined) manifest = options.edit(manifest);
       await writeFile(manifestPath, manifest);
       // Built for any platform (a registry accepts packages for newer ones): the registry's own
