@@ -450,6 +450,43 @@ describe('package registry', () => {
     );
   });
 
+  it('leaves no visible version when the process dies between the archive write and the record', async () => {
+    // The record insert fails as a crash would leave it: the bytes are written, the record is not.
+    let failInserts = 1;
+    const crashing: Store = {
+      ...store,
+      counters: store.counters,
+      log: (name, options) => store.log(name, options),
+      collection: (name, options) => {
+        const collection = store.collection(name, options);
+        if (name !== 'registry_versions') return collection;
+        return {
+          ...collection,
+          get: (id) => collection.get(id),
+          find: (query) => collection.find(query),
+          insert: async (doc) => {
+            if (failInserts-- > 0) throw new Error('process killed');
+            return collection.insert(doc);
+          },
+        } as typeof collection;
+      },
+    };
+    const crashed = open({ store: crashing });
+    const archive = await examples.build('loss-summary');
+    await expect(crashed.publish(archive, ALICE)).rejects.toThrow('process killed');
+    // The bytes are there, unreferenced; no reader sees a version.
+    expect(await readdir(join(dir, 'archives', 'loss-summary'))).toHaveLength(1);
+    expect(await rejection(registry.getVersion('loss-summary', '1.0.0'))).toMatchObject({
+      category: 'NotFound',
+    });
+    expect(await rejection(registry.download('loss-summary', '1.0.0'))).toMatchObject({
+      category: 'NotFound',
+    });
+    // Publishing again (after a restart) completes it with the same bytes under the same key.
+    expect((await registry.publish(archive, ALICE)).archive_sha256).toBe(sha256Tagged(archive));
+    expect(Buffer.from((await registry.download('loss-summary', '1.0.0')).bytes).equals(archive)).toBe(true);
+  });
+
   it('refuses to serve bytes that no longer match their record', async () => {
     const archive = await examples.build('loss-summary');
     const published = await registry.publish(archive, ALICE);
