@@ -468,7 +468,7 @@ describe('package registry', () => {
             if (failInserts-- > 0) throw new Error('process killed');
             return collection.insert(doc);
           },
-        } as typeof collection;
+        };
       },
     };
     const crashed = open({ store: crashing });
