@@ -26,7 +26,7 @@ export interface RegistryBase {
   logger: Logger;
   clock: Clock;
   version: string;
-  /** The running config (the all-in-one's follows reloads; `[registry]` is read per request). */
+  /** The running config (the all-in-one's follows reloads). */
   config: () => PlatformConfig;
 }
 
@@ -59,7 +59,9 @@ export async function openRegistryDeps(
     logger: base.logger,
   });
   return {
-    deps: { ...base, store, bus, settings: () => base.config().registry, packages, archives, signer },
+    // `[registry]` is read once, at start: a reload reports it as restart-required
+    // (RESTART_REQUIRED_KEYS), so the running registry keeps the settings it started with.
+    deps: { ...base, store, bus, settings: () => boot.registry, packages, archives, signer },
     close: () => archives.close(),
   };
 }
@@ -82,7 +84,7 @@ export function composeRegistryService(base: RegistryBase): RegistryService {
       try {
         const started = await service.start();
         opened = { service, close };
-        base.logger.info({ address: service.address }, `registry listening on ${service.address}`);
+        base.logger.info({ address: service.address }, `registry surface at ${service.address}`);
         return started;
       } catch (error) {
         await close();
