@@ -6,6 +6,11 @@ export { composeApi, type ComposeApiOptions, type ComposedApi } from './compose.
 export { createApiService, type ApiService, type ApiServiceOptions } from './service.ts';
 export { STATUS } from './http/error-status.ts';
 export { installErrorHandling, toErrorReply } from './http/error-handler.ts';
+// Shared with the registry surface (apps/registry): one content-type policy, validator, status override and OpenAPI generator.
+export { installContentTypeParsers } from './http/content-type.ts';
+export { validatorCompiler } from './http/validator-compiler.ts';
+export { withHttpStatus } from './http/http-status.ts';
+export { installOpenApiDocument, type OpenApiDocumentOptions } from './http/openapi.ts';
 export { registeredRoutes, type RouteRecord } from './http/route-catalog.ts';
 export { runMain, runProcess, type ProcessService, type RunProcessOptions } from './run-process.ts';
 export { closeGracefully, listenOn } from './listener.ts';

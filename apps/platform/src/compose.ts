@@ -10,6 +10,7 @@ import {
   createWebhookDeliveryService,
 } from '@agent-platform/agent-worker';
 import { composeBridge, createChannelBridgeService } from '@agent-platform/channel-bridge';
+import { composeRegistryService } from '@agent-platform/registry';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
 /**
@@ -17,13 +18,14 @@ import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } fro
  * in the api's process over the same engines (one embedded store, bus and queue), started in
  * this order before the api listener and stopped after it. The worker runs the invocations the
  * api requests over the bus, with the api's store, providers and licence gate; the scheduler
- * fires the schedules on the queue as invocations on the same bus.
+ * fires the schedules on the queue as invocations on the same bus. With `[surfaces] registry = true`
+ * the package registry listens on `[registry] listen` here too, over the same engines.
  */
 export function composePlatformServices(deps: ApiDeps, env: Record<string, string | undefined> = {}): ProcessService[] {
   // Tools run where agents run: here, the integration host of this process (started first, stopped last).
   const integrations = composeIntegrationHost({ ...deps, env }, 'platform');
   const invocation = composeInvocationService(deps, composeAgentTools({ ...deps, integrations }));
-  return [
+  const services: ProcessService[] = [
     integrations,
     createAgentWorkerService({
       bus: deps.bus,
@@ -53,4 +55,10 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
     // Outbound webhooks: the fan-out of platform events and the delivery jobs (docs/webhooks.md).
     createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current() }),
   ];
+  // The registry on its own listener (docs/registry.md "Running it"): a registry publish here
+  // pushes its revocations on this process's bus, where this platform hears them.
+  if (deps.config.current().surfaces.registry) {
+    services.push(composeRegistryService({ engines: deps, logger: deps.logger, clock: deps.clock, version: deps.version, config: () => deps.config.current() }));
+  }
+  return services;
 }

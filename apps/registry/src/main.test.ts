@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createPublicKey } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,9 +8,9 @@ import { waitUntil } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-// The registry as an operator starts it (`npm start -w apps/registry -- --config <file>`). Its
-// routes arrive with the registry issue; what it owes a fleet today is to start on its own
-// listener, report health like the api, answer unknown paths in the error envelope and drain.
+// The registry as an operator starts it (`npm start -w apps/registry -- --config <file>`): its own
+// listener, health like the api's plus the archive store, a signing key made at first start, the
+// package routes answering in the error envelope, and a drain on SIGTERM.
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -35,7 +36,7 @@ describe('registry main', () => {
     return { ready, output: () => output };
   }
 
-  it('listens on [registry] listen, reports engine health, answers unknown paths 404 in the envelope, exits 0 on SIGTERM', async () => {
+  it('listens on [registry] listen, reports health, makes its signing key, answers unknown packages 404 in the envelope, exits 0 on SIGTERM', async () => {
     const run = start({ storage: { data_dir: join(dir, 'data') }, registry: { listen: '127.0.0.1:0' } });
     const { child, exited } = await run.ready;
     try {
@@ -45,12 +46,23 @@ describe('registry main', () => {
       const url = /listening on (http:\S+)/.exec(run.output())![1]!;
       const health = await fetch(`${url}/health`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toMatchObject({ status: 'ok', engines: { store: { status: 'ok' }, bus: { status: 'ok' }, queue: { status: 'ok' } } });
+      expect(await health.json()).toMatchObject({
+        status: 'ok',
+        engines: { store: { status: 'ok' }, bus: { status: 'ok' }, queue: { status: 'ok' } },
+        archives: { status: 'ok' },
+      });
       const unknown = await fetch(`${url}/packages/claims-intake`);
       expect(unknown.status).toBe(404);
       expect(await unknown.json()).toEqual({
-        error: { category: 'NotFound', message: "route 'GET /packages/claims-intake' not found", details: { kind: 'route', id: 'GET /packages/claims-intake' } },
+        error: { category: 'NotFound', message: "package 'claims-intake' not found", details: { kind: 'package', id: 'claims-intake' } },
       });
+      // The key made at first start under <data_dir>/registry is the one GET /signing-key publishes.
+      const key = (await (await fetch(`${url}/signing-key`)).json()) as { public_key: string; public_key_pem: string };
+      const pem = await readFile(join(dir, 'data', 'registry', 'signing-key.pem'), 'utf8');
+      expect(createPublicKey(pem).export({ format: 'pem', type: 'spki' })).toBe(key.public_key_pem);
+      expect(run.output()).toContain('registry signing key created');
+      const route = await fetch(`${url}/no-such-route`);
+      expect(await route.json()).toMatchObject({ error: { category: 'NotFound', details: { kind: 'route' } } });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {

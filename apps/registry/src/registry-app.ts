@@ -1,44 +1,81 @@
 import Fastify, { LogController } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { installErrorHandling, type ApiApp } from '@agent-platform/api';
-import { Health } from '@agent-platform/contracts';
-import type { Clock } from '@agent-platform/domain';
-import { probeEngines, type Engines } from '@agent-platform/engines';
-import type { Logger } from '@agent-platform/observability';
+import {
+  installContentTypeParsers,
+  installErrorHandling,
+  installOpenApiDocument,
+  validatorCompiler,
+  type ApiApp,
+} from '@agent-platform/api';
+import type { Engines } from '@agent-platform/engines';
+import { installRegistryAuth } from './auth/install-registry-auth.ts';
+import './auth/registry-access.ts';
+import { healthRoutes } from './routes/health-routes.ts';
+import { packageChangeRoutes } from './routes/package-change-routes.ts';
+import { packageRoutes } from './routes/package-routes.ts';
+import { publishRoute } from './routes/publish-route.ts';
+import type { RegistryRouteDeps, RegistryRoutePlugin } from './routes/registry-route.ts';
+import { revocationRoutes } from './routes/revocation-routes.ts';
+import { signingKeyRoutes } from './routes/signing-key-routes.ts';
 
 /** The same Fastify shape as the api's (TypeBox types from schemas to handlers). */
 export type RegistryApp = ApiApp;
 
-export interface RegistryAppDeps {
+export interface RegistryAppDeps extends RegistryRouteDeps {
+  /** Probed by /health, like the api's. */
   engines: Pick<Engines, 'store' | 'bus' | 'queue'>;
-  logger: Logger;
-  clock: Clock;
-  version: string;
 }
 
+export interface BuildRegistryAppOptions {
+  /**
+   * Replaces `installRegistryAuth`. Tests only: it lets a test act as several identities without
+   * registry keys (apps/registry/src/testing). Must set `request.registryCaller` on every request.
+   */
+  installAuth?: (app: RegistryApp, deps: RegistryRouteDeps) => void;
+  /** Route groups after the standard ones. */
+  routes?: readonly RegistryRoutePlugin[];
+}
+
+/** Every route group of the registry surface (spec §Registry surface; docs/registry.md lists each route). */
+export const registryRoutePlugins: readonly RegistryRoutePlugin[] = [
+  packageRoutes,
+  publishRoute,
+  packageChangeRoutes,
+  signingKeyRoutes,
+  revocationRoutes,
+];
+
 /**
- * The registry surface (spec §Registry surface, its own listener). Today it serves `GET /health`
- * only, the same report as the api's; every other path is 404 in the spec's error envelope
- * through the api's one error handler (STYLE §3). Its routes, keys and auth settings arrive
- * with the registry issue; this is the process they will live in.
+ * The registry surface (spec §Registry surface, its own listener), built without listening
+ * (tests use `inject`; service.ts listens). It shares the api's HTTP policy so that both surfaces
+ * answer alike: one error handler (STYLE §3), the JSON-only content-type parsers (415/422), the
+ * TypeBox validator (no coercion, unknown fields refused) and the OpenAPI generator. Order:
+ * the auth hook (onRequest: 401, then the flat 403 of a role) runs before any route's body is
+ * read, so an unauthorized caller never sees 413/415/422.
  */
-export function buildRegistryApp(deps: RegistryAppDeps): RegistryApp {
+export async function buildRegistryApp(
+  deps: RegistryAppDeps,
+  options: BuildRegistryAppOptions = {},
+): Promise<RegistryApp> {
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
+    // A version string may be long (pre-release identifiers); the router's default of 100 would answer 414.
+    routerOptions: { maxParamLength: 256 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as RegistryApp;
-  // The error model is the api's: one mapping from category to status for every surface.
+  app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
-  const startedAt = deps.clock.now().getTime();
-
-  app.get('/health', { schema: { response: { 200: Health, 503: Health } } }, async (_request, reply) => {
-    const { healthy, engines } = await probeEngines(deps.engines);
-    return reply.code(healthy ? 200 : 503).send({
-      status: healthy ? 'ok' : 'degraded',
-      version: deps.version,
-      uptime_secs: Math.max(0, Math.floor((deps.clock.now().getTime() - startedAt) / 1000)),
-      engines,
-    });
+  installContentTypeParsers(app);
+  (options.installAuth ?? installRegistryAuth)(app, deps);
+  await installOpenApiDocument(app, {
+    title: 'Agent Platform package registry',
+    version: deps.version,
+    description:
+      'The package registry (docs/registry.md). Reads and downloads are anonymous unless the registry requires auth; publish, yank and owners need `Authorization: Bearer <registry key or token>` unless auth is disabled.',
+    routeConfig: { registryAccess: 'public' },
   });
+  for (const plugin of [healthRoutes(deps.engines), ...registryRoutePlugins, ...(options.routes ?? [])]) {
+    await app.register(async (scope) => plugin(scope as RegistryApp, deps));
+  }
   return app;
 }

@@ -1,6 +1,11 @@
 import type { ProcessService } from '@agent-platform/engines';
 import { closeGracefully, listenOn } from '@agent-platform/api';
-import { buildRegistryApp, type RegistryApp, type RegistryAppDeps } from './registry-app.ts';
+import {
+  buildRegistryApp,
+  type BuildRegistryAppOptions,
+  type RegistryApp,
+  type RegistryAppDeps,
+} from './registry-app.ts';
 
 export interface RegistryService extends ProcessService {
   /** Where clients reach it (`http://127.0.0.1:4210`, `unix:/path`), once started. */
@@ -12,7 +17,10 @@ export interface RegistryService extends ProcessService {
  * listens on `[server] listen` (the api's listener: host:port or unix:/path), and on stop closes
  * after the requests in flight finish.
  */
-export function createRegistryService(deps: RegistryAppDeps & { listen: string }): RegistryService {
+export function createRegistryService(
+  deps: RegistryAppDeps & { listen: string },
+  options: BuildRegistryAppOptions = {},
+): RegistryService {
   let app: RegistryApp | null = null;
   let address: string | null = null;
   return {
@@ -21,7 +29,7 @@ export function createRegistryService(deps: RegistryAppDeps & { listen: string }
       return address;
     },
     async start() {
-      const built = buildRegistryApp(deps);
+      const built = await buildRegistryApp(deps, options);
       address = await listenOn(built, deps.listen, { tls: false });
       app = built;
       return { address };

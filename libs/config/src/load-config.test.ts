@@ -89,8 +89,14 @@ describe('defaults and paths', () => {
       '[licence]',
       'file = "../licences/acme.jwt"',
       'public_key_file = "keys/pub.pem"',
+      '[registry]',
+      'archive_dir = "archives"',
+      'signing_key_file = "keys/registry.pem"',
     ].join('\n');
     const config = parseConfigText(text, '/srv/ap/conf/agent-platform.toml');
+    expect(config.registry).toMatchObject({ archive_dir: '/srv/ap/conf/archives', signing_key_file: '/srv/ap/conf/keys/registry.pem' });
+    // Empty means "the default under data_dir" and stays empty.
+    expect(parseConfigText('', '/srv/ap/agent-platform.toml').registry).toMatchObject({ archive_dir: '', signing_key_file: '' });
     expect(config.storage.data_dir).toBe('/srv/ap/conf/data');
     expect(config.server.listen).toBe('unix:/srv/ap/conf/run/ap.sock');
     expect(config.server.tls).toEqual({ cert_file: '/srv/ap/conf/tls/cert.pem', key_file: '/etc/ap/key.pem' });

@@ -8,6 +8,8 @@ import type { PlatformConfig } from '@agent-platform/contracts';
  */
 export function resolveConfigPaths(config: PlatformConfig, baseDir: string): PlatformConfig {
   const at = (path: string) => (isAbsolute(path) ? path : resolve(baseDir, path));
+  // An empty path means "the default under data_dir" and stays empty.
+  const optional = (path: string) => (path === '' ? '' : at(path));
   const listen = (address: string) => (address.startsWith('unix:') ? `unix:${at(address.slice('unix:'.length))}` : address);
   const { server, registry, storage, licence } = config;
   return {
@@ -20,8 +22,8 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
     registry: {
       ...registry,
       listen: listen(registry.listen),
-      // Empty means <data_dir>/registry/archives (openArchiveStore), so it stays empty.
-      archive_dir: registry.archive_dir === '' ? '' : at(registry.archive_dir),
+      archive_dir: optional(registry.archive_dir),
+      signing_key_file: optional(registry.signing_key_file),
     },
     storage: { ...storage, data_dir: at(storage.data_dir) },
     licence: {

@@ -10,3 +10,7 @@ export {
 export { defaultArchiveDir, openArchiveStore } from './archive-store/open-archive-store.ts';
 export * from './registry-records.ts';
 export * from './revocations/revocation-feed.ts';
+export { createPackageRegistry, type PackageRegistry } from './packages/package-registry.ts';
+export type { PackageRegistryDeps, RegistryActor } from './packages/registry-context.ts';
+export { RegistryError, RegistryErrors } from './packages/registry-error.ts';
+export { latestOf, sortHighestFirst } from './packages/package-views.ts';

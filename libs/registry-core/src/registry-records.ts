@@ -1,5 +1,5 @@
-import type { RegistryVersion, PackageType } from '@agent-platform/contracts';
-import type { Collection, Store } from '@agent-platform/store';
+import type { RegistryHistoryEntry, RegistryVersion, PackageType, Revocation } from '@agent-platform/contracts';
+import type { AppendLog, Collection, Store } from '@agent-platform/store';
 
 /**
  * How the registry keeps its metadata in the platform store (docs/registry.md "Storage"); the
@@ -21,9 +21,17 @@ export interface RegistryPackageRecord {
 /** One published version. `id` is `<name>@<version>`; immutable but for `yanked` and `yank`. */
 export interface RegistryVersionRecord extends RegistryVersion {
   id: string;
-  /** ArchiveStore key of its archive (archiveKey(name, version)). */
+  /** ArchiveStore key of its archive (archiveKey(name, version, archive_sha256)). */
   archive_key: string;
 }
+
+/** One line of a package's history (an append log: `seq` orders it across the registry). */
+export interface RegistryHistoryRecord extends RegistryHistoryEntry {
+  name: string;
+}
+
+/** One security yank on the revocation feed; the log's `seq` is the feed's `seq`. */
+export type RevocationRecord = Omit<Revocation, 'seq'>;
 
 export const REGISTRY_COLLECTIONS = {
   packages: 'registry_packages',
@@ -45,11 +53,20 @@ export function versionId(name: string, version: string): string {
 export interface RegistryRecords {
   packages: Collection<RegistryPackageRecord>;
   versions: Collection<RegistryVersionRecord>;
+  /** Publishes, yanks, un-yanks and owner changes of every package, oldest first by `seq`. */
+  history: AppendLog<RegistryHistoryRecord>;
+  /**
+   * Security yanks: an append log, so `seq` grows by one per revocation with no gap and no fork
+   * across every process sharing the store (the feed's ordering promise).
+   */
+  revocations: AppendLog<RevocationRecord>;
 }
 
 export function registryRecords(store: Store): RegistryRecords {
   return {
     packages: store.collection<RegistryPackageRecord>(REGISTRY_COLLECTIONS.packages),
     versions: store.collection<RegistryVersionRecord>(REGISTRY_COLLECTIONS.versions, { indexes: [{ field: 'name' }] }),
+    history: store.log<RegistryHistoryRecord>(REGISTRY_COLLECTIONS.history, { indexes: ['name'] }),
+    revocations: store.log<RevocationRecord>(REGISTRY_COLLECTIONS.revocations, { indexes: ['name'] }),
   };
 }

@@ -1,33 +1,41 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyContextConfig } from 'fastify';
 import { Type } from 'typebox';
 import type { ApiApp } from '../api-app.ts';
 import type { ApiDeps } from '../deps.ts';
 import { DOCS_PREFIX } from './route-catalog.ts';
 
+/** What one surface's OpenAPI document says about itself. */
+export interface OpenApiDocumentOptions {
+  title: string;
+  version: string;
+  description: string;
+  /** `config` of GET /openapi.json: its access level on that surface. */
+  routeConfig: FastifyContextConfig;
+  /** Swagger UI under this prefix; none when absent. */
+  uiPrefix?: string;
+}
+
 /**
  * OpenAPI 3.1 document generated from the route schemas (so it cannot drift from what is
- * validated), served at GET /openapi.json, with Swagger UI at /docs. Both need a credential
- * like every route but /health. Must be registered before the routes it describes.
+ * validated), served at GET /openapi.json. Shared by every HTTP surface (the api, the registry).
+ * Must be registered before the routes it describes.
  */
-export async function installOpenApi(app: ApiApp, deps: ApiDeps): Promise<void> {
+export async function installOpenApiDocument(app: ApiApp, options: OpenApiDocumentOptions): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'Agent Platform API',
-        version: deps.version,
-        description: 'Send `Api-Version: v1`. Every route except GET /health needs `Authorization: Bearer <API key>` unless auth is disabled.',
-      },
+      info: { title: options.title, version: options.version, description: options.description },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX });
+  if (options.uiPrefix !== undefined) await app.register(swaggerUi, { routePrefix: options.uiPrefix });
   app.get(
     '/openapi.json',
     {
-      config: { action: 'authenticated' },
+      config: options.routeConfig,
       schema: {
         hide: true,
         response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document.' }) },
@@ -35,4 +43,15 @@ export async function installOpenApi(app: ApiApp, deps: ApiDeps): Promise<void> 
     },
     async () => app.swagger() as unknown as Record<string, unknown>,
   );
+}
+
+/** The api's document, with Swagger UI at /docs. Both need a credential like every route but /health. */
+export async function installOpenApi(app: ApiApp, deps: ApiDeps): Promise<void> {
+  await installOpenApiDocument(app, {
+    title: 'Agent Platform API',
+    version: deps.version,
+    description: 'Send `Api-Version: v1`. Every route except GET /health needs `Authorization: Bearer <API key>` unless auth is disabled.',
+    routeConfig: { action: 'authenticated' },
+    uiPrefix: DOCS_PREFIX,
+  });
 }

@@ -32,6 +32,8 @@ export interface PlatformTestApi extends TestApi {
   close(): Promise<void>;
   /** The all-in-one's integration host (its IntegrationTools: what the tool loop calls), as composed now. */
   integrationHost(): IntegrationHost;
+  /** The services composed beside the api listener, as composed now (the registry among them when enabled). */
+  services(): ProcessService[];
 }
 
 export interface StartPlatformTestApiOptions extends Omit<StartTestApiOptions, 'services'> {
@@ -56,9 +58,11 @@ export async function startPlatformTestApi(options: StartPlatformTestApiOptions 
     licenceConfig = { licence: { file: join(dir, 'licence.jwt'), public_key_file: join(dir, 'public.pem') } };
   }
   let host: IntegrationHost | null = null;
+  let current: ProcessService[] = [];
   const services = (deps: ApiDeps): ProcessService[] => {
     const composed = composePlatformServices(deps, options.serviceEnv ?? {});
     host = composed.find((s): s is IntegrationHost => s.name === 'integration-host') ?? null;
+    current = composed;
     return composed;
   };
   const api = await startTestApi({ ...options, config: { ...options.config, ...licenceConfig }, services }).catch(
@@ -69,6 +73,7 @@ export async function startPlatformTestApi(options: StartPlatformTestApiOptions 
   );
   const close = api.close.bind(api);
   return Object.assign(api, {
+    services: () => current,
     integrationHost: () => {
       if (host === null) throw new Error('the platform composed no integration host');
       return host;

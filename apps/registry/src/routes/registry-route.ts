@@ -2,6 +2,7 @@ import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Bus } from '@agent-platform/bus';
+import type { ArchiveStore, PackageRegistry, RegistrySigner } from '@agent-platform/registry-core';
 import type { Store } from '@agent-platform/store';
 import type { RegistryApp } from '../registry-app.ts';
 
@@ -14,8 +15,16 @@ export interface RegistryRouteDeps {
   bus: Bus;
   clock: Clock;
   logger: Logger;
+  /** The platform version, reported by /health and the OpenAPI document. */
+  version: string;
   /** The `[registry]` settings as currently loaded. */
   settings: () => PlatformConfig['registry'];
+  /** Publish, read, yank, owners, history, revocations (libs/registry-core). */
+  packages: PackageRegistry;
+  /** Where archive bytes live (for /health; the package service reads and writes them). */
+  archives: ArchiveStore;
+  /** The registry's signing key (GET /signing-key). */
+  signer: RegistrySigner;
 }
 
 export type RegistryRoutePlugin = (app: RegistryApp, deps: RegistryRouteDeps) => void | Promise<void>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { PackageType } from '../packages.ts';
+import { Health } from './daemon.ts';
 
 /**
  * HTTP bodies of the registry surface (spec §Registry surface: the routes are the spec's, every
@@ -271,6 +272,16 @@ export const RevocationFeed = Type.Object({ feed: Type.String() });
 export type RevocationFeed = Static<typeof RevocationFeed>;
 export const RevocationFeedQuery = Type.Object({ since: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }, { additionalProperties: false });
 export type RevocationFeedQuery = Static<typeof RevocationFeedQuery>;
+
+/** `GET /health` of the registry: the api's report plus the archive store's. */
+export const RegistryHealth = Type.Object({
+  ...Health.properties,
+  archives: Type.Object(
+    { status: Type.Union([Type.Literal('ok'), Type.Literal('down')]), detail: Type.Optional(Type.String()) },
+    { description: 'The archive store (filesystem or S3): reachable and writable.' },
+  ),
+});
+export type RegistryHealth = Static<typeof RegistryHealth>;
 
 export const RegistryPackageParams = Type.Object({ name: Type.String() });
 export const RegistryVersionParams = Type.Object({ name: Type.String(), version: Type.String() });

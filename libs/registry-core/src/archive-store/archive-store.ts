@@ -4,7 +4,7 @@
  * passing one conformance suite (testing/archive-store-conformance.ts). Metadata lives in the
  * platform store; this holds bytes only.
  *
- * Keys are relative `/`-separated paths (archiveKey makes them); adapters treat them as opaque
+ * Keys are `<name>/<name>-<version>-<sha256 hex>.tar.gz` (archiveKey); adapters treat them as opaque
  * beyond `checkArchiveKey`, which refuses any key that could leave the store's root or prefix.
  */
 export interface ArchiveStore {
@@ -24,10 +24,21 @@ export interface ArchiveStore {
   close(): Promise<void>;
 }
 
-export function archiveKey(name: string, version: string): string {
+/**
+ * The key of one archive: a pure function of (name, version, archive sha256). The digest makes
+ * the key name the bytes, so two concurrent publishes of one version with different bytes never
+ * overwrite each other's archive: the record that wins the insert points at its own bytes, and
+ * the loser removes only a key that is not the winner's (docs/registry.md "Crash safety").
+ * `archiveSha256` is `sha256:<hex>` or the bare hex; without it the key has no digest (the form
+ * of the first registry groundwork, kept for callers that only need a stable name).
+ */
+export function archiveKey(name: string, version: string, archiveSha256?: string): string {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(name) || !/^[0-9A-Za-z.+-]+$/.test(version) || version.includes('..'))
     throw new Error(`not an archive key: ${name}@${version}`);
-  return `${name}/${name}-${version}.tar.gz`;
+  if (archiveSha256 === undefined) return `${name}/${name}-${version}.tar.gz`;
+  const hex = archiveSha256.startsWith('sha256:') ? archiveSha256.slice('sha256:'.length) : archiveSha256;
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`not an archive sha256: ${archiveSha256}`);
+  return `${name}/${name}-${version}-${hex}.tar.gz`;
 }
 
 /**

@@ -1,0 +1,65 @@
+import {
+  ErrorEnvelope,
+  RegistryOwnersBody,
+  RegistryPackage,
+  RegistryPackageParams,
+  RegistryVersion,
+  RegistryVersionParams,
+  RegistryYankBody,
+} from '@agent-platform/contracts';
+import type { RegistryRoutePlugin } from './registry-route.ts';
+
+/**
+ * Changes to published packages (docs/registry.md "Yank" and "Ownership"): access `publish`, and
+ * the package service lets only the package's owners (or a registry admin) through.
+ */
+const TAGS = ['packages'];
+const Failures = {
+  400: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  415: ErrorEnvelope,
+  422: ErrorEnvelope,
+};
+
+export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
+  app.post(
+    '/packages/:name/:version/yank',
+    {
+      config: { registryAccess: 'publish' },
+      schema: {
+        tags: TAGS,
+        summary:
+          'Yank (or un-yank with yanked: false) one version; security: true also revokes it on the feed',
+        params: RegistryVersionParams,
+        body: RegistryYankBody,
+        response: { 200: RegistryVersion, ...Failures },
+      },
+    },
+    async (request) => {
+      const { identity, role } = request.registryCaller;
+      return deps.packages.yank(request.params.name, request.params.version, request.body, {
+        identity,
+        role,
+      });
+    },
+  );
+
+  app.put(
+    '/packages/:name/owners',
+    {
+      config: { registryAccess: 'publish' },
+      schema: {
+        tags: TAGS,
+        summary: 'Replace the owner list (ownership transfer)',
+        params: RegistryPackageParams,
+        body: RegistryOwnersBody,
+        response: { 200: RegistryPackage, ...Failures },
+      },
+    },
+    async (request) => {
+      const { identity, role } = request.registryCaller;
+      return deps.packages.setOwners(request.params.name, request.body.owners, { identity, role });
+    },
+  );
+};

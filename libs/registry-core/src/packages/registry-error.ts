@@ -1,0 +1,34 @@
+import type { ErrorCategory } from '@agent-platform/contracts';
+
+/**
+ * An error of the registry's package service, in the spec's categories. Not a `PlatformError`:
+ * this library sits below the domain (like libs/packages' `PackageError`); the api's one error
+ * handler maps any error carrying a known `category` to its status and envelope, so the
+ * registry's answers look like every other surface's.
+ */
+export class RegistryError extends Error {
+  readonly category: ErrorCategory;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(category: ErrorCategory, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'RegistryError';
+    this.category = category;
+    this.details = details;
+  }
+}
+
+/** The registry's refusals; messages name what is wrong and, where it helps, what to do. */
+export const RegistryErrors = {
+  /** Same wording as the platform's `Errors.notFound`, so clients match one shape. */
+  notFound: (kind: 'package' | 'version', id: string) =>
+    new RegistryError('NotFound', `${kind} '${id}' not found`, { kind, id }),
+  validation: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('ValidationError', message, details),
+  conflict: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('Conflict', message, details),
+  /** An identity acting on a package it does not own (403; the role check itself is the auth hook's). */
+  forbidden: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('PermissionDenied', message, details),
+  internal: (message: string) => new RegistryError('Internal', message),
+};

@@ -1,0 +1,1 @@
+export { openExampleArchives, repack, type ExampleArchives } from './example-archives.ts';
