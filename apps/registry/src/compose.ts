@@ -14,7 +14,7 @@ import type { Logger } from '@agent-platform/observability';
 import {
   createPackageRegistry,
   loadOrCreateSigningKey,
-  openFsArchiveStore,
+  openArchiveStore,
   type ArchiveStore,
 } from '@agent-platform/registry-core';
 import type { RegistryAppDeps } from './registry-app.ts';
@@ -33,7 +33,7 @@ export interface RegistryBase {
 /**
  * The registry's own adapters (the one place that picks them): its signing key from
  * `[registry] signing_key_file` or `<data_dir>/registry/signing-key.pem` (made at first start),
- * its archives under `archive_dir` or `<data_dir>/registry/archives`. Returns the app's deps and
+ * its archives in `[registry.s3]` or under `archive_dir` (default `<data_dir>/registry/archives`). Returns the app's deps and
  * what closes them.
  */
 export async function openRegistryDeps(
@@ -48,7 +48,8 @@ export async function openRegistryDeps(
       { path: keyPath, public_key: signer.publicKey.public_key },
       'registry signing key created (platforms trust it through [catalog] trusted_keys)',
     );
-  const archives: ArchiveStore = openFsArchiveStore(boot.registry.archive_dir || join(dataDir, 'archives'));
+  // Files under archive_dir (default <data_dir>/registry/archives), or [registry.s3] (docs/registry-storage.md).
+  const archives: ArchiveStore = openArchiveStore(boot.registry, boot.storage.data_dir);
   const { store, bus } = base.engines;
   const packages = createPackageRegistry({
     store,
