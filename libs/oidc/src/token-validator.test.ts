@@ -1,7 +1,8 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWTPayload, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWTPayload, type JWK } from 'jose';
 import { startOidcProvider, type OidcProviderHarness } from './testing/oidc-provider-harness.ts';
 import { createTokenValidator, type TokenValidatorOptions, type TokenValidatorSettings } from './token-validator.ts';
 import { TokenRejectedError, type TokenRejection } from './token-rejected.ts';
@@ -128,7 +129,7 @@ describe('forged and misused tokens are refused', () => {
 
   it("refuses an HS256 token whose HMAC secret is the provider's public key (algorithm confusion)", async () => {
     const claims = { iss: provider.issuer, aud: AUDIENCE, sub: 'x', exp: now() + 60, realm_access: { roles: ['registry-admins'] } };
-    const pem = await exportSPKI(await importJWK(provider.publicKey, 'RS256', { extractable: true }) as CryptoKey);
+    const pem = createPublicKey({ key: provider.publicKey as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
     for (const secret of [pem, JSON.stringify(provider.publicKey), provider.publicKey.n!]) {
       const token = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: provider.signingKey.kid }).sign(new TextEncoder().encode(secret));
       expect((await refusal(validator().validate(token))).reason).toBe('algorithm_not_allowed');
