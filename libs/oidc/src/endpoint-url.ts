@@ -13,12 +13,12 @@ export function endpointUrlProblem(text: string): string | null {
   }
   if (url.username !== '' || url.password !== '') return 'must not carry credentials';
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:') return isLoopbackHost(url.hostname) ? null : 'must be https (http only on a loopback host)';
+  if (url.protocol === 'http:') return isLoopbackUrlHost(url.hostname) ? null : 'must be https (http only on a loopback host)';
   return 'must be an https URL';
 }
 
 /** 127.0.0.0/8, ::1 (as URL.hostname spells it, `[::1]`) or localhost. */
-export function isLoopbackHost(hostname: string): boolean {
+export function isLoopbackUrlHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
   if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
   const parts = host.split('.');

@@ -4,6 +4,7 @@ import type { Logger } from '@agent-platform/observability';
 import type { Bus } from '@agent-platform/bus';
 import type { Store } from '@agent-platform/store';
 import type { RegistryApp } from '../registry-app.ts';
+import type { RegistryAuthServices } from '../auth/registry-auth-services.ts';
 
 /**
  * What every registry route plugin receives (one composition root builds it: compose.ts for the
@@ -16,6 +17,12 @@ export interface RegistryRouteDeps {
   logger: Logger;
   /** The `[registry]` settings as currently loaded. */
   settings: () => PlatformConfig['registry'];
+  /**
+   * Registry keys, issuers, token validators and the failed-attempt lockout (docs/registry-auth.md).
+   * Optional: absent, one set is made per store (registryAuthServicesFor); the composition root
+   * passes its own to choose the lockout settings (createRegistryAuthServices `rateLimit`).
+   */
+  auth?: RegistryAuthServices;
 }
 
 export type RegistryRoutePlugin = (app: RegistryApp, deps: RegistryRouteDeps) => void | Promise<void>;
