@@ -43,6 +43,8 @@ describe('mode local', () => {
     const first = await h.call('POST', '/keys', { body: { name: 'first-admin', role: 'registry-admin' } });
     expect(first.status).toBe(201);
     admin = first.body.secret;
+    // Keys list oldest first: later keys are made a second later.
+    h.clock.advance(1_000);
   });
 
   it('bootstraps the first key without a credential, then never again', async () => {
