@@ -118,7 +118,8 @@ async function refuse(
   failure: Failure,
   detail?: string,
 ): Promise<never> {
-  const client = request.ip;
+  // The peer address (a unix-socket listener has none: its clients share one bucket, as in the api).
+  const client = request.ip || 'unix-socket';
   const lockedFor = await services.backoff.lockedFor(client);
   if (lockedFor > 0) throw Errors.rateLimited(`too many failed authentication attempts from ${client}: retry in ${lockedFor} s`, lockedFor);
   await services.backoff.recordFailure(client);
