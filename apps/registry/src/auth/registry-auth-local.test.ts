@@ -113,6 +113,16 @@ describe('mode local', () => {
     expect((await h.call('POST', '/keys', { bearer: reader, body: { name: 'x', role: 'nonsense' } })).status).toBe(403);
   });
 
+  it('never asks identity of GET /health, and closes a route that declares no access level to all but admins', async () => {
+    h.settings.auth.read_requires_auth = true;
+    expect((await h.call('GET', '/health')).status).toBe(200);
+    expect((await h.call('GET', '/health', { bearer: 'reg_sk_forged' })).status).toBe(200);
+    const publisher = (await keyOf('publisher', admin)).secret;
+    expect((await h.call('GET', '/probe/undeclared')).status).toBe(401);
+    expect((await h.call('GET', '/probe/undeclared', { bearer: publisher })).status).toBe(403);
+    expect((await h.call('GET', '/probe/undeclared', { bearer: admin })).status).toBe(200);
+  });
+
   it('answers an unknown path 404 to readers and 401 when reads need identity', async () => {
     expect((await h.call('GET', '/nowhere')).status).toBe(404);
     expect((await h.call('GET', '/nowhere', { bearer: 'reg_sk_forged' })).status).toBe(401);

@@ -71,6 +71,9 @@ export async function startRegistryAuthHarness(auth: Partial<PlatformConfig['reg
       app.get(`/probe/${level}`, options, async (request) => request.registryCaller);
     }
   }
+  // As registry-app.ts declares /health today (no access level), and a route someone forgot to declare.
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/probe/undeclared', async (request) => request.registryCaller);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
