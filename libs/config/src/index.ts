@@ -13,6 +13,7 @@ export {
 } from './load-config.ts';
 export { defaultConfig, validateConfig } from './validate-config.ts';
 export { bootGateForReload, checkBootGate, type BootGateResult } from './boot-gate.ts';
+export { checkRegistryBootGate } from './registry-boot-gate.ts';
 export { isIpOrCidr, isLocalListen, isLoopbackHost, parseListenAddress, readListenAddress, type ListenAddress } from './listen-address.ts';
 export { isSecretKeyName, redactConfigText, redactUrlPasswords, REDACTED } from './redact.ts';
 export {

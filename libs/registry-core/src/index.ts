@@ -14,3 +14,6 @@ export { createPackageRegistry, type PackageRegistry } from './packages/package-
 export type { PackageRegistryDeps, RegistryActor } from './packages/registry-context.ts';
 export { RegistryError, RegistryErrors } from './packages/registry-error.ts';
 export { latestOf, sortHighestFirst } from './packages/package-views.ts';
+export * from './auth/registry-keys.ts';
+export * from './auth/issuer-store.ts';
+export * from './auth/issuer-validators.ts';

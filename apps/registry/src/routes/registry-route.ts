@@ -5,6 +5,7 @@ import type { Bus } from '@agent-platform/bus';
 import type { ArchiveStore, PackageRegistry, RegistrySigner } from '@agent-platform/registry-core';
 import type { Store } from '@agent-platform/store';
 import type { RegistryApp } from '../registry-app.ts';
+import type { RegistryAuthServices } from '../auth/registry-auth-services.ts';
 
 /**
  * What every registry route plugin receives (one composition root builds it: compose.ts for the
@@ -25,6 +26,18 @@ export interface RegistryRouteDeps {
   archives: ArchiveStore;
   /** The registry's signing key (GET /signing-key). */
   signer: RegistrySigner;
+  /**
+   * Registry keys, issuers, token validators and the failed-attempt lockout (docs/registry-auth.md).
+   * Optional: absent, one set is made per store (registryAuthServicesFor); the composition root
+   * passes its own to choose the lockout settings (createRegistryAuthServices `rateLimit`).
+   */
+  auth?: RegistryAuthServices;
 }
 
+/** What the auth hook and the auth routes need: no package service, so they can be tested alone. */
+export type RegistryAuthDeps = Pick<RegistryRouteDeps, 'store' | 'bus' | 'clock' | 'logger' | 'settings' | 'auth'>;
+
 export type RegistryRoutePlugin = (app: RegistryApp, deps: RegistryRouteDeps) => void | Promise<void>;
+
+/** A plugin that needs only the auth deps (the auth routes). */
+export type RegistryAuthRoutePlugin = (app: RegistryApp, deps: RegistryAuthDeps) => void | Promise<void>;

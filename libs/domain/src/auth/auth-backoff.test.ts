@@ -64,6 +64,14 @@ describe('AuthBackoff', () => {
     expect(await backoff.recordFailure('198.51.100.1')).toBe(0);
   });
 
+  it('keeps the failures of another surface (its own collection) apart', async () => {
+    await fail(4);
+    const registry = createAuthBackoff({ store, clock, settings: () => settings, collection: 'registry_auth_failures' });
+    expect(await registry.lockedFor(CLIENT)).toBe(0);
+    expect(await registry.recordFailure(CLIENT)).toBe(0);
+    expect(await backoff.lockedFor(CLIENT)).toBe(1);
+  });
+
   it('forgets failures once max_backoff_secs passed since the last one', async () => {
     await fail(3);
     clock.advance(300_000);

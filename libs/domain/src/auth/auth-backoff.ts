@@ -45,6 +45,8 @@ export interface AuthBackoffDeps {
   store: Store;
   clock: Clock;
   settings: () => AuthBackoffSettings;
+  /** Where the failures are counted; `auth_failures` (the api's) unless another surface keeps its own (the registry: `registry_auth_failures`). */
+  collection?: string;
 }
 
 /** Concurrent failures of one client retry their write this often before giving up. */
@@ -61,7 +63,7 @@ const MAX_WRITE_ATTEMPTS = 100;
  * parallel failures (possibly on different api nodes) are each counted exactly once.
  */
 export function createAuthBackoff(deps: AuthBackoffDeps): AuthBackoff {
-  const failures = deps.store.collection<AuthFailureRecord>(AUTH_FAILURES_COLLECTION, { ttlField: 'purge_at' });
+  const failures = deps.store.collection<AuthFailureRecord>(deps.collection ?? AUTH_FAILURES_COLLECTION, { ttlField: 'purge_at' });
 
   return {
     async lockedFor(client: string): Promise<number> {

@@ -68,3 +68,12 @@ describe('bootstrap claim', () => {
     expect(await bootstrapFirstKey(deps, async () => 'second')).toBeNull();
   });
 });
+
+describe('bootstrap claims of two key stores', () => {
+  it('never meet: the api bootstrap closed does not close the registry one', async () => {
+    const deps = { store: nodes[0]!, clock, keys: { isEmpty: async () => true } };
+    expect(await bootstrapFirstKey(deps, async () => 'api-first')).toBe('api-first');
+    expect(await bootstrapFirstKey(deps, async () => 'registry-first', 'registry-first-key')).toBe('registry-first');
+    expect(await bootstrapFirstKey(deps, async () => 'registry-second', 'registry-first-key')).toBeNull();
+  });
+});

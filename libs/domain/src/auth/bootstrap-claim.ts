@@ -13,6 +13,7 @@ interface BootstrapClaimRecord {
 }
 
 const BOOTSTRAP_CLAIMS = 'bootstrap_claims';
+/** The api's claim; another key store (the registry's) names its own, so that the two bootstraps never meet. */
 const CLAIM_ID = 'first-key';
 /** Long enough for one key creation; short enough that a crashed claimant does not lock anyone out for long. */
 const CLAIM_TTL_MS = 30_000;
@@ -35,11 +36,11 @@ export interface BootstrapClaim {
  * or expired), creates the key and closes the bootstrap for good. So the spec's "known race" of
  * two first keys cannot happen here (docs/permissions.md "Bootstrap rule").
  */
-export async function claimBootstrap(deps: { store: Store; clock: Clock }): Promise<BootstrapClaim | null> {
+export async function claimBootstrap(deps: { store: Store; clock: Clock }, claimId: string = CLAIM_ID): Promise<BootstrapClaim | null> {
   const claims = deps.store.collection<BootstrapClaimRecord>(BOOTSTRAP_CLAIMS, { ttlField: 'expires_at' });
   const now = deps.clock.now();
   const record: BootstrapClaimRecord = {
-    id: CLAIM_ID,
+    id: claimId,
     claimed_at: now.toISOString(),
     expires_at: new Date(now.getTime() + CLAIM_TTL_MS).toISOString(),
   };
@@ -51,7 +52,7 @@ export async function claimBootstrap(deps: { store: Store; clock: Clock }): Prom
   }
   return {
     close: async () => void (await claims.upsert({ ...record, expires_at: null })),
-    release: async () => void (await claims.delete(CLAIM_ID)),
+    release: async () => void (await claims.delete(claimId)),
   };
 }
 
@@ -62,8 +63,9 @@ export async function claimBootstrap(deps: { store: Store; clock: Clock }): Prom
 export async function bootstrapFirstKey<K>(
   deps: { store: Store; clock: Clock; keys: { isEmpty(): Promise<boolean> } },
   create: () => Promise<K>,
+  claimId: string = CLAIM_ID,
 ): Promise<K | null> {
-  const claim = await claimBootstrap(deps);
+  const claim = await claimBootstrap(deps, claimId);
   if (claim === null) return null;
   let created: K;
   try {

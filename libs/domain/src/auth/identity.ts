@@ -1,9 +1,12 @@
 import type { Role } from '@agent-platform/contracts';
 
-/** Who is calling. `key_id` is null for the anonymous caller of auth mode `disabled`. */
-export interface Caller {
+/**
+ * Who is calling. `key_id` is null for the anonymous caller of auth mode `disabled`. Generic over
+ * the role set so that the registry's keys (roles REGISTRY_ROLES) share the key service.
+ */
+export interface Caller<R extends string = Role> {
   identity: string;
-  role: Role;
+  role: R;
   key_id: string | null;
   /** True when a real credential was presented and accepted. */
   authenticated: boolean;

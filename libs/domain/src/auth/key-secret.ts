@@ -6,9 +6,9 @@ export const KEY_SECRET_PREFIX = 'svc_sk_';
 /** Characters of the secret kept in clear on the record, to tell keys apart in lists and logs. */
 const PREFIX_LENGTH = 12;
 
-/** A fresh secret: the prefix plus 32 random bytes (256 bits) in base64url. */
-export function generateSecret(): string {
-  return KEY_SECRET_PREFIX + randomBytes(32).toString('base64url');
+/** A fresh secret: the prefix (`svc_sk_` unless another kind of key says) plus 32 random bytes (256 bits) in base64url. */
+export function generateSecret(prefix: string = KEY_SECRET_PREFIX): string {
+  return prefix + randomBytes(32).toString('base64url');
 }
 
 /**
@@ -22,7 +22,7 @@ export function hashSecret(secret: string): string {
   return `sha256:${createHash('sha256').update(secret, 'utf8').digest('hex')}`;
 }
 
-/** The identification prefix shown in lists (`svc_sk_` + 5 random characters). */
+/** The identification prefix shown in lists (`svc_sk_` or `reg_sk_` + 5 random characters). */
 export function secretPrefix(secret: string): string {
   return secret.slice(0, PREFIX_LENGTH);
 }

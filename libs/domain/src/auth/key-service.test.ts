@@ -7,7 +7,7 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { PlatformError } from '../errors/platform-error.ts';
 import { fixedClock } from '../time/clock.ts';
 import type { KeyService } from './api-key.ts';
-import { API_KEYS_COLLECTION, createKeyService, type ApiKeyRecord } from './key-service.ts';
+import { API_KEYS_COLLECTION, createKeyService, createKeyStore, type ApiKeyRecord } from './key-service.ts';
 
 const T0 = '2030-01-01T00:00:00.000Z';
 const HOUR = 3_600_000;
@@ -217,5 +217,25 @@ describe('KeyService.isEmpty (bootstrap rule)', () => {
     expect(await keys.isEmpty()).toBe(false);
     await keys.revoke(key.id);
     expect(await keys.isEmpty()).toBe(false);
+  });
+});
+
+describe('createKeyStore (another kind of key, e.g. the registry keys)', () => {
+  const KIND = { collection: 'other_keys', secretPrefix: 'oth_sk_', roles: ['boss', 'clerk'] as const, noun: 'other key' };
+
+  it('issues its own prefix and roles, in its own collection, and refuses the other kind', async () => {
+    const other = createKeyStore({ store, clock }, KIND);
+    const key = await other.create({ name: 'ci', role: 'clerk' });
+    expect(key.secret).toMatch(/^oth_sk_[A-Za-z0-9_-]{43}$/);
+    expect(key.prefix).toBe(key.secret.slice(0, 12));
+    expect(await other.authenticate(key.secret)).toEqual({ identity: 'ci', role: 'clerk', key_id: key.id, authenticated: true });
+    // Neither store knows the other's keys, nor their roles.
+    expect(await keys.isEmpty()).toBe(true);
+    expect(await keys.authenticate(key.secret)).toBeNull();
+    const api = await keys.create({ name: 'ops', role: 'admin' });
+    expect(await other.authenticate(api.secret)).toBeNull();
+    await expect(other.create({ name: 'x', role: 'admin' as never })).rejects.toThrow(/expected one of boss, clerk/);
+    await expect(other.rotate('6f1c1a53-1d2b-4e8a-9a55-0f6c1f0d9a11')).rejects.toThrow(/other key/);
+    expect(await store.collection('other_keys').count()).toBe(1);
   });
 });

@@ -8,11 +8,11 @@ import { parseDuration } from './duration.ts';
 import type { Caller } from './identity.ts';
 import { generateSecret, hashSecret, KEY_SECRET_PREFIX, sameHash, secretPrefix } from './key-secret.ts';
 
-/** How an API key is stored in the `api_keys` collection. The secret itself is never stored. */
-export interface ApiKeyRecord {
+/** How an API key is stored in the `api_keys` collection (a registry key in `registry_keys`). The secret itself is never stored. */
+export interface ApiKeyRecord<R extends string = Role> {
   id: string;
   name: string;
-  role: Role;
+  role: R;
   prefix: string;
   /** `sha256:<hex>` of the secret; see `hashSecret` for why a fast hash is right here. */
   secret_hash: string;
@@ -28,6 +28,22 @@ export interface ApiKeyRecord {
 
 export const API_KEYS_COLLECTION = 'api_keys';
 
+/**
+ * What sets one kind of key apart: where its records live, how its secrets start, the roles it
+ * may carry and what messages call it. The api's keys are `API_KEY_KIND`; the registry's keys
+ * (libs/registry-core) are another kind over the same service, so both share one design: secret
+ * shown once, a hash stored, expiry, rotation, revocation.
+ */
+export interface KeyKind<R extends string> {
+  collection: string;
+  secretPrefix: string;
+  roles: readonly R[];
+  /** `API key`, `registry key`: used in error messages. */
+  noun: string;
+}
+
+export const API_KEY_KIND: KeyKind<Role> = { collection: API_KEYS_COLLECTION, secretPrefix: KEY_SECRET_PREFIX, roles: ROLES, noun: 'API key' };
+
 const NAME_MAX = 64;
 /** Far longer than any secret we issue; anything longer is refused before hashing. */
 const SECRET_MAX = 256;
@@ -41,20 +57,25 @@ export interface KeyServiceDeps {
 
 /** The local API key store (spec §Authentication mode `local`), over the store port. */
 export function createKeyService(deps: KeyServiceDeps): KeyService {
-  const keys = deps.store.collection<ApiKeyRecord>(API_KEYS_COLLECTION, {
+  return createKeyStore(deps, API_KEY_KIND);
+}
+
+/** A key store of any kind (`KeyKind`): the api's keys, the registry's keys. */
+export function createKeyStore<R extends string>(deps: KeyServiceDeps, kind: KeyKind<R>): KeyService<R> {
+  const keys = deps.store.collection<ApiKeyRecord<R>>(kind.collection, {
     indexes: [{ field: 'secret_hash', unique: true }],
   });
   const now = (): Date => deps.clock.now();
 
   async function issue(
     name: string,
-    role: Role,
+    role: R,
     expiresIn: string | null,
     previousKeyId: string | null,
-  ): Promise<{ record: ApiKeyRecord; secret: string }> {
+  ): Promise<{ record: ApiKeyRecord<R>; secret: string }> {
     const createdAt = now();
-    const secret = generateSecret();
-    const record: ApiKeyRecord = {
+    const secret = generateSecret(kind.secretPrefix);
+    const record: ApiKeyRecord<R> = {
       id: randomUUID(),
       name,
       role,
@@ -72,15 +93,15 @@ export function createKeyService(deps: KeyServiceDeps): KeyService {
   }
 
   return {
-    async create(input: CreateKeyInput): Promise<IssuedApiKey> {
+    async create(input: CreateKeyInput<R>): Promise<IssuedApiKey<R>> {
       const name = validName(input.name);
-      const role = validRole(input.role);
+      const role = validRole(input.role, kind.roles);
       const expiresIn = validExpiresIn(input.expires_in);
       const { record, secret } = await issue(name, role, expiresIn, null);
       return issued(record, secret);
     },
 
-    async list(): Promise<ApiKeyView[]> {
+    async list(): Promise<ApiKeyView<R>[]> {
       const at = now();
       const rows = await keys.find();
       // Oldest first; the id breaks ties (same millisecond) so that the order is stable.
@@ -89,16 +110,16 @@ export function createKeyService(deps: KeyServiceDeps): KeyService {
     },
 
     async revoke(id: string): Promise<void> {
-      await revokeWithRetry(keys, id, now);
+      await revokeWithRetry(keys, id, now, kind.noun);
     },
 
-    async rotate(id: string, options?: { expires_in?: string }): Promise<IssuedApiKey> {
+    async rotate(id: string, options?: { expires_in?: string }): Promise<IssuedApiKey<R>> {
       const override = options?.expires_in === undefined ? undefined : validExpiresIn(options.expires_in);
       for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
         const current = await keys.get(id);
-        if (current === null) throw Errors.notFound('API key', id);
+        if (current === null) throw Errors.notFound(kind.noun, id);
         if (current.doc.revoked) {
-          throw Errors.invalidState(`API key '${id}' is revoked and cannot be rotated`, { id, state: 'revoked' });
+          throw Errors.invalidState(`${kind.noun} '${id}' is revoked and cannot be rotated`, { id, state: 'revoked' });
         }
         const policy = override === undefined ? current.doc.expires_in : override;
         // Issue first, then revoke the old key with a version check: a crash in between leaves
@@ -112,11 +133,11 @@ export function createKeyService(deps: KeyServiceDeps): KeyService {
           if (!(error instanceof StoreConflictError)) throw error;
         }
       }
-      throw Errors.conflict(`API key '${id}' is being changed concurrently; try again`, { id });
+      throw Errors.conflict(`${kind.noun} '${id}' is being changed concurrently; try again`, { id });
     },
 
-    async authenticate(secret: string): Promise<Caller | null> {
-      if (!secret.startsWith(KEY_SECRET_PREFIX) || secret.length > SECRET_MAX) return null;
+    async authenticate(secret: string): Promise<Caller<R> | null> {
+      if (!secret.startsWith(kind.secretPrefix) || secret.length > SECRET_MAX) return null;
       const hash = hashSecret(secret);
       const [found] = await keys.find({ where: { secret_hash: hash }, limit: 1 });
       if (found === undefined || !sameHash(found.doc.secret_hash, hash)) return null;
@@ -131,10 +152,10 @@ export function createKeyService(deps: KeyServiceDeps): KeyService {
   };
 }
 
-async function revokeWithRetry(keys: Collection<ApiKeyRecord>, id: string, now: () => Date): Promise<void> {
+async function revokeWithRetry<R extends string>(keys: Collection<ApiKeyRecord<R>>, id: string, now: () => Date, noun: string): Promise<void> {
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const current: Versioned<ApiKeyRecord> | null = await keys.get(id);
-    if (current === null) throw Errors.notFound('API key', id);
+    const current: Versioned<ApiKeyRecord<R>> | null = await keys.get(id);
+    if (current === null) throw Errors.notFound(noun, id);
     if (current.doc.revoked) return;
     try {
       await keys.replace(revokedCopy(current.doc, now()), current.version);
@@ -143,23 +164,23 @@ async function revokeWithRetry(keys: Collection<ApiKeyRecord>, id: string, now: 
       if (!(error instanceof StoreConflictError)) throw error;
     }
   }
-  throw Errors.conflict(`API key '${id}' is being changed concurrently; try again`, { id });
+  throw Errors.conflict(`${noun} '${id}' is being changed concurrently; try again`, { id });
 }
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function revokedCopy(record: ApiKeyRecord, at: Date): ApiKeyRecord {
+function revokedCopy<R extends string>(record: ApiKeyRecord<R>, at: Date): ApiKeyRecord<R> {
   return { ...record, revoked: true, revoked_at: at.toISOString() };
 }
 
-function isExpired(record: ApiKeyRecord, at: Date): boolean {
+function isExpired(record: ApiKeyRecord<string>, at: Date): boolean {
   return record.expires_at !== null && Date.parse(record.expires_at) <= at.getTime();
 }
 
-function view(record: ApiKeyRecord, at: Date): ApiKeyView {
-  const base: ApiKeyView = {
+function view<R extends string>(record: ApiKeyRecord<R>, at: Date): ApiKeyView<R> {
+  const base: ApiKeyView<R> = {
     id: record.id,
     name: record.name,
     role: record.role,
@@ -171,8 +192,8 @@ function view(record: ApiKeyRecord, at: Date): ApiKeyView {
   return record.expires_at === null ? base : { ...base, expires_at: record.expires_at };
 }
 
-function issued(record: ApiKeyRecord, secret: string): IssuedApiKey {
-  const base: IssuedApiKey = {
+function issued<R extends string>(record: ApiKeyRecord<R>, secret: string): IssuedApiKey<R> {
+  const base: IssuedApiKey<R> = {
     id: record.id,
     name: record.name,
     role: record.role,
@@ -193,13 +214,13 @@ function validName(name: unknown): string {
   return trimmed;
 }
 
-function validRole(role: unknown): Role {
-  if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
-    throw Errors.validation(`invalid role '${String(role).slice(0, 40)}': expected one of ${ROLES.join(', ')}`, {
+function validRole<R extends string>(role: unknown, roles: readonly R[]): R {
+  if (typeof role !== 'string' || !(roles as readonly string[]).includes(role)) {
+    throw Errors.validation(`invalid role '${String(role).slice(0, 40)}': expected one of ${roles.join(', ')}`, {
       field: 'role',
     });
   }
-  return role as Role;
+  return role as R;
 }
 
 function validExpiresIn(expiresIn: string | undefined): string | null {

@@ -101,6 +101,9 @@ export const Errors = {
   /** A model provider failed or refused (502). Not retryable: the adapter already spent its retries. */
   provider: (providerId: string, message: string, details?: Record<string, unknown>) =>
     new PlatformError('ProviderError', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),
+  /** An OpenID issuer's discovery or JWKS endpoint failed, so a token cannot be checked now (502, retryable). */
+  identityProvider: (issuer: string, message: string) =>
+    new PlatformError('ProviderError', message, { retryable: true, details: { issuer } }),
   /** A model provider did not connect or answer in time. Not retryable: waiting again costs as much. */
   providerTimeout: (providerId: string, message: string, details?: Record<string, unknown>) =>
     new PlatformError('Timeout', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),

@@ -1,0 +1,105 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import Provider, { errors as providerErrors } from 'oidc-provider';
+
+/** A client of the test provider: its secret, and the roles put in its tokens' `realm_access.roles`. */
+export interface HarnessClient {
+  roles: string[];
+}
+
+export interface OidcProviderHarness {
+  /** `http://127.0.0.1:<port>` (loopback http is an allowed issuer). */
+  issuer: string;
+  audience: string;
+  /** The provider's signing key, private half included, so that a test can forge tokens it signs. */
+  signingKey: JWK & { kid: string };
+  /** The provider's public signing key as it serves it. */
+  publicKey: JWK & { kid: string };
+  jwksUri: string;
+  /** Requests the provider answered, by path (`/jwks`, `/.well-known/openid-configuration`, `/token`). */
+  hits(path: string): number;
+  /** A real access token of `clientId` (client credentials grant, resource = audience), a JWT. */
+  accessToken(clientId: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+const CLIENT_SECRET = 'test-client-secret-0123456789abcdef';
+
+/**
+ * A real OpenID provider (the `oidc-provider` package) on a free loopback port, issuing JWT access
+ * tokens (RFC 9068, header `typ: at+jwt`) through the client credentials grant with a resource
+ * indicator (RFC 8707) for `audience`, signed RS256 with a key the test holds. Each client's roles
+ * ride in the nested claim `realm_access.roles` (extraTokenClaims), as Keycloak puts them.
+ */
+export async function startOidcProvider(options: { audience: string; clients: Record<string, HarnessClient>; accessTokenTtlSecs?: number }): Promise<OidcProviderHarness> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const kid = `provider-${Math.random().toString(36).slice(2, 10)}`;
+  const signingKey = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
+  const servedKey = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
+  const counts = new Map<string, number>();
+  let provider: Provider | null = null;
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    if (provider === null) return void response.writeHead(503).end();
+    void provider.callback()(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const resourceServer = {
+    scope: 'registry',
+    audience: options.audience,
+    accessTokenFormat: 'jwt' as const,
+    accessTokenTTL: options.accessTokenTtlSecs ?? 300,
+    jwt: { sign: { alg: 'RS256' as const } },
+  };
+  provider = new Provider(issuer, {
+    clients: Object.keys(options.clients).map((client_id) => ({
+      client_id,
+      client_secret: CLIENT_SECRET,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+    })),
+    jwks: { keys: [signingKey] },
+    ttl: { ClientCredentials: options.accessTokenTtlSecs ?? 300 },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => options.audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => {
+          if (resource !== options.audience) throw new providerErrors.InvalidTarget();
+          return resourceServer;
+        },
+      },
+    },
+    extraTokenClaims: (_ctx, token) => ({ realm_access: { roles: options.clients[token.clientId ?? '']?.roles ?? [] } }),
+  });
+
+  return {
+    issuer,
+    audience: options.audience,
+    signingKey,
+    publicKey: servedKey,
+    jwksUri: `${issuer}/jwks`,
+    hits: (path) => counts.get(path) ?? 0,
+    async accessToken(clientId) {
+      const response = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${clientId}:${CLIENT_SECRET}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource: options.audience, scope: 'registry' }).toString(),
+      });
+      const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
+      if (body.access_token === undefined) throw new Error(`token request failed: ${response.status} ${body.error ?? ''} ${body.error_description ?? ''}`);
+      return body.access_token;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
