@@ -3,3 +3,8 @@ export * from './archive-store/archive-store.ts';
 export { openFsArchiveStore } from './archive-store/fs-archive-store.ts';
 export * from './registry-records.ts';
 export * from './revocations/revocation-feed.ts';
+export * from './search/index.ts';
+export { BUILT_IN_TAXONOMY, createTaxonomy, unknownCategories } from './taxonomy/taxonomy.ts';
+export { INSURANCE_TAXONOMY } from './taxonomy/insurance-taxonomy.ts';
+export { regionList } from './taxonomy/region-list.ts';
+export * from './collections/index.ts';

@@ -1,4 +1,4 @@
-import type { RegistryVersion, PackageType } from '@agent-platform/contracts';
+import type { RegistryCollection, RegistryVersion, PackageType } from '@agent-platform/contracts';
 import type { Collection, Store } from '@agent-platform/store';
 
 /**
@@ -25,6 +25,11 @@ export interface RegistryVersionRecord extends RegistryVersion {
   archive_key: string;
 }
 
+/** One collection (COLLECTION.toml, spec §Package manifests). `id` is the collection name; the wire view is every other field. */
+export interface RegistryCollectionRecord extends RegistryCollection {
+  id: string;
+}
+
 export const REGISTRY_COLLECTIONS = {
   packages: 'registry_packages',
   versions: 'registry_versions',
@@ -45,11 +50,13 @@ export function versionId(name: string, version: string): string {
 export interface RegistryRecords {
   packages: Collection<RegistryPackageRecord>;
   versions: Collection<RegistryVersionRecord>;
+  collections: Collection<RegistryCollectionRecord>;
 }
 
 export function registryRecords(store: Store): RegistryRecords {
   return {
     packages: store.collection<RegistryPackageRecord>(REGISTRY_COLLECTIONS.packages),
     versions: store.collection<RegistryVersionRecord>(REGISTRY_COLLECTIONS.versions, { indexes: [{ field: 'name' }] }),
+    collections: store.collection<RegistryCollectionRecord>(REGISTRY_COLLECTIONS.collections),
   };
 }

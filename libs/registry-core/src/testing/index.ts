@@ -1,0 +1,1 @@
+export { seedRecord, seedVersions, seedYank, type SeedVersion } from './seed-registry.ts';
