@@ -4,19 +4,16 @@ import { compareSemVer, parseVersion, type SemVer } from '@agent-platform/packag
 /** What a hit shows, before its score. */
 export type SearchView = Omit<RegistrySearchHit, 'score'>;
 
-/**
- * One package in the index: its latest listed version's view, plus each searchable field
- * pre-digested so that a query does no allocation per package. A `*Text` field is the field's
- * words, lower case, each preceded by one space: `text.includes(' ' + word)` is "some word of the
- * field starts with `word`", one native substring search instead of a loop over tokens.
- */
+/** The searchable text fields, in ranking order (search-ranking.ts gives each its weight). */
+export const TEXT_FIELDS = ['name', 'title', 'keywords', 'description'] as const;
+export type TextField = (typeof TEXT_FIELDS)[number];
+
+/** One package in the index: its latest listed version's view, its words per field, its filter values. */
 export interface SearchEntry {
   view: SearchView;
   name: string;
-  nameText: string;
-  titleText: string;
-  keywordText: string;
-  descriptionText: string;
+  /** Lower-case words of each text field, in TEXT_FIELDS order. */
+  words: readonly (readonly string[])[];
   /** Lower case, for the exact `keyword` filter. */
   keywords: ReadonlySet<string>;
   categories: readonly string[];
@@ -27,11 +24,6 @@ export interface SearchEntry {
 /** Lower-case words of `text`: letters and digits, anything else separates. */
 export function words(text: string): string[] {
   return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
-}
-
-function wordText(text: string): string {
-  const list = words(text);
-  return list.length === 0 ? '' : ` ${list.join(' ')}`;
 }
 
 export function searchEntry(version: RegistryVersion): SearchEntry {
@@ -48,10 +40,7 @@ export function searchEntry(version: RegistryVersion): SearchEntry {
   return {
     view,
     name: version.name,
-    nameText: wordText(version.name),
-    titleText: wordText(version.title),
-    keywordText: wordText(version.keywords.join(' ')),
-    descriptionText: wordText(version.description),
+    words: [words(version.name), words(version.title), words(version.keywords.join(' ')), words(version.description)],
     keywords: new Set(version.keywords.map((k) => k.toLowerCase())),
     categories: version.categories,
     regions: new Set(version.regions.map((r) => r.toUpperCase())),

@@ -2,8 +2,10 @@ import type { RegistrySearchResult, RegistryVersion } from '@agent-platform/cont
 import type { Store } from '@agent-platform/store';
 import { REGISTRY_GENERATION_COUNTER, registryRecords } from '../registry-records.ts';
 import { latestListed, searchEntry, type SearchEntry } from './search-entry.ts';
+import { buildFilterIndex, type FilterIndex } from './filter-index.ts';
 import { passesFilter, type SearchFilter } from './search-filter.ts';
-import { scoreEntry, type TextQuery } from './search-ranking.ts';
+import type { TextQuery } from './search-ranking.ts';
+import { buildTextIndex, type TextIndex } from './text-index.ts';
 
 /** A normalized search (normalizeSearchQuery): the text, the filters and the page. */
 export interface SearchRequest {
@@ -24,6 +26,8 @@ interface Snapshot {
   generation: number;
   /** Sorted by name: an empty query is the list in this order, and ties keep it. */
   entries: SearchEntry[];
+  text: TextIndex;
+  filters: FilterIndex;
 }
 
 /**
@@ -54,7 +58,7 @@ export function createSearchIndex(store: Store): SearchIndex {
       if (latest !== null) entries.push(searchEntry(latest));
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { generation, entries };
+    return { generation, entries, text: buildTextIndex(entries), filters: buildFilterIndex(entries) };
   };
 
   const current = async (): Promise<Snapshot> => {
@@ -77,35 +81,38 @@ export function createSearchIndex(store: Store): SearchIndex {
       return snapshot?.generation ?? -1;
     },
     async search(request) {
-      const { entries } = await current();
-      const hits = request.text === null ? listAll(entries, request.filter) : ranked(entries, request.text, request.filter);
+      const now = await current();
+      const hits = request.text === null ? listed(now, request.filter) : ranked(now, request.text, request.filter);
       const start = (request.page - 1) * request.perPage;
       // Only the page shown is copied into response objects.
-      const results = hits.slice(start, start + request.perPage).map(({ entry, score }) => ({ ...entry.view, score }));
+      const results = hits.slice(start, start + request.perPage).map(({ index, score }) => ({ ...now.entries[index]!.view, score }));
       return { total: hits.length, page: request.page, per_page: request.perPage, results };
     },
   };
 }
 
+/** A match: the entry's position (entries are sorted by name) and its score. */
 interface Hit {
-  entry: SearchEntry;
+  index: number;
   score: number;
 }
 
-function listAll(entries: readonly SearchEntry[], filter: SearchFilter): Hit[] {
+/** No text: every entry passing the filters, by name. */
+function listed({ entries, filters }: Snapshot, filter: SearchFilter): Hit[] {
   const hits: Hit[] = [];
-  for (const entry of entries) if (passesFilter(entry, filter)) hits.push({ entry, score: 0 });
+  const candidates = filters.candidates(filter);
+  if (candidates === null) {
+    for (let index = 0; index < entries.length; index++) if (passesFilter(entries[index]!, filter)) hits.push({ index, score: 0 });
+  } else {
+    for (const index of candidates) if (passesFilter(entries[index]!, filter)) hits.push({ index, score: 0 });
+  }
   return hits;
 }
 
-function ranked(entries: readonly SearchEntry[], text: TextQuery, filter: SearchFilter): Hit[] {
+function ranked({ entries, text }: Snapshot, query: TextQuery, filter: SearchFilter): Hit[] {
   const hits: Hit[] = [];
-  for (const entry of entries) {
-    if (!passesFilter(entry, filter)) continue;
-    const score = scoreEntry(entry, text);
-    if (score > 0) hits.push({ entry, score });
-  }
-  // Array.prototype.sort is stable: equal scores keep the entries' name order.
-  hits.sort((a, b) => b.score - a.score);
+  for (const [index, score] of text.match(query)) if (passesFilter(entries[index]!, filter)) hits.push({ index, score });
+  // Entries are sorted by name, so their position breaks ties by name.
+  hits.sort((a, b) => b.score - a.score || a.index - b.index);
   return hits;
 }
