@@ -82,37 +82,39 @@ export function createSearchIndex(store: Store): SearchIndex {
     },
     async search(request) {
       const now = await current();
-      const hits = request.text === null ? listed(now, request.filter) : ranked(now, request.text, request.filter);
+      const { positions, scoreOf } = request.text === null ? listed(now, request.filter) : ranked(now, request.text, request.filter);
       const start = (request.page - 1) * request.perPage;
       // Only the page shown is copied into response objects.
-      const results = hits.slice(start, start + request.perPage).map(({ index, score }) => ({ ...now.entries[index]!.view, score }));
-      return { total: hits.length, page: request.page, per_page: request.perPage, results };
+      const results = positions.slice(start, start + request.perPage).map((p) => ({ ...now.entries[p]!.view, score: scoreOf(p) }));
+      return { total: positions.length, page: request.page, per_page: request.perPage, results };
     },
   };
 }
 
-/** A match: the entry's position (entries are sorted by name) and its score. */
-interface Hit {
-  index: number;
-  score: number;
+/** The hits of a search: entry positions in result order (entries are sorted by name), and their scores. */
+interface Hits {
+  positions: readonly number[];
+  scoreOf: (position: number) => number;
 }
 
-/** No text: every entry passing the filters, by name. */
-function listed({ entries, filters }: Snapshot, filter: SearchFilter): Hit[] {
-  const hits: Hit[] = [];
+const ZERO = () => 0;
+
+/** No text: every entry passing the filters, by name, all scored 0. */
+function listed({ entries, filters }: Snapshot, filter: SearchFilter): Hits {
   const candidates = filters.candidates(filter);
+  const positions: number[] = [];
   if (candidates === null) {
-    for (let index = 0; index < entries.length; index++) if (passesFilter(entries[index]!, filter)) hits.push({ index, score: 0 });
+    for (let p = 0; p < entries.length; p++) if (passesFilter(entries[p]!, filter)) positions.push(p);
   } else {
-    for (const index of candidates) if (passesFilter(entries[index]!, filter)) hits.push({ index, score: 0 });
+    for (const p of candidates) if (passesFilter(entries[p]!, filter)) positions.push(p);
   }
-  return hits;
+  return { positions, scoreOf: ZERO };
 }
 
-function ranked({ entries, text }: Snapshot, query: TextQuery, filter: SearchFilter): Hit[] {
-  const hits: Hit[] = [];
-  for (const [index, score] of text.match(query)) if (passesFilter(entries[index]!, filter)) hits.push({ index, score });
-  // Entries are sorted by name, so their position breaks ties by name.
-  hits.sort((a, b) => b.score - a.score || a.index - b.index);
-  return hits;
+/** Text: the matches passing the filters, best score first, ties by name. */
+function ranked({ entries, text }: Snapshot, query: TextQuery, filter: SearchFilter): Hits {
+  const { positions, scoreOf } = text.match(query);
+  const kept = positions.filter((p) => passesFilter(entries[p]!, filter));
+  kept.sort((a, b) => scoreOf(b) - scoreOf(a) || a - b);
+  return { positions: kept, scoreOf };
 }

@@ -1,6 +1,13 @@
 import type { SearchEntry } from './search-entry.ts';
 import { WEIGHTS, WORD_SCORE_BY_FIELDS, type TextQuery } from './search-ranking.ts';
 
+/** The entries a text query matched: their positions (in entry order) and a score per position. */
+export interface TextMatch {
+  positions: readonly number[];
+  /** The score of a matched position; valid only until the next `match` call (the buffer is reused). */
+  scoreOf: (position: number) => number;
+}
+
 /**
  * An inverted index of the entries' words, so that a text query costs what it matches rather
  * than a pass over every package (issue 12: p99 <= 50 ms over 10,000 packages). For each word,
@@ -9,11 +16,12 @@ import { WEIGHTS, WORD_SCORE_BY_FIELDS, type TextQuery } from './search-ranking.
  */
 export interface TextIndex {
   /**
-   * The score of every entry (by position) that matches each query word in some field (a word
-   * matches a field when one of the field's words starts with it: `claim` matches `claims`),
-   * plus the exact-name bonus. Entries matching fewer words are left out: adding a word narrows.
+   * The entries that match every query word in some field (a word matches a field when one of
+   * the field's words starts with it: `claim` matches `claims`), with their scores: the sum
+   * over query words of the weights of the fields each matched, plus the exact-name bonus.
+   * Synchronous and not reentrant: the result's scores live in buffers the next call reuses.
    */
-  match(query: TextQuery): Map<number, number>;
+  match(query: TextQuery): TextMatch;
 }
 
 interface Postings {
@@ -42,39 +50,58 @@ export function buildTextIndex(entries: readonly SearchEntry[]): TextIndex {
   const vocabulary = [...postings.keys()].sort();
   const lists = vocabulary.map((word) => postings.get(word)!);
 
-  /** Field bits per entry for one query word: every vocabulary word it is a prefix of. */
-  const fieldsMatching = (word: string): Map<number, number> => {
-    const bits = new Map<number, number>();
+  // Per-entry scratch, reused by every query (no allocation per package): the fields the current
+  // query word matched, the stamp of the word that last touched the entry (so nothing is ever
+  // cleared), and the running score.
+  const bits = new Uint8Array(entries.length);
+  const stamps = new Uint32Array(entries.length);
+  const scores = new Float64Array(entries.length);
+  let stamp = 0;
+
+  /** Marks every entry holding a vocabulary word that starts with `word`; answers them in first-seen order. */
+  const touch = (word: string): number[] => {
+    if (stamp === 0xffffffff) {
+      stamps.fill(0);
+      stamp = 0;
+    }
+    const current = ++stamp;
+    const touched: number[] = [];
     for (let at = lowerBound(vocabulary, word); at < vocabulary.length && vocabulary[at]!.startsWith(word); at++) {
       const list = lists[at]!;
       for (let k = 0; k < list.entries.length; k++) {
         const entry = list.entries[k]!;
-        bits.set(entry, (bits.get(entry) ?? 0) | list.fields[k]!);
+        if (stamps[entry] !== current) {
+          stamps[entry] = current;
+          bits[entry] = 0;
+          touched.push(entry);
+        }
+        bits[entry]! |= list.fields[k]!;
       }
     }
-    return bits;
+    return touched;
   };
 
   return {
     match(query) {
-      let scores: Map<number, number> | null = null;
-      // Each word keeps only the entries every earlier word matched.
-      for (const word of query.words) {
-        const bits = fieldsMatching(word);
-        const next = new Map<number, number>();
-        if (scores === null) for (const [entry, fields] of bits) next.set(entry, WORD_SCORE_BY_FIELDS[fields]!);
-        else
-          for (const [entry, score] of scores) {
-            const fields = bits.get(entry);
-            if (fields !== undefined) next.set(entry, score + WORD_SCORE_BY_FIELDS[fields]!);
-          }
-        scores = next;
-        if (scores.size === 0) break;
-      }
-      const result = scores ?? new Map<number, number>();
+      let positions: number[] = [];
+      query.words.forEach((word, i) => {
+        const touched = touch(word);
+        if (i === 0) {
+          for (const entry of touched) scores[entry] = WORD_SCORE_BY_FIELDS[bits[entry]!]!;
+          positions = touched;
+          return;
+        }
+        // Each later word keeps only the entries every earlier word matched.
+        const current = stamp;
+        positions = positions.filter((entry) => {
+          if (stamps[entry] !== current) return false;
+          scores[entry]! += WORD_SCORE_BY_FIELDS[bits[entry]!]!;
+          return true;
+        });
+      });
       const exact = byName.get(query.whole);
-      if (exact !== undefined && result.has(exact)) result.set(exact, result.get(exact)! + WEIGHTS.exactName);
-      return result;
+      if (exact !== undefined && positions.includes(exact)) scores[exact]! += WEIGHTS.exactName;
+      return { positions, scoreOf: (position) => scores[position]! };
     },
   };
 }
