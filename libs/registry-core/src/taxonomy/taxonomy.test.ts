@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { INSURANCE_TAXONOMY } from './insurance-taxonomy.ts';
 import { BUILT_IN_TAXONOMY, createTaxonomy, unknownCategories } from './taxonomy.ts';
@@ -40,5 +41,11 @@ describe('taxonomy', () => {
     ]);
     const small = createTaxonomy([{ path: 'data', title: 'Data', description: 'x' }]);
     expect(unknownCategories(['data', 'insurance'], small)).toEqual(['insurance']);
+  });
+
+  it('is exactly the table of docs/registry-search.md "Taxonomy"', async () => {
+    const doc = await readFile(new URL('../../../../docs/registry-search.md', import.meta.url), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z0-9/-]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => ({ path: m[1], title: m[2]!.trim(), description: m[3]!.trim() }));
+    expect(rows).toEqual([...INSURANCE_TAXONOMY]);
   });
 });
