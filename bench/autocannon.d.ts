@@ -16,6 +16,8 @@ declare module 'autocannon' {
       method?: string;
       headers?: Record<string, string>;
       body?: string;
+      /** A sequence each connection cycles through (the path, method and headers of each), instead of one request. */
+      requests?: Array<{ method?: string; path: string; headers?: Record<string, string>; body?: string }>;
     }
     interface Histogram {
       average: number;

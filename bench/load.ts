@@ -13,20 +13,26 @@ const REQUEST_TIMEOUT_SECS = 10;
  */
 export async function runLoad(
   urls: string[],
-  request: BenchRequest,
+  request: BenchRequest | readonly BenchRequest[],
   settings: LoadSettings,
 ): Promise<LoadResult> {
   const latencies: number[] = [];
-  const instance = autocannon({
-    url: urls.map((u) => `${u}${request.path}`),
+  const common = {
     connections: settings.connections,
     duration: settings.durationSecs,
     pipelining: settings.pipelining,
     timeout: REQUEST_TIMEOUT_SECS,
-    method: request.method,
-    ...(request.headers === undefined ? {} : { headers: request.headers }),
-    ...(request.body === undefined ? {} : { body: request.body }),
-  });
+  };
+  // A mix (the registry search queries): each connection cycles through the requests in order.
+  const instance = isMix(request)
+    ? autocannon({ ...common, url: urls, requests: request.map((r) => ({ ...r })) })
+    : autocannon({
+        ...common,
+        url: urls.map((u) => `${u}${request.path}`),
+        method: request.method,
+        ...(request.headers === undefined ? {} : { headers: request.headers }),
+        ...(request.body === undefined ? {} : { body: request.body }),
+      });
   instance.on('response', (_client, _status, _bytes, latencyMs) => latencies.push(latencyMs));
   const result = await instance;
   return {
@@ -37,6 +43,10 @@ export async function runLoad(
     timeouts: result.timeouts,
     non2xx: result.non2xx,
   };
+}
+
+function isMix(request: BenchRequest | readonly BenchRequest[]): request is readonly BenchRequest[] {
+  return Array.isArray(request);
 }
 
 /**

@@ -7,6 +7,7 @@ import { fleetSchedulesOne, fleetSchedulesOneSpread, fleetSchedulesTwo } from '.
 import { fleetSend } from './fleet-send.ts';
 import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
+import { registrySearch } from './registry-search.ts';
 import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
 import { workflowFanOut8 } from './workflow-fanout-8.ts';
 import { workflowStepsAllInOne } from './workflow-steps-all-in-one.ts';
@@ -34,4 +35,5 @@ export const TARGETS: BenchTarget[] = [
   fleetSchedulesOne,
   fleetSchedulesTwo,
   fleetSchedulesOneSpread,
+  registrySearch,
 ];

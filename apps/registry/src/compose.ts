@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { LoadedConfig } from '@agent-platform/config';
+import { checkRegistryBootGate, ConfigError, type LoadedConfig } from '@agent-platform/config';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
 import {
@@ -40,6 +40,10 @@ export async function openRegistryDeps(
   base: RegistryBase,
 ): Promise<{ deps: RegistryAppDeps; close: () => Promise<void> }> {
   const boot = base.config();
+  // The registry's boot gate (docs/registry-auth.md): auth disabled on a network-reachable bind is refused.
+  const gate = checkRegistryBootGate(boot);
+  if (!gate.ok) throw new ConfigError([gate.reason]);
+  if (gate.warning !== undefined) base.logger.warn(gate.warning);
   const dataDir = join(boot.storage.data_dir, 'registry');
   const keyPath = boot.registry.signing_key_file || join(dataDir, 'signing-key.pem');
   const { signer, created } = await loadOrCreateSigningKey(keyPath);

@@ -76,4 +76,12 @@ describe('registry main', () => {
     expect(await exited).not.toBe(0);
     expect(run.output()).toMatch(/registry\.listen/);
   });
+
+  it('refuses auth mode disabled on a network-reachable bind (the registry boot gate), naming the way out', async () => {
+    const run = start({ storage: { data_dir: join(dir, 'data') }, registry: { listen: '0.0.0.0:0' } });
+    const { exited } = await run.ready;
+    expect(await exited).not.toBe(0);
+    expect(run.output()).toMatch(/allow_insecure_no_auth/);
+    expect(run.output()).not.toMatch(/listening on/);
+  });
 });

@@ -15,7 +15,11 @@ import { packageChangeRoutes } from './routes/package-change-routes.ts';
 import { packageRoutes } from './routes/package-routes.ts';
 import { publishRoute } from './routes/publish-route.ts';
 import type { RegistryRouteDeps, RegistryRoutePlugin } from './routes/registry-route.ts';
+import { collectionRoutes } from './routes/collection-routes.ts';
+import { registryAuthRoutes } from './routes/registry-auth-routes.ts';
 import { revocationRoutes } from './routes/revocation-routes.ts';
+import { searchRoutes } from './routes/search-routes.ts';
+import { taxonomyRoutes } from './routes/taxonomy-routes.ts';
 import { signingKeyRoutes } from './routes/signing-key-routes.ts';
 
 /** The same Fastify shape as the api's (TypeBox types from schemas to handlers). */
@@ -43,6 +47,10 @@ export const registryRoutePlugins: readonly RegistryRoutePlugin[] = [
   packageChangeRoutes,
   signingKeyRoutes,
   revocationRoutes,
+  searchRoutes,
+  taxonomyRoutes,
+  collectionRoutes,
+  registryAuthRoutes,
 ];
 
 /**

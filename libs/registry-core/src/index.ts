@@ -17,3 +17,8 @@ export { latestOf, sortHighestFirst } from './packages/package-views.ts';
 export * from './auth/registry-keys.ts';
 export * from './auth/issuer-store.ts';
 export * from './auth/issuer-validators.ts';
+export * from './search/index.ts';
+export { BUILT_IN_TAXONOMY, createTaxonomy, unknownCategories } from './taxonomy/taxonomy.ts';
+export { INSURANCE_TAXONOMY } from './taxonomy/insurance-taxonomy.ts';
+export { regionList } from './taxonomy/region-list.ts';
+export * from './collections/index.ts';

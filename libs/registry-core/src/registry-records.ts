@@ -1,4 +1,4 @@
-import type { RegistryHistoryEntry, RegistryVersion, PackageType, Revocation } from '@agent-platform/contracts';
+import type { RegistryCollection, RegistryHistoryEntry, RegistryVersion, PackageType, Revocation } from '@agent-platform/contracts';
 import type { AppendLog, Collection, Store } from '@agent-platform/store';
 
 /**
@@ -33,6 +33,11 @@ export interface RegistryHistoryRecord extends RegistryHistoryEntry {
 /** One security yank on the revocation feed; the log's `seq` is the feed's `seq`. */
 export type RevocationRecord = Omit<Revocation, 'seq'>;
 
+/** One collection (COLLECTION.toml, spec §Package manifests). `id` is the collection name; the wire view is every other field. */
+export interface RegistryCollectionRecord extends RegistryCollection {
+  id: string;
+}
+
 export const REGISTRY_COLLECTIONS = {
   packages: 'registry_packages',
   versions: 'registry_versions',
@@ -60,6 +65,7 @@ export interface RegistryRecords {
    * across every process sharing the store (the feed's ordering promise).
    */
   revocations: AppendLog<RevocationRecord>;
+  collections: Collection<RegistryCollectionRecord>;
 }
 
 export function registryRecords(store: Store): RegistryRecords {
@@ -68,5 +74,6 @@ export function registryRecords(store: Store): RegistryRecords {
     versions: store.collection<RegistryVersionRecord>(REGISTRY_COLLECTIONS.versions, { indexes: [{ field: 'name' }] }),
     history: store.log<RegistryHistoryRecord>(REGISTRY_COLLECTIONS.history, { indexes: ['name'] }),
     revocations: store.log<RevocationRecord>(REGISTRY_COLLECTIONS.revocations, { indexes: ['name'] }),
+    collections: store.collection<RegistryCollectionRecord>(REGISTRY_COLLECTIONS.collections),
   };
 }

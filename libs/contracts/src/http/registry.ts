@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { PackageType } from '../packages.ts';
+import { CollectionAuthor, PackageType } from '../packages.ts';
 import { Health } from './daemon.ts';
 
 /**
@@ -179,6 +179,15 @@ export const RegistryCollection = Type.Object({
   license: Type.String(),
   featured: Type.Boolean(),
   tags: Type.Array(Type.String()),
+  min_platform_version: Type.Optional(Type.String({ description: 'As in COLLECTION.toml; absent when it has none.' })),
+  icon: Type.Optional(Type.String()),
+  author: Type.Optional(CollectionAuthor),
+  metadata: Type.Optional(
+    Type.Object({
+      categories: Type.Array(Type.String(), { description: 'Taxonomy paths.' }),
+      regions: Type.Array(Type.String(), { description: 'ISO 3166-1 alpha-2, upper case; empty = all.' }),
+    }),
+  ),
   packages: Type.Array(
     Type.Object({ name: Type.String(), version: Type.String(), package_type: PackageType, is_dependency: Type.Boolean() }),
   ),

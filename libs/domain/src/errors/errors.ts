@@ -20,10 +20,11 @@ export const Errors = {
     new PlatformError('ValidationError', message, details === undefined ? {} : { details }),
   malformedBody: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('MalformedBody', message, details === undefined ? {} : { details }),
-  unsupportedMediaType: (contentType: string) =>
+  /** `expected` names what the route takes (the registry's COLLECTION.toml routes take TOML). */
+  unsupportedMediaType: (contentType: string, expected = 'application/json') =>
     new PlatformError(
       'UnsupportedMediaType',
-      `unsupported content type '${truncate(contentType)}': send application/json`,
+      `unsupported content type '${truncate(contentType)}': send ${expected}`,
     ),
   /** A body sent without any Content-Type (docs/http.md: refused like a wrong one, spec §Errors 415). */
   missingContentType: () =>

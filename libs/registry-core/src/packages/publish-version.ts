@@ -12,6 +12,7 @@ import {
   type RegistryContext,
 } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
+import { unknownCategories } from '../taxonomy/taxonomy.ts';
 
 /**
  * The registry validates for every platform, not for its own: `min_platform_version` is the
@@ -39,6 +40,13 @@ export async function publishVersion(
   const loaded = validate(archive);
   const { manifest } = loaded;
   const contentHash = requireContentHash(manifest);
+  // Categories are paths of the registry's taxonomy (GET /taxonomy), so that search filters find them.
+  const unknown = unknownCategories(manifest.package.metadata.categories);
+  if (unknown.length > 0)
+    throw RegistryErrors.validation(
+      `unknown categories: ${unknown.join(', ')}; GET /taxonomy lists the categories this registry knows`,
+      { categories: unknown },
+    );
   const { name, version, type } = manifest.package;
   if ((parseVersion(version)?.build.length ?? 0) > 0)
     throw RegistryErrors.validation(

@@ -1,0 +1,31 @@
+import { ErrorEnvelope, RegistrySearchQuery, RegistrySearchResult } from '@agent-platform/contracts';
+import { Errors } from '@agent-platform/domain';
+import { createSearchIndex, normalizeSearchQuery } from '@agent-platform/registry-core';
+import type { RegistryRoutePlugin } from './registry-route.ts';
+
+/**
+ * GET /search (docs/registry-search.md "Search"): the latest listed version of each package,
+ * ranked by `q` and narrowed by the filters. The index lives in this process and follows the
+ * store's generation counter, so a package published through another registry process over the
+ * same store is found on the next query.
+ */
+export const searchRoutes: RegistryRoutePlugin = (app, deps) => {
+  const index = createSearchIndex(deps.store);
+  app.get(
+    '/search',
+    {
+      config: { registryAccess: 'read' },
+      schema: {
+        tags: ['search'],
+        summary: 'Search packages by text, type, category, region and keyword; ranked and paginated',
+        querystring: RegistrySearchQuery,
+        response: { 200: RegistrySearchResult, 400: ErrorEnvelope },
+      },
+    },
+    async (request) => {
+      const normalized = normalizeSearchQuery(request.query);
+      if ('problem' in normalized) throw Errors.validation(normalized.problem, { field: 'region' });
+      return index.search(normalized.request);
+    },
+  );
+};
