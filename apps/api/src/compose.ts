@@ -40,6 +40,7 @@ import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
 import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
+import { registryAccessOf } from './compose-registry.ts';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
 import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
@@ -144,6 +145,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
       events,
+      registry: { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version },
     });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({

@@ -48,6 +48,7 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'Claims intake',
         installed_at: expect.stringMatching(/Z$/),
+        source: 'path',
       },
       {
         name: 'fnol-triage',
@@ -55,6 +56,7 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'FNOL triage',
         installed_at: expect.any(String),
+        source: 'path',
       },
       {
         name: 'loss-summary',
@@ -62,6 +64,7 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'Loss summary',
         installed_at: expect.any(String),
+        source: 'path',
       },
     ]);
 
@@ -94,12 +97,12 @@ describe('catalog routes', () => {
     expect((await api.request('GET', '/templates/fnol-triage', { token: admin })).status).toBe(404);
   });
 
-  it('refuses what it cannot do yet or cannot read', async () => {
+  it('refuses install by name and search without a configured registry, and what it cannot read', async () => {
     const byName = await install({ name: 'claims-intake' });
     expect(byName.status).toBe(400);
     expect(byName.body.error).toMatchObject({
       category: 'CatalogError',
-      message: expect.stringContaining('registry'),
+      message: expect.stringContaining('set [catalog] registry_url'),
     });
     const search = await api.request('GET', '/catalog/search?q=claims', { token: admin });
     expect(search.status).toBe(400);

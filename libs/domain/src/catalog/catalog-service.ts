@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import type { InstalledItem, InstalledPackage, PackageType, TemplateSummary } from '@agent-platform/contracts';
+import type { InstalledItem, InstalledPackage, PackageType, RegistrySearchQuery, RegistrySearchResult, TemplateSummary } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
@@ -20,15 +20,18 @@ import { unbindIntegration } from '../tools/contract-bindings.ts';
 import { drainAdmission } from '../workflows/workflow-admissions.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
-import { planInstall } from './install-plan.ts';
+import { planInstall, type PlannedPackage } from './install-plan.ts';
 import { checkPlannedActivation } from './planned-activation.ts';
 import type { PackageSource } from './package-source.ts';
+import { planRegistryInstall, requireRegistry, type CatalogRegistryDeps } from './registry-install.ts';
 
-/** `POST /catalog/install` (DECISIONS D5): a local directory, or a registry name (not available yet). */
+/** `POST /catalog/install` (DECISIONS D5): a local directory, a registry name, or a registry collection. */
 export interface InstallRequest {
   path?: string;
   name?: string;
+  /** Semver constraint for `name`; default `*`. */
   version?: string;
+  collection?: string;
   /** Agents installed (or upgraded) by this request end up Running, after the contract check. */
   activate?: boolean;
   /**
@@ -56,6 +59,8 @@ export interface CatalogService {
    */
   uninstall(name: string): Promise<void>;
   templates(): Promise<TemplateSummary[]>;
+  /** `GET /catalog/search`: the registry's answer, as it gave it. */
+  search(query: RegistrySearchQuery): Promise<RegistrySearchResult>;
 }
 
 export interface CatalogServiceDeps {
@@ -74,6 +79,8 @@ export interface CatalogServiceDeps {
   effects?: EquipEffects;
   /** Where `agent.installed`, `agent.upgraded`, `agent.activated` and `agent.uninstalled` go (docs/events.md). */
   events?: EventPublisher;
+  /** Install by name and search (`[catalog] registry_url`); absent = no registry. */
+  registry?: CatalogRegistryDeps;
 }
 
 export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
@@ -155,11 +162,20 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     }
   }
 
+  async function planRequest(request: InstallRequest): Promise<PlannedPackage[]> {
+    const what = requestKind(request);
+    if (what.kind === 'path') {
+      const plan = await planInstall(what.path, { source: deps.source, installed: get });
+      if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, what.path);
+      return plan;
+    }
+    const installedAll = async () => (await records.packages.find()).map(({ doc }) => doc);
+    return planRegistryInstall(what.request, { registry: deps.registry, installed: get, installedAll });
+  }
+
   return {
     async install(request) {
-      const path = installPath(request);
-      const plan = await planInstall(path, { source: deps.source, installed: get });
-      if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, path);
+      const plan = await planRequest(request);
       await checkPlannedSkills(plan, deps.skills ?? NO_INTERPRETER);
       const activate = request.activate === true;
       if (activate) await checkPlannedActivation(plan, records, deps.agents);
@@ -190,6 +206,7 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
         version: doc.version,
         title: doc.title,
         installed_at: doc.installed_at,
+        source: doc.source ?? 'path',
       }));
     },
     get,
@@ -219,6 +236,9 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       });
       return rows.map(({ doc }) => templateSummary(doc));
     },
+    search(query) {
+      return requireRegistry(deps.registry, 'searching').source.search(query);
+    },
   };
 }
 
@@ -227,18 +247,22 @@ const NO_INTERPRETER: SkillCheckDeps = {
   limits: () => DEFAULT_STARLARK_LIMITS,
 };
 
-function installPath(request: InstallRequest): string {
-  if (request.path !== undefined && request.name !== undefined)
-    throw Errors.validation('give either path or name, not both');
-  if (request.name !== undefined)
-    throw Errors.catalog(
-      'installing by name needs the registry, which is not available in this version; install from a local path',
-      {
-        name: request.name,
-      },
-    );
+type RequestKind =
+  | { kind: 'path'; path: string }
+  | { kind: 'registry'; request: { name: string; version?: string | undefined } | { collection: string } };
+
+/** Exactly one of `path`, `name` and `collection`; `version` goes with `name` only. */
+function requestKind(request: InstallRequest): RequestKind {
+  const given = (['path', 'name', 'collection'] as const).filter((key) => request[key] !== undefined);
+  if (given.length > 1) throw Errors.validation(`give one of path, name and collection, not ${given.join(' and ')}`, { given });
+  if (request.version !== undefined && request.name === undefined)
+    throw Errors.validation('version goes with name: the semver constraint of the package to install from the registry');
+  if (request.type !== undefined && request.path === undefined)
+    throw Errors.validation(`this route installs ${request.type} packages from a path only`);
+  if (request.name !== undefined) return { kind: 'registry', request: { name: request.name, version: request.version } };
+  if (request.collection !== undefined) return { kind: 'registry', request: { collection: request.collection } };
   if (request.path === undefined)
-    throw Errors.validation('path is required: the package directory to install');
+    throw Errors.validation('path, name or collection is required: a package directory, a registry package name, or a registry collection');
   if (!isAbsolute(request.path))
     throw Errors.validation(
       `path must be absolute (the platform does not share your working directory): ${request.path}`,
@@ -246,7 +270,7 @@ function installPath(request: InstallRequest): string {
         path: request.path,
       },
     );
-  return request.path;
+  return { kind: 'path', path: request.path };
 }
 
 function expectType(
