@@ -7,11 +7,16 @@ import { buildPackage } from '@agent-platform/packages';
 /** The repository's example packages (examples/). */
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../../../../examples/', import.meta.url));
 
+/** A platform version newer than any package needs. */
+export const ANY_PLATFORM = '999999.0.0';
+
 export interface ExampleChanges {
   /** `[package] version`. */
   version?: string;
   /** The whole `[dependencies]` table. */
   dependencies?: Record<string, string>;
+  /** `[package] min_platform_version`. */
+  minPlatformVersion?: string;
   /** Appended to the payload file (a different payload, hence a different content hash). */
   appendToPayload?: string;
 }
@@ -28,6 +33,8 @@ export async function exampleArchive(name: string, changes: ExampleChanges = {})
     const manifestPath = join(pkg, 'package.toml');
     let manifest = await readFile(manifestPath, 'utf8');
     if (changes.version !== undefined) manifest = manifest.replace(/^version = ".*"$/m, `version = "${changes.version}"`);
+    if (changes.minPlatformVersion !== undefined)
+      manifest = manifest.replace(/^min_platform_version = ".*"$/m, `min_platform_version = "${changes.minPlatformVersion}"`);
     if (changes.dependencies !== undefined) manifest = withDependencies(manifest, changes.dependencies);
     await writeFile(manifestPath, manifest);
     if (changes.appendToPayload !== undefined) {
@@ -37,7 +44,8 @@ export async function exampleArchive(name: string, changes: ExampleChanges = {})
       const path = join(payloadDir, file);
       await writeFile(path, `${await readFile(path, 'utf8')}${changes.appendToPayload}`);
     }
-    const built = await buildPackage(pkg, join(dir, 'dist'));
+    // Any platform: a package for a newer platform is a valid archive, refused only where it installs.
+    const built = await buildPackage(pkg, join(dir, 'dist'), { platformVersion: ANY_PLATFORM });
     return new Uint8Array(await readFile(built.archive_path));
   } finally {
     await rm(dir, { recursive: true, force: true });

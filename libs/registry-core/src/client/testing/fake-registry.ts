@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { RegistryCollection, RegistrySearchHit, RegistryVersion, RegistryYankBody } from '@agent-platform/contracts';
 import { compareVersions, loadArchive } from '@agent-platform/packages';
 import { createSigner, sha256Tagged, type RegistrySigner, type SignedVersion } from '../../signing/registry-signing.ts';
+import { ANY_PLATFORM } from './example-archives.ts';
 
 /** One request the fake registry received. */
 export interface ReceivedRequest {
@@ -60,7 +61,7 @@ export async function startFakeRegistry(): Promise<FakeRegistry> {
   const hanging = new Set<ServerResponse>();
 
   const add = (archive: Uint8Array, options: AddOptions = {}): RegistryVersion => {
-    const pkg = loadArchive(archive);
+    const pkg = loadArchive(archive, { platformVersion: ANY_PLATFORM });
     const meta = pkg.manifest.package;
     const truth: SignedVersion = { name: meta.name, version: meta.version, archive_sha256: sha256Tagged(archive), content_hash: pkg.content_hash };
     const by = options.signer ?? signer;
