@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createSigner } from '@agent-platform/registry-core';
 import { exampleArchive, startFakeRegistry, type FakeRegistry } from '@agent-platform/registry-core/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -203,6 +204,23 @@ describe('verification before anything installs', () => {
     expect(res.body.error.category).toBe('CatalogError');
     expect(res.body.error.message).toContain(`add the registry's key to [catalog] trusted_keys (the public_key field of GET ${registry.url}/signing-key)`);
     expect(registry.requests).toEqual([]);
+  });
+});
+
+describe('a config reload', () => {
+  it('applies a key added to [catalog] trusted_keys to the next install, and a bad key is refused naming it', async () => {
+    const { registry, api, admin } = await setup({ publish: ['loss-summary@1.0.0'], trusted: 'none' });
+    const install = () => api.request('POST', '/catalog/install', { token: admin, body: { name: 'loss-summary' } });
+    expect((await install()).status).toBe(400);
+    const text = await readFile(api.configPath, 'utf8');
+    expect(text).toContain('trusted_keys = []');
+    await writeFile(api.configPath, text.replace('trusted_keys = []', 'trusted_keys = ["ed25519:AAAA"]'));
+    const refused = await api.request('POST', '/config/reload', { token: admin });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details.problems).toEqual(['catalog.trusted_keys[0]: trusted key ed25519:AAAA: an Ed25519 public key is 32 bytes, this one is 3']);
+    await writeFile(api.configPath, text.replace('trusted_keys = []', `trusted_keys = ["${registry.publicKey}"]`));
+    expect((await api.request('POST', '/config/reload', { token: admin })).status).toBe(200);
+    expect(summary((await install()).body.installed)).toEqual(['installed skill loss-summary 1.0.0']);
   });
 });
 
