@@ -25,7 +25,8 @@ export interface IntegrationHostSources {
  * The integration host of a process where agents run (an agent worker, or the all-in-one):
  * it connects the integrations the fleet wants connected, here, and is this process's
  * IntegrationTools for the tool loop. Stdio servers run in `[storage] data_dir` and inherit the
- * environment minus `[vault] key_env`, providers' `api_key_env` and secret-looking names.
+ * environment minus `[vault] key_env`, providers' `api_key_env`, `[catalog] registry_key_env`
+ * and secret-looking names.
  */
 export function composeIntegrationHost(
   sources: IntegrationHostSources,
@@ -38,6 +39,7 @@ export function composeIntegrationHost(
     secretEnvNames: () => [
       config().vault.key_env,
       ...config().providers.flatMap((p) => (p.api_key_env === undefined ? [] : [p.api_key_env])),
+      ...[config().catalog.registry_key_env].filter((name) => name !== undefined),
     ],
     allowPrivateTargets: () => config().network.allow_private_targets,
     cwd: config().storage.data_dir,

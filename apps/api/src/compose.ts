@@ -41,6 +41,7 @@ import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
 import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
+import { registryAccessOf } from './compose-registry.ts';
 import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
 import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
@@ -145,6 +146,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
       events,
+      registry: { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version },
     });
     const lifecycle = createAgentLifecycle({ store, agents, bus, clock, events });
     const audit = createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc(), events });

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,6 +180,9 @@ describe('refusals name the key', () => {
     ['connector scheme', '[connectors.urls]\ncrm = "tcp://crm:443"', 'connectors.urls.crm: must be an http:// or https:// URL'],
     ['connector id', '[connectors.urls]\ncrn = "https://crm.example"', "connectors.urls.crn: unknown connector 'crn'; the connectors are claims-system, crm"],
     ['connector timeout', '[connectors]\ntimeout_ms = 0', 'connectors.timeout_ms: must be >= 1'],
+    ['registry url', '[catalog]\nregistry_url = "registry.internal:4210"', 'catalog.registry_url: must be an http:// or https:// URL'],
+    ['trusted key length', '[catalog]\ntrusted_keys = ["ed25519:AAAA"]', 'catalog.trusted_keys[0]: trusted key ed25519:AAAA: an Ed25519 public key is 32 bytes, this one is 3'],
+    ['trusted key form', '[catalog]\ntrusted_keys = ["ssh-ed25519 AAAAC3Nz"]', 'catalog.trusted_keys[0]: trusted key ssh-ed25519 AAAAC3Nz: expected "ed25519:<base64url>" as GET /signing-key shows it'],
   ])('%s', (_name, text, expected) => {
     expect(problemsOf(text).some((p) => p.startsWith(expected))).toBe(true);
   });
@@ -209,6 +213,14 @@ describe('refusals name the key', () => {
     const config = parseConfigText(text, join(dir, 'a.toml'));
     expect(config.providers.map((p) => p.id)).toEqual(['local', 'ollama']);
     expect(config.runtime.bus).toBe('nats');
+  });
+
+  it('accepts a registry with a trusted key as GET /signing-key shows it', () => {
+    const { publicKey } = generateKeyPairSync('ed25519');
+    const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('base64url');
+    const text = `[catalog]\nregistry_url = "http://10.0.0.5:4210"\nregistry_key_env = "AP_REGISTRY_KEY"\ntrusted_keys = ["ed25519:${raw}"]`;
+    const config = parseConfigText(text, join(dir, 'a.toml'));
+    expect(config.catalog).toMatchObject({ registry_url: 'http://10.0.0.5:4210', trusted_keys: [`ed25519:${raw}`], request_timeout_ms: 10000 });
   });
 
   it('never echoes a rejected value that may be a secret', () => {

@@ -1,4 +1,5 @@
 import { CONNECTOR_IDS } from '@agent-platform/contracts';
+import { parseTrustedKey } from '@agent-platform/registry-core';
 import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
 import { keyPath } from './schema-errors.ts';
 
@@ -24,6 +25,7 @@ export function semanticProblems(file: Table): string[] {
     ...modelProblems(table(file.models).default, file.providers),
     ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
+    ...catalogProblems(table(file.catalog)),
   ];
   return problems;
 }
@@ -166,6 +168,24 @@ function connectorProblems(urls: Table): string[] {
     if (!CONNECTOR_IDS.includes(id)) return [`${key}: unknown connector '${id}'; the connectors are ${CONNECTOR_IDS.join(', ')}`];
     return typeof url === 'string' && !isHttpUrl(url) ? [`${key}: must be an http:// or https:// URL`] : [];
   });
+}
+
+/** The registry installs by name come from, and the keys whose signatures they must carry (docs/catalog.md). */
+function catalogProblems(catalog: Table): string[] {
+  const problems: string[] = [];
+  const url = catalog.registry_url;
+  if (typeof url === 'string' && url !== '' && !isHttpUrl(url)) problems.push('catalog.registry_url: must be an http:// or https:// URL (or empty: no registry)');
+  if (Array.isArray(catalog.trusted_keys)) {
+    catalog.trusted_keys.forEach((key: unknown, i) => {
+      if (typeof key !== 'string') return;
+      try {
+        parseTrustedKey(key);
+      } catch (error) {
+        problems.push(`catalog.trusted_keys[${i}]: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  }
+  return problems;
 }
 
 function isHttpUrl(text: string): boolean {

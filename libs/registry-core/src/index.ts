@@ -22,3 +22,6 @@ export { BUILT_IN_TAXONOMY, createTaxonomy, unknownCategories } from './taxonomy
 export { INSURANCE_TAXONOMY } from './taxonomy/insurance-taxonomy.ts';
 export { regionList } from './taxonomy/region-list.ts';
 export * from './collections/index.ts';
+export * from './client/http-registry-client.ts';
+export { RegistryRequestError } from './client/registry-request-error.ts';
+export * from './client/registry-trust.ts';

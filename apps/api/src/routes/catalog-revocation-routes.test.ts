@@ -43,6 +43,7 @@ describe('revocations over the api', () => {
       version: '1.0.0',
       title: 'Claims intake',
       installed_at: expect.any(String),
+      source: 'path',
       revoked: true,
       revocation: { version: '1.0.0', reason: 'uploads claim documents to a third party', revoked_at: '2026-11-25T10:00:00.000Z', seq: 1, override: null },
     });

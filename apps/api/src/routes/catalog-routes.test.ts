@@ -48,6 +48,7 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'Claims intake',
         installed_at: expect.stringMatching(/Z$/),
+        source: 'path',
         revoked: false,
         revocation: null,
       },
@@ -57,6 +58,7 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'FNOL triage',
         installed_at: expect.any(String),
+        source: 'path',
         revoked: false,
         revocation: null,
       },
@@ -66,6 +68,7 @@ describe('catalog routes', () => {
         version: '1.0.0',
         title: 'Loss summary',
         installed_at: expect.any(String),
+        source: 'path',
         revoked: false,
         revocation: null,
       },
@@ -100,12 +103,12 @@ describe('catalog routes', () => {
     expect((await api.request('GET', '/templates/fnol-triage', { token: admin })).status).toBe(404);
   });
 
-  it('refuses what it cannot do yet or cannot read', async () => {
+  it('refuses install by name and search without a configured registry, and what it cannot read', async () => {
     const byName = await install({ name: 'claims-intake' });
     expect(byName.status).toBe(400);
     expect(byName.body.error).toMatchObject({
       category: 'CatalogError',
-      message: expect.stringContaining('registry'),
+      message: expect.stringContaining('set [catalog] registry_url'),
     });
     const search = await api.request('GET', '/catalog/search?q=claims', { token: admin });
     expect(search.status).toBe(400);

@@ -5,6 +5,7 @@ import {
   ErrorEnvelope,
   InstalledPackageList,
   PackageNameParams,
+  RegistrySearchResult,
   RevocationOverrideBody,
   RevocationOverrideResult,
   TemplateList,
@@ -21,6 +22,8 @@ import type { RoutePlugin } from '../api-app.ts';
  */
 const TAGS = ['catalog'];
 const Failures = { 400: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 500: ErrorEnvelope };
+/** A registry that failed, is unreachable or too slow (spec §Errors: 502 upstream provider or registry error). */
+const RegistryFailures = { ...Failures, 502: ErrorEnvelope };
 
 export const catalogRoutes: RoutePlugin = (app, deps) => {
   app.post(
@@ -29,9 +32,9 @@ export const catalogRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'SkillInstall', audit: 'agents' },
       schema: {
         tags: TAGS,
-        summary: 'Install a package and its dependencies from a local directory',
+        summary: 'Install a package and its dependencies: from a local directory, by name from the registry, or a registry collection',
         body: CatalogInstallBody,
-        response: { 201: CatalogInstallResult, ...Failures },
+        response: { 201: CatalogInstallResult, ...RegistryFailures },
       },
     },
     async (request, reply) => {
@@ -93,14 +96,12 @@ export const catalogRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'TemplateRead' },
       schema: {
         tags: TAGS,
-        summary: 'Search the registry (not available in this version)',
+        summary: "Search the registry of [catalog] registry_url: the registry's answer as it gave it",
         querystring: CatalogSearchQuery,
-        response: { 400: ErrorEnvelope },
+        response: { 200: RegistrySearchResult, 400: ErrorEnvelope, 502: ErrorEnvelope },
       },
     },
-    async () => {
-      throw Errors.catalog('searching needs the registry, which is not available in this version');
-    },
+    async (request) => deps.catalog.search(request.query),
   );
 
   app.get(

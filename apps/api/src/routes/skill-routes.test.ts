@@ -53,7 +53,7 @@ describe('skill routes', () => {
 
     const installed = await api.request('GET', '/catalog/installed', { token: admin });
     expect(installed.body.packages).toEqual([
-      { name: 'claim-tone', type: 'skill', version: '1.0.0', title: 'Title of claim-tone', installed_at: expect.any(String), revoked: false, revocation: null },
+      { name: 'claim-tone', type: 'skill', version: '1.0.0', title: 'Title of claim-tone', installed_at: expect.any(String), source: 'path', revoked: false, revocation: null },
     ]);
     const viewer = await api.issueKey('viewer');
     const list = await api.request('GET', '/skills', { token: viewer });

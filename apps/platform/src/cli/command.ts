@@ -10,6 +10,10 @@ export interface CliIo {
   out: (line: string) => void;
   /** Usage errors and failures, one line per call. */
   err: (line: string) => void;
+  /** The environment (`AP_REGISTRY_URL`, `AP_REGISTRY_KEY`, `AP_CLI_CONFIG_DIR`, `HOME`); default empty. */
+  env?: Record<string, string | undefined>;
+  /** One secret line from standard input (a registry key), without echoing it on a terminal. */
+  readSecret?: (prompt: string) => Promise<string>;
 }
 
 export interface CommandGroup {

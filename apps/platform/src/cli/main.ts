@@ -1,3 +1,4 @@
+import { readSecretLine } from './read-secret.ts';
 import { runCli } from './run-cli.ts';
 
 // `npm run cli -- <command> ...` at the repository root. Only entry points read argv (STYLE §4).
@@ -5,6 +6,8 @@ runCli(process.argv.slice(2), {
   cwd: process.cwd(),
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+  readSecret: (prompt) => readSecretLine(process.stdin, process.stderr, prompt),
 }).then(
   (code) => {
     process.exitCode = code;

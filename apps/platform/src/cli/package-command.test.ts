@@ -144,7 +144,7 @@ describe('agent-platform package build', () => {
 describe('agent-platform package command line', () => {
   it.each([
     [[], 'missing action'],
-    [['publish', 'x'], "unknown action 'publish'"],
+    [['frobnicate', 'x'], "unknown action 'frobnicate'"],
     [['validate'], 'package validate needs a package directory'],
     [['validate', 'a', 'b'], "unexpected argument 'b'"],
     [['validate', 'a', '--out', 'x'], '--out applies to package build only'],
@@ -167,6 +167,7 @@ describe('agent-platform package command line', () => {
     const code = await runCli(['pkg'], { cwd: dir, out: () => undefined, err: (l) => (stderr += l) });
     expect(code).toBe(2);
     expect(stderr).toContain("unknown command 'pkg'");
-    expect(stderr).toMatch(/package +validate or build a package directory/);
+    expect(stderr).toMatch(/package +validate, build, publish, yank or search packages/);
+    expect(stderr).toMatch(/registry +log in to a package registry/);
   });
 });

@@ -3,20 +3,35 @@ import { parseArgs } from 'node:util';
 import type { PackageProblem } from '@agent-platform/contracts';
 import { buildPackage, formatProblem, PackageError, validatePackage } from '@agent-platform/packages';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo, type CommandGroup } from './command.ts';
+import { PackageUsageError, REGISTRY_USAGE, runRegistryAction } from './package-registry-actions.ts';
 
 const USAGE = `Usage:
   agent-platform package validate <dir>              check a package directory against every rule
   agent-platform package build <dir> [--out <dir>]   set [signing] content_hash and write <name>-<version>.tar.gz
                                                      (default --out: <dir>/dist)
+${REGISTRY_USAGE}
 
 Each problem prints as "file: field: message [rule]"; docs/packages.md lists the rules.
-Exit status: 0 valid/built, 1 problems found, 2 bad command line.`;
+Exit status: 0 valid/built/done, 1 problems found or the registry refused, 2 bad command line.`;
 
-/** `agent-platform package ...`: author-side checks and builds of packages (docs/packages.md). */
+const REGISTRY_ACTIONS = new Set(['publish', 'yank', 'search'] as const);
+const isRegistryAction = (action: string | undefined): action is 'publish' | 'yank' | 'search' =>
+  REGISTRY_ACTIONS.has(action as 'publish');
+
+/** `agent-platform package ...`: checks, builds, and the registry side of packages (docs/packages.md). */
 export const packageCommand: CommandGroup = {
-  summary: 'validate or build a package directory',
+  summary: 'validate, build, publish, yank or search packages',
   usage: USAGE,
   async run(args, io) {
+    const [first, ...others] = args;
+    if (isRegistryAction(first) && !others.includes('--help') && !others.includes('-h')) {
+      try {
+        return await runRegistryAction(first, others, io);
+      } catch (error) {
+        if (error instanceof PackageUsageError || isParseArgsError(error)) return usageError(io, (error as Error).message);
+        throw error;
+      }
+    }
     let parsed;
     try {
       parsed = parseArgs({
@@ -85,6 +100,11 @@ function usageError(io: CliIo, message: string): number {
   io.err(`agent-platform package: ${message}`);
   io.err(USAGE);
   return EXIT_USAGE;
+}
+
+function isParseArgsError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }
 
 function count(n: number, noun: string): string {

@@ -184,6 +184,7 @@ async function writePackageRecord(
     payload,
     entity_id: entityId,
     dependencies: step.dependencies,
+    source: step.origin,
   }));
 }
 

@@ -11,6 +11,9 @@ import type {
 } from '@agent-platform/contracts';
 import type { Collection, Store } from '@agent-platform/store';
 
+/** Where an installed package came from: a local directory, or a registry (docs/catalog.md). */
+export type PackageOrigin = 'path' | 'registry';
+
 /**
  * What the catalog stores (docs/catalog.md). One `installed_packages` row per package (id = the
  * package name, DECISIONS D4), plus the entity the package realises, which later features read:
@@ -35,6 +38,8 @@ export interface InstalledPackageRecord {
   entity_id: string;
   /** Packages this one needs: `[dependencies]` keys plus a workflow's `agents_required`. */
   dependencies: string[];
+  /** Absent on records written before installs from a registry existed: `path`. */
+  source?: PackageOrigin;
 }
 
 export interface CompetencyRecord {

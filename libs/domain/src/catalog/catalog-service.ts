@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isAbsolute } from 'node:path';
-import type { InstalledItem, InstalledPackage, PackageType, TemplateSummary } from '@agent-platform/contracts';
+import type { InstalledItem, InstalledPackage, PackageType, RegistrySearchQuery, RegistrySearchResult, TemplateSummary } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
@@ -22,23 +21,13 @@ import { refuseRevokedInstall } from '../revocations/revocation-guard.ts';
 import { revocationStatus } from '../revocations/revocation-records.ts';
 import { applyPlan } from './apply-install.ts';
 import { catalogCollections, type InstalledPackageRecord } from './catalog-records.ts';
-import { planInstall } from './install-plan.ts';
+import { planInstall, type PlannedPackage } from './install-plan.ts';
+import { requestKind, type InstallRequest } from './install-request.ts';
 import { checkPlannedActivation } from './planned-activation.ts';
 import type { PackageSource } from './package-source.ts';
+import { planRegistryInstall, requireRegistry, type CatalogRegistryDeps } from './registry-install.ts';
 
-/** `POST /catalog/install` (DECISIONS D5): a local directory, or a registry name (not available yet). */
-export interface InstallRequest {
-  path?: string;
-  name?: string;
-  version?: string;
-  /** Agents installed (or upgraded) by this request end up Running, after the contract check. */
-  activate?: boolean;
-  /**
-   * The requested package must be of this type (POST /competencies/install, /skills/install): any
-   * other is a 400 ValidationError before anything is written. Not part of POST /catalog/install.
-   */
-  type?: PackageType;
-}
+export type { InstallRequest } from './install-request.ts';
 
 /** Installs and removes packages (docs/catalog.md). */
 export interface CatalogService {
@@ -58,6 +47,8 @@ export interface CatalogService {
    */
   uninstall(name: string): Promise<void>;
   templates(): Promise<TemplateSummary[]>;
+  /** `GET /catalog/search`: the registry's answer, as it gave it. */
+  search(query: RegistrySearchQuery): Promise<RegistrySearchResult>;
 }
 
 export interface CatalogServiceDeps {
@@ -76,6 +67,8 @@ export interface CatalogServiceDeps {
   effects?: EquipEffects;
   /** Where `agent.installed`, `agent.upgraded`, `agent.activated` and `agent.uninstalled` go (docs/events.md). */
   events?: EventPublisher;
+  /** Install by name and search (`[catalog] registry_url`); absent = no registry. */
+  registry?: CatalogRegistryDeps;
 }
 
 export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
@@ -157,11 +150,20 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
     }
   }
 
+  async function planRequest(request: InstallRequest): Promise<PlannedPackage[]> {
+    const what = requestKind(request);
+    if (what.kind === 'path') {
+      const plan = await planInstall(what.path, { source: deps.source, installed: get });
+      if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, what.path);
+      return plan;
+    }
+    const installedAll = async () => (await records.packages.find()).map(({ doc }) => doc);
+    return planRegistryInstall(what.request, { registry: deps.registry, installed: get, installedAll });
+  }
+
   return {
     async install(request) {
-      const path = installPath(request);
-      const plan = await planInstall(path, { source: deps.source, installed: get });
-      if (request.type !== undefined) expectType(plan[plan.length - 1]?.pkg.manifest.package, request.type, path);
+      const plan = await planRequest(request);
       await checkPlannedSkills(plan, deps.skills ?? NO_INTERPRETER);
       const activate = request.activate === true;
       // docs/catalog.md "Revocations": a revoked name@version, from a path or the registry alike.
@@ -195,6 +197,7 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
         version: doc.version,
         title: doc.title,
         installed_at: doc.installed_at,
+        source: doc.source ?? 'path',
         ...revocation(doc.name, doc.version),
       }));
     },
@@ -225,6 +228,9 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       });
       return rows.map(({ doc }) => templateSummary(doc));
     },
+    search(query) {
+      return requireRegistry(deps.registry, 'searching').source.search(query);
+    },
   };
 }
 
@@ -232,28 +238,6 @@ const NO_INTERPRETER: SkillCheckDeps = {
   starlark: null,
   limits: () => DEFAULT_STARLARK_LIMITS,
 };
-
-function installPath(request: InstallRequest): string {
-  if (request.path !== undefined && request.name !== undefined)
-    throw Errors.validation('give either path or name, not both');
-  if (request.name !== undefined)
-    throw Errors.catalog(
-      'installing by name needs the registry, which is not available in this version; install from a local path',
-      {
-        name: request.name,
-      },
-    );
-  if (request.path === undefined)
-    throw Errors.validation('path is required: the package directory to install');
-  if (!isAbsolute(request.path))
-    throw Errors.validation(
-      `path must be absolute (the platform does not share your working directory): ${request.path}`,
-      {
-        path: request.path,
-      },
-    );
-  return request.path;
-}
 
 function expectType(
   root: { type: PackageType; name: string } | undefined,

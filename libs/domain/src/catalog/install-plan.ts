@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { compareVersions, satisfies, type LoadedPackage } from '@agent-platform/packages';
 import { Errors } from '../errors/errors.ts';
-import type { InstalledPackageRecord } from './catalog-records.ts';
+import type { InstalledPackageRecord, PackageOrigin } from './catalog-records.ts';
 import type { PackageSource } from './package-source.ts';
 
 /** What installing one package of a plan does. */
@@ -16,6 +16,7 @@ export interface PlannedPackage {
   previous: InstalledPackageRecord | null;
   /** `[dependencies]` keys plus a workflow's `agents_required`. */
   dependencies: string[];
+  origin: PackageOrigin;
 }
 
 export interface MissingPackage {
@@ -24,6 +25,25 @@ export interface MissingPackage {
   needed_by: string;
   reason: string;
 }
+
+/** A package read and validated, ready to plan. */
+export interface FoundPackage {
+  pkg: LoadedPackage;
+  /** Its directory (`path`), or the registry URL it was downloaded from (`registry`). */
+  at: string;
+  origin: PackageOrigin;
+}
+
+/**
+ * Where a dependency that this install does not bring yet comes from: `'installed'` reuses the
+ * installed package, a `FoundPackage` is planned (and its own dependencies after it), `missing`
+ * says why neither works.
+ */
+export type DependencyLookup = (
+  dependency: string,
+  constraint: string,
+  neededBy: FoundPackage,
+) => Promise<FoundPackage | 'installed' | { missing: string }>;
 
 export interface PlanContext {
   source: PackageSource;
@@ -41,12 +61,37 @@ export interface PlanContext {
 export async function planInstall(rootDir: string, ctx: PlanContext): Promise<PlannedPackage[]> {
   const root = await ctx.source.load(rootDir);
   if (root === null) throw Errors.validation(`no package directory at ${rootDir}`, { path: rootDir });
+  const lookup: DependencyLookup = async (dep, constraint, neededBy) => {
+    const installed = await ctx.installed(dep);
+    if (installed !== null && satisfies(installed.version, constraint)) return 'installed';
+    const siblingDir = join(dirname(neededBy.at), dep);
+    const sibling = await ctx.source.load(siblingDir);
+    const problem = siblingProblem(dep, constraint, siblingDir, sibling, installed);
+    if (problem !== null || sibling === null) return { missing: problem ?? 'not found' };
+    return { pkg: sibling, at: siblingDir, origin: 'path' };
+  };
+  return planPackages([{ pkg: root, at: rootDir, origin: 'path' }], { installed: (name) => ctx.installed(name), lookup });
+}
+
+/**
+ * The plan of `roots` (each with its dependencies, found through `lookup`), in dependency order:
+ * the planning shared by installs from a path and from a registry. A dependency this install
+ * already brings must satisfy every constraint on it; a cycle is a `CatalogError`; every missing
+ * dependency is reported at once as `MissingDependency`; an older version than the installed one
+ * is refused (no downgrade).
+ */
+export async function planPackages(
+  roots: readonly FoundPackage[],
+  ctx: { installed: (name: string) => Promise<InstalledPackageRecord | null>; lookup: DependencyLookup },
+): Promise<PlannedPackage[]> {
   const planned = new Map<string, PlannedPackage>();
   const order: PlannedPackage[] = [];
   const missing: MissingPackage[] = [];
 
-  const visit = async (pkg: LoadedPackage, dir: string, stack: readonly string[]): Promise<void> => {
+  const visit = async (found: FoundPackage, stack: readonly string[]): Promise<void> => {
+    const { pkg } = found;
     const name = pkg.manifest.package.name;
+    if (planned.has(name)) return;
     const path = [...stack, name];
     const dependencies = dependenciesOf(pkg);
     for (const [dep, constraint] of dependencies) {
@@ -63,16 +108,13 @@ export async function planInstall(rootDir: string, ctx: PlanContext): Promise<Pl
           });
         continue;
       }
-      const installed = await ctx.installed(dep);
-      if (installed !== null && satisfies(installed.version, constraint)) continue;
-      const siblingDir = join(dirname(dir), dep);
-      const sibling = await ctx.source.load(siblingDir);
-      const problem = siblingProblem(dep, constraint, siblingDir, sibling, installed);
-      if (problem !== null || sibling === null) {
-        missing.push({ name: dep, constraint, needed_by: name, reason: problem ?? 'not found' });
+      const next = await ctx.lookup(dep, constraint, found);
+      if (next === 'installed') continue;
+      if ('missing' in next) {
+        missing.push({ name: dep, constraint, needed_by: name, reason: next.missing });
         continue;
       }
-      await visit(sibling, siblingDir, path);
+      await visit(next, path);
     }
     if (planned.has(name)) return;
     const previous = await ctx.installed(name);
@@ -83,12 +125,13 @@ export async function planInstall(rootDir: string, ctx: PlanContext): Promise<Pl
       action: decideAction(pkg, previous),
       previous,
       dependencies: dependencies.map(([dep]) => dep),
+      origin: found.origin,
     };
     planned.set(name, entry);
     order.push(entry);
   };
 
-  await visit(root, rootDir, []);
+  for (const root of roots) await visit(root, []);
   if (missing.length > 0) {
     const list = missing
       .map((m) => `${m.name} ${m.constraint} (needed by ${m.needed_by}: ${m.reason})`)
@@ -99,7 +142,7 @@ export async function planInstall(rootDir: string, ctx: PlanContext): Promise<Pl
 }
 
 /** Mandatory dependencies with their constraints: `[dependencies]`, then a workflow's `agents_required` (any version). */
-export function dependenciesOf(pkg: LoadedPackage): Array<[string, string]> {
+export function dependenciesOf(pkg: Pick<LoadedPackage, 'manifest' | 'payload'>): Array<[string, string]> {
   const deps = new Map(Object.entries(pkg.manifest.dependencies));
   if (pkg.payload.file === 'workflow.json')
     for (const agent of pkg.payload.data.agents_required) if (!deps.has(agent)) deps.set(agent, '*');

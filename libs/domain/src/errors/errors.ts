@@ -116,6 +116,9 @@ export const Errors = {
   /** A package install or uninstall the catalog refuses (400, route-local category). */
   catalog: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('CatalogError', message, details === undefined ? {} : { details }),
+  /** A package or collection the configured registry does not know (docs/catalog.md "Installing by name"). */
+  notInRegistry: (kind: 'package' | 'collection', name: string, registry: string) =>
+    new PlatformError('NotFound', `${kind} '${name}' is not in the registry ${registry}`, { details: { kind, id: name, registry } }),
   /** A mandatory package dependency is neither installed nor found (500 per the spec's table). */
   missingDependency: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('MissingDependency', message, details === undefined ? {} : { details }),

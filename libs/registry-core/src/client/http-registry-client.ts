@@ -1,0 +1,224 @@
+import {
+  RegistryCollection,
+  RegistryPackage,
+  RegistrySearchResult,
+  RegistrySigningKey,
+  RegistryVersion,
+  RegistryVersionList,
+  RegistryWhoami,
+  type RegistrySearchQuery,
+  type RegistryYankBody,
+} from '@agent-platform/contracts';
+import { MAX_ARCHIVE_CONTENT_BYTES } from '@agent-platform/packages';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { RegistryRequestError } from './registry-request-error.ts';
+
+export interface HttpRegistryClientOptions {
+  /** Base URL of the registry (`http://registry.internal:4210`; a path prefix is kept). */
+  url: string;
+  /** A call with no complete answer after this long fails (the platform: `[catalog] request_timeout_ms`). */
+  timeoutMs: number;
+  /** Named in the timeout message, e.g. `[catalog] request_timeout_ms`. */
+  timeoutSetting?: string;
+  /** The bearer sent with every call (a `reg_sk_` key or an OIDC token), read per call; empty = anonymous. */
+  token?: () => string | undefined;
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Largest JSON answer read; default 8 MiB. */
+  maxJsonBytes?: number;
+  /** Largest archive downloaded; default the archive reader's own content limit. */
+  maxArchiveBytes?: number;
+}
+
+/** The registry's HTTP surface as its clients use it: the platform's catalog and the CLI. */
+export interface HttpRegistryClient {
+  readonly url: string;
+  /** `GET /packages/{name}`; null when the registry does not know the name. */
+  package(name: string): Promise<RegistryPackage | null>;
+  versions(name: string): Promise<RegistryVersion[] | null>;
+  version(name: string, version: string): Promise<RegistryVersion | null>;
+  download(name: string, version: string): Promise<Uint8Array | null>;
+  search(query: RegistrySearchQuery): Promise<RegistrySearchResult>;
+  collection(name: string): Promise<RegistryCollection | null>;
+  signingKey(): Promise<RegistrySigningKey>;
+  whoami(): Promise<RegistryWhoami>;
+  /** `POST /packages` with the archive bytes; the registry's record of the signed version. */
+  publish(archive: Uint8Array): Promise<RegistryVersion>;
+  yank(name: string, version: string, body: RegistryYankBody): Promise<RegistryVersion>;
+}
+
+interface Call {
+  method?: 'GET' | 'POST';
+  path: string;
+  body?: { bytes: Uint8Array; type: string };
+  /** 404 answers null instead of failing. */
+  nullOn404?: boolean;
+  maxBytes: number;
+}
+
+/**
+ * The registry client (docs/catalog.md "Installing by name"). Every call is bounded in time
+ * (`timeoutMs`, the whole answer included) and in size; failures are `RegistryRequestError`s
+ * (502 through the api). The registry URL is operator configuration, trusted like provider URLs
+ * (DECISIONS D9): private addresses are allowed and the platform's outbound guard does not apply.
+ */
+export function createHttpRegistryClient(options: HttpRegistryClientOptions): HttpRegistryClient {
+  const base = options.url.endsWith('/') ? options.url : `${options.url}/`;
+  const shownUrl = options.url.replace(/\/+$/, '');
+  const doFetch = options.fetch ?? fetch;
+  const maxJson = options.maxJsonBytes ?? 8 * 1024 * 1024;
+  const maxArchive = options.maxArchiveBytes ?? MAX_ARCHIVE_CONTENT_BYTES;
+  const seg = encodeURIComponent;
+
+  const fail = (message: string, status: number | null, details: Record<string, unknown>, cause?: unknown) =>
+    new RegistryRequestError(`registry ${shownUrl}: ${message}`, {
+      status,
+      details: { registry: shownUrl, ...details },
+      retryable: status === null || status >= 500,
+      cause,
+    });
+
+  async function send(call: Call): Promise<{ status: number; headers: Headers; bytes: Uint8Array } | null> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+    const what = `${call.method ?? 'GET'} /${call.path}`;
+    try {
+      const headers: Record<string, string> = { accept: 'application/json' };
+      const token = options.token?.();
+      if (token !== undefined && token !== '') headers.authorization = `Bearer ${token}`;
+      if (call.body !== undefined) headers['content-type'] = call.body.type;
+      const response = await doFetch(new URL(call.path, base), {
+        method: call.method ?? 'GET',
+        headers,
+        ...(call.body === undefined ? {} : { body: call.body.bytes }),
+        signal: controller.signal,
+        redirect: 'follow',
+      });
+      if (response.status === 404 && call.nullOn404 === true) {
+        await response.body?.cancel().catch(() => undefined);
+        return null;
+      }
+      const bytes = await readBounded(response, call.maxBytes, () => {
+        throw fail(`the answer to ${what} is over ${call.maxBytes} bytes`, response.status, { reason: 'too_large' });
+      });
+      if (response.status >= 400) throw refusal(what, response.status, bytes);
+      return { status: response.status, headers: response.headers, bytes };
+    } catch (error) {
+      if (error instanceof RegistryRequestError) throw error;
+      if (controller.signal.aborted) {
+        const setting = options.timeoutSetting === undefined ? '' : ` (${options.timeoutSetting})`;
+        throw fail(`no answer to ${what} within ${options.timeoutMs} ms${setting}`, null, { reason: 'timeout' }, error);
+      }
+      throw fail(`unreachable (${networkReason(error)})`, null, { reason: 'unreachable' }, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function refusal(what: string, status: number, bytes: Uint8Array): RegistryRequestError {
+    const envelope = parseEnvelope(bytes);
+    const said = envelope === null ? '' : `: ${envelope.category}: ${envelope.message}`;
+    return fail(`${what} answered ${status}${said}`, status, {
+      reason: status >= 500 ? 'registry_failed' : 'refused',
+      status,
+      ...(envelope === null ? {} : { registry_error: envelope }),
+    });
+  }
+
+  async function json<S extends TSchema>(schema: S, call: Omit<Call, 'maxBytes'>, shape: string): Promise<Static<S> | null> {
+    const answer = await send({ ...call, maxBytes: maxJson });
+    if (answer === null) return null;
+    let body: unknown;
+    try {
+      body = JSON.parse(new TextDecoder().decode(answer.bytes));
+    } catch {
+      body = undefined;
+    }
+    if (!Value.Check(schema, body)) throw fail(`the answer to ${call.method ?? 'GET'} /${call.path} is not a ${shape}`, answer.status, { reason: 'bad_answer' });
+    return body;
+  }
+
+  const must = <T>(value: T | null, what: string): T => {
+    if (value === null) throw fail(`${what} answered 404`, 404, { reason: 'refused', status: 404 });
+    return value;
+  };
+
+  return {
+    url: shownUrl,
+    package: (name) => json(RegistryPackage, { path: `packages/${seg(name)}`, nullOn404: true }, 'RegistryPackage'),
+    async versions(name) {
+      const list = await json(RegistryVersionList, { path: `packages/${seg(name)}/versions`, nullOn404: true }, 'RegistryVersionList');
+      return list?.versions ?? null;
+    },
+    version: (name, version) =>
+      json(RegistryVersion, { path: `packages/${seg(name)}/${seg(version)}`, nullOn404: true }, 'RegistryVersion'),
+    async download(name, version) {
+      const answer = await send({ path: `packages/${seg(name)}/${seg(version)}/download`, nullOn404: true, maxBytes: maxArchive });
+      return answer?.bytes ?? null;
+    },
+    async search(query) {
+      const params = new URLSearchParams();
+      for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+      const text = params.toString();
+      return must(await json(RegistrySearchResult, { path: `search${text === '' ? '' : `?${text}`}` }, 'RegistrySearchResult'), 'GET /search');
+    },
+    collection: (name) => json(RegistryCollection, { path: `collections/${seg(name)}`, nullOn404: true }, 'RegistryCollection'),
+    async signingKey() {
+      return must(await json(RegistrySigningKey, { path: 'signing-key' }, 'RegistrySigningKey'), 'GET /signing-key');
+    },
+    async whoami() {
+      return must(await json(RegistryWhoami, { path: 'auth/whoami' }, 'RegistryWhoami'), 'GET /auth/whoami');
+    },
+    async publish(archive) {
+      const call = { method: 'POST' as const, path: 'packages', body: { bytes: archive, type: 'application/gzip' } };
+      return must(await json(RegistryVersion, call, 'RegistryVersion'), 'POST /packages');
+    },
+    async yank(name, version, body) {
+      const bytes = new TextEncoder().encode(JSON.stringify(body));
+      const call = { method: 'POST' as const, path: `packages/${seg(name)}/${seg(version)}/yank`, body: { bytes, type: 'application/json' } };
+      return must(await json(RegistryVersion, call, 'RegistryVersion'), `POST /packages/${name}/${version}/yank`);
+    },
+  };
+}
+
+/** The body, refused once it passes `max` bytes (declared or streamed). */
+async function readBounded(response: Response, max: number, tooLarge: () => never): Promise<Uint8Array> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > max) {
+    await response.body?.cancel().catch(() => undefined);
+    tooLarge();
+  }
+  if (response.body === null) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => undefined);
+      tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseEnvelope(bytes: Uint8Array): { category: string; message: string } | null {
+  try {
+    const body = JSON.parse(new TextDecoder().decode(bytes)) as { error?: { category?: unknown; message?: unknown } };
+    const { category, message } = body.error ?? {};
+    return typeof category === 'string' && typeof message === 'string' ? { category, message: message.slice(0, 500) } : null;
+  } catch {
+    return null;
+  }
+}
+
+function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
