@@ -24,7 +24,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** tsx's loader by absolute URL, as `npm start -w apps/<name>` runs `tsx src/main.ts`. */
 const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 
-export type AppName = 'api' | 'agent-worker' | 'scheduler' | 'channel-bridge';
+export type AppName = 'api' | 'agent-worker' | 'scheduler' | 'channel-bridge' | 'registry';
 
 /** One app process of the fleet, started as an operator starts it. */
 export interface AppProcess {
@@ -32,7 +32,7 @@ export interface AppProcess {
   readonly child: ChildProcess;
   output(): string;
   readonly exited: Promise<number | null>;
-  /** Resolves once the boot line is printed: the api's address, or '' for the other apps. */
+  /** Resolves once the boot line is printed: the api's or the registry's address, or '' for the other apps. */
   ready(timeoutMs?: number): Promise<string>;
   /** SIGKILL (a crash), then waits for the exit. */
   kill(): Promise<void>;
@@ -51,7 +51,7 @@ export function startApp(app: AppName, configPath: string, env: Record<string, s
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const bootLine = app === 'api' ? /listening on (\S+)/ : new RegExp(`agent platform \\(${app}\\) \\S+ started`);
+  const bootLine = bootLineOf(app);
   return {
     app,
     child,
@@ -76,6 +76,13 @@ export function startApp(app: AppName, configPath: string, env: Record<string, s
       return exited;
     },
   };
+}
+
+/** The line an app prints once it serves: the api's listener, the registry's boot line with its listener, the others' boot line. */
+function bootLineOf(app: AppName): RegExp {
+  if (app === 'api') return /listening on (\S+)/;
+  if (app === 'registry') return /agent platform \(registry\) \S+ started: .*listening on (\S+)/;
+  return new RegExp(`agent platform \\(${app}\\) \\S+ started`);
 }
 
 export interface FleetOptions {
