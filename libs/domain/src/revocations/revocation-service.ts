@@ -35,11 +35,11 @@ export interface RevocationService {
 export interface RevocationServiceDeps extends RevocationEffectsDeps {
   audit: Pick<AuditTrail, 'record'>;
   events?: EventPublisher;
-  /** How long a claimer may take before another node takes the entry over; default 60 s. */
+  /** How long a claimer may take before another node takes the entry over; default 20 s (applying takes milliseconds; with the default 30 s poll a node dying mid-way still leaves the entry applied within a minute). */
   claimLeaseMs?: number;
 }
 
-const DEFAULT_LEASE_MS = 60_000;
+const DEFAULT_LEASE_MS = 20_000;
 
 export function createRevocationService(deps: RevocationServiceDeps): RevocationService {
   const { revocations, claims, cursors } = revocationCollections(deps.store);
