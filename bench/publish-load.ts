@@ -1,4 +1,4 @@
-import { summarizeLatencies } from './latency.ts';
+import { selfTimedResult } from './latency.ts';
 import type { LoadResult } from './target.ts';
 
 /** Archives handed out in order, each once: a version published twice would be a 409, not a publish. */
@@ -72,12 +72,5 @@ export async function runPublishLoad(url: string, pool: ArchivePool, settings: P
   if (pool.remaining === 0 && elapsedSecs < settings.durationSecs)
     console.error(`  the archive pool ran out after ${elapsedSecs.toFixed(1)} s of the ${settings.durationSecs} s asked`);
   if (refusals.length > 0) console.error(`  ${non2xx} publishes refused, the first: ${refusals[0]}`);
-  return {
-    requests: latencies.length,
-    throughputRps: latencies.length / elapsedSecs,
-    ...summarizeLatencies(latencies),
-    errors,
-    timeouts,
-    non2xx,
-  };
+  return selfTimedResult(latencies, elapsedSecs, { errors, timeouts, non2xx });
 }
