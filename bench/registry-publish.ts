@@ -1,8 +1,5 @@
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildPackage, contentHash, createArchive, readArchive, setContentHash } from '@agent-platform/packages';
-import { ROOT } from './node-process.ts';
+import { contentHash, createArchive, readArchive, setContentHash } from '@agent-platform/packages';
+import { exampleArchive } from '@agent-platform/registry-core/testing';
 
 /** The example every publish of the bench is made from: a prompt-only skill (one SKILL.md). */
 export const PUBLISH_EXAMPLE = 'loss-summary';
@@ -13,23 +10,14 @@ const MANIFEST = 'package.toml';
 
 /**
  * `count` distinct archives a registry accepts, built before any timing: examples/loss-summary
- * built once with `buildPackage` (in a temp copy), then for archive `i` the name
+ * built once with `buildPackage` (`exampleArchive`, in a temp copy), then for archive `i` the name
  * `publish-bench-<i % names>`, the version `1.<floor(i / names)>.0`, one line appended to the
  * payload (so each archive has its own content), `[signing] content_hash` set to the new payload's
  * hash with `setContentHash`, packed with `createArchive`. Publishing them in order makes the
  * first `names` publishes new packages and the rest new versions of them.
  */
 export async function buildPublishArchives(count: number, names = PUBLISH_NAMES): Promise<Buffer[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'ap-bench-publish-'));
-  let files: Map<string, Uint8Array>;
-  try {
-    await cp(join(ROOT, 'examples', PUBLISH_EXAMPLE), join(dir, PUBLISH_EXAMPLE), { recursive: true });
-    // Any platform: the registry validates for every platform, not for this checkout's.
-    const built = await buildPackage(join(dir, PUBLISH_EXAMPLE), join(dir, 'dist'), { platformVersion: '' });
-    files = readArchive(await readFile(built.archive_path));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const files = readArchive(await exampleArchive(PUBLISH_EXAMPLE));
   const payloadPath = [...files.keys()].find((path) => path.startsWith('payload/') && !path.endsWith('/'));
   if (payloadPath === undefined) throw new Error(`examples/${PUBLISH_EXAMPLE} has no payload file`);
   const manifest = new TextDecoder().decode(files.get(MANIFEST));
