@@ -10,6 +10,7 @@ import {
   type RegistrySearchQuery,
   type RegistryYankBody,
 } from '@agent-platform/contracts';
+import { readCappedBody } from '@agent-platform/net';
 import { MAX_ARCHIVE_CONTENT_BYTES } from '@agent-platform/packages';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
@@ -116,9 +117,8 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
         await response.body?.cancel().catch(() => undefined);
         return null;
       }
-      const bytes = await readBounded(response, call.maxBytes, () => {
-        throw fail(`the answer to ${what} is over ${call.maxBytes} bytes`, response.status, { reason: 'too_large' });
-      });
+      const bytes = await readCappedBody(response, call.maxBytes);
+      if (bytes === null) throw fail(`the answer to ${what} is over ${call.maxBytes} bytes`, response.status, { reason: 'too_large' });
       if (response.status >= 400) throw refusal(what, response.status, bytes);
       return { status: response.status, headers: response.headers, bytes };
     } catch (error) {
@@ -226,30 +226,6 @@ function hasUserInfo(url: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The body, refused once it passes `max` bytes (declared or streamed). */
-async function readBounded(response: Response, max: number, tooLarge: () => never): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > max) {
-    await response.body?.cancel().catch(() => undefined);
-    tooLarge();
-  }
-  if (response.body === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => undefined);
-      tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 function parseEnvelope(bytes: Uint8Array): { category: string; message: string } | null {
