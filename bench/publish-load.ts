@@ -32,7 +32,11 @@ const PUBLISH_TIMEOUT_MS = 10_000;
  * 201 counts as a publish; its latency runs from the request to the end of the answer's body.
  * Throughput is publishes over the wall time of the run.
  */
-export async function runPublishLoad(url: string, pool: ArchivePool, settings: PublishLoadSettings): Promise<LoadResult> {
+export async function runPublishLoad(
+  url: string,
+  pool: ArchivePool,
+  settings: PublishLoadSettings,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   let timeouts = 0;
@@ -70,7 +74,9 @@ export async function runPublishLoad(url: string, pool: ArchivePool, settings: P
   await Promise.all(Array.from({ length: settings.concurrency }, () => caller()));
   const elapsedSecs = (performance.now() - started) / 1000;
   if (pool.remaining === 0 && elapsedSecs < settings.durationSecs)
-    console.error(`  the archive pool ran out after ${elapsedSecs.toFixed(1)} s of the ${settings.durationSecs} s asked`);
+    console.error(
+      `  the archive pool ran out after ${elapsedSecs.toFixed(1)} s of the ${settings.durationSecs} s asked`,
+    );
   if (refusals.length > 0) console.error(`  ${non2xx} publishes refused, the first: ${refusals[0]}`);
   return selfTimedResult(latencies, elapsedSecs, { errors, timeouts, non2xx });
 }

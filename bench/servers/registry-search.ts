@@ -12,7 +12,9 @@ import { registrySearchCorpus } from '../registry-search.ts';
 // embedded engines and the adapters `openRegistryDeps` picks (signing key and filesystem archives
 // under --data-dir), seeded with --packages packages (bench/registry-search.ts), on a free
 // loopback port.
-const { values } = parseArgs({ options: { 'data-dir': { type: 'string' }, packages: { type: 'string', default: '10000' } } });
+const { values } = parseArgs({
+  options: { 'data-dir': { type: 'string' }, packages: { type: 'string', default: '10000' } },
+});
 const dataDir = values['data-dir'];
 if (dataDir === undefined) throw new Error('--data-dir is required');
 
@@ -22,13 +24,24 @@ config.storage.data_dir = dataDir;
 config.storage.durability = 'normal';
 config.registry.listen = '127.0.0.1:0';
 const { logger } = createLogger({ level: 'warn', bufferLines: 10 });
-const engines = await openEngines(config, { clock: systemClock, logger, dataDir, processName: 'registry-search-bench' });
+const engines = await openEngines(config, {
+  clock: systemClock,
+  logger,
+  dataDir,
+  processName: 'registry-search-bench',
+});
 const corpus = registrySearchCorpus(Number(values.packages));
 const seededAt = Date.now();
 await seedVersions(engines.store, corpus);
 console.log(`seeded ${values.packages} packages (${corpus.length} versions) in ${Date.now() - seededAt} ms`);
 
-const opened = await openRegistryDeps({ engines, logger, clock: systemClock, version: platformVersion(), config: () => config });
+const opened = await openRegistryDeps({
+  engines,
+  logger,
+  clock: systemClock,
+  version: platformVersion(),
+  config: () => config,
+});
 const app = await buildRegistryApp({ ...opened.deps, engines });
 const builtAt = Date.now();
 const first = await app.inject({ method: 'GET', url: '/search' });
@@ -38,11 +51,13 @@ console.log(`index of ${first.json<{ total: number }>().total} packages built in
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`registry-search listening on ${address}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () =>
-    void app
-      .close()
-      .then(() => opened.close())
-      .then(() => engines.close())
-      .then(() => process.exit(0)),
+  process.once(
+    signal,
+    () =>
+      void app
+        .close()
+        .then(() => opened.close())
+        .then(() => engines.close())
+        .then(() => process.exit(0)),
   );
 }

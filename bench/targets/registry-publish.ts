@@ -50,7 +50,8 @@ function registryPublish(concurrency: number): BenchTarget {
           processes: [{ role: 'registry', pid: registry.pid }],
           // What the runner checks before the load: the registry up, its archive store writable.
           request: { method: 'GET', path: '/health' },
-          measure: (settings) => runPublishLoad(url, pool, { concurrency, durationSecs: settings.durationSecs }),
+          measure: (settings) =>
+            runPublishLoad(url, pool, { concurrency, durationSecs: settings.durationSecs }),
           stop,
         };
       } catch (error) {

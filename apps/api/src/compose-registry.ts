@@ -1,6 +1,10 @@
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { RegistryAccess } from '@agent-platform/domain';
-import { createHttpRegistryClient, createRegistryTrust, type HttpRegistryClient } from '@agent-platform/registry-core';
+import {
+  createHttpRegistryClient,
+  createRegistryTrust,
+  type HttpRegistryClient,
+} from '@agent-platform/registry-core';
 
 type CatalogConfig = PlatformConfig['catalog'];
 

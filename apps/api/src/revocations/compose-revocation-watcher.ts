@@ -8,7 +8,10 @@ import { createRevocationWatcher, type RevocationWatcher } from './revocation-wa
  * in the store (docs/catalog.md "Revocations"). It reads the feed through the platform's registry
  * client (compose-registry.ts), the same HTTP path as install by name and search.
  */
-export function composeRevocationWatcher(deps: ApiDeps, env: Record<string, string | undefined>): RevocationWatcher {
+export function composeRevocationWatcher(
+  deps: ApiDeps,
+  env: Record<string, string | undefined>,
+): RevocationWatcher {
   const catalog = () => deps.config.current().catalog;
   return createRevocationWatcher({
     revocations: deps.revocations,
