@@ -14,3 +14,20 @@ export function summarizeLatencies(
   const sum = sorted.reduce((a, b) => a + b, 0);
   return { latencyP50Ms: rank(0.5), latencyP99Ms: rank(0.99), latencyMeanMs: sum / sorted.length };
 }
+
+/**
+ * The `LoadResult` of a target that times its own requests: `latenciesMs` of the ones that
+ * succeeded, their count over the wall time of the run as throughput, and the failures counted.
+ */
+export function selfTimedResult(
+  latenciesMs: number[],
+  elapsedSecs: number,
+  failures: Pick<LoadResult, 'errors' | 'timeouts' | 'non2xx'>,
+): LoadResult {
+  return {
+    requests: latenciesMs.length,
+    throughputRps: latenciesMs.length / elapsedSecs,
+    ...summarizeLatencies(latenciesMs),
+    ...failures,
+  };
+}

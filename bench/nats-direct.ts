@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { connectNatsBus } from '@agent-platform/bus/nats';
 import { Subjects, type AgentInvokeReply, type AgentInvokeRequest } from '@agent-platform/contracts';
-import { summarizeLatencies } from './latency.ts';
+import { selfTimedResult } from './latency.ts';
 import { BENCH_MESSAGE } from './platform-setup.ts';
 import type { LoadResult, LoadSettings } from './target.ts';
 
@@ -44,12 +44,5 @@ export async function measureDirectNats(natsUrl: string, agentId: string, settin
     await bus.close();
   }
   const elapsedSecs = (performance.now() - started) / 1000;
-  return {
-    requests: latencies.length,
-    throughputRps: latencies.length / elapsedSecs,
-    ...summarizeLatencies(latencies),
-    errors,
-    timeouts,
-    non2xx: 0,
-  };
+  return selfTimedResult(latencies, elapsedSecs, { errors, timeouts, non2xx: 0 });
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { WorkflowRunStatus } from '@agent-platform/contracts';
 import { createPackageShelf } from '@agent-platform/testkit';
-import { summarizeLatencies } from './latency.ts';
+import { selfTimedResult, summarizeLatencies } from './latency.ts';
 import type { BenchRequest, LoadResult } from './target.ts';
 
 // What the workflow targets share (issue 9 item 9): a workflow installed from a package written
@@ -129,7 +129,7 @@ export async function measureRuns(load: RunLoad): Promise<LoadResult> {
     `  ${values.length} runs in ${elapsedSecs.toFixed(1)} s; client view, POST sent to end received: ` +
       `p50 ${client.latencyP50Ms.toFixed(2)} ms, p99 ${client.latencyP99Ms.toFixed(2)} ms`,
   );
-  return { requests: values.length, throughputRps: values.length / elapsedSecs, ...summarizeLatencies(values), ...counts };
+  return selfTimedResult(values, elapsedSecs, counts);
 }
 
 async function runOnce(url: string, token: string, workflowId: string, input: string): Promise<RunOutcome> {

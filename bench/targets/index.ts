@@ -7,6 +7,7 @@ import { fleetSchedulesOne, fleetSchedulesOneSpread, fleetSchedulesTwo } from '.
 import { fleetSend } from './fleet-send.ts';
 import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
+import { registryPublishEight, registryPublishOne } from './registry-publish.ts';
 import { registrySearch } from './registry-search.ts';
 import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
 import { workflowFanOut8 } from './workflow-fanout-8.ts';
@@ -36,4 +37,6 @@ export const TARGETS: BenchTarget[] = [
   fleetSchedulesTwo,
   fleetSchedulesOneSpread,
   registrySearch,
+  registryPublishOne,
+  registryPublishEight,
 ];

@@ -1,3 +1,5 @@
+import { readCappedBody } from '@agent-platform/net';
+
 /** Limits of one request to an issuer's discovery or JWKS endpoint. */
 export interface FetchLimits {
   /** The whole exchange, body included. */
@@ -23,38 +25,18 @@ export async function fetchJson(url: string, limits: FetchLimits): Promise<unkno
     await response.body?.cancel();
     throw new Error(`${url}: HTTP ${response.status}`);
   }
-  const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (declared > limits.maxBytes) {
-    await response.body?.cancel();
-    throw new Error(`${url}: ${declared} bytes, over the ${limits.maxBytes} byte limit`);
+  let body: Uint8Array | null;
+  try {
+    body = await readCappedBody(response, limits.maxBytes);
+  } catch (cause) {
+    if (signal.aborted) throw new Error(`${url}: no answer within ${limits.timeoutMs} ms`, { cause });
+    throw cause;
   }
-  const text = await readCapped(response, url, limits, signal);
+  if (body === null) throw new Error(`${url}: over the ${limits.maxBytes} byte limit`);
+  const text = new TextDecoder().decode(body);
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new Error(`${url}: not JSON`);
   }
-}
-
-async function readCapped(response: Response, url: string, limits: FetchLimits, signal: AbortSignal): Promise<string> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limits.maxBytes) {
-        await reader.cancel();
-        throw new Error(`${url}: over the ${limits.maxBytes} byte limit`);
-      }
-      chunks.push(value);
-    }
-  } catch (cause) {
-    if (signal.aborted) throw new Error(`${url}: no answer within ${limits.timeoutMs} ms`, { cause });
-    throw cause;
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

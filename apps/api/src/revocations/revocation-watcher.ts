@@ -2,18 +2,19 @@ import { Subjects, type PlatformConfig, type Revocation } from '@agent-platform/
 import type { Bus, Subscription } from '@agent-platform/bus';
 import type { RevocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
-import { parseTrustedKey, verifyRevocationFeed, type TrustedKey } from '@agent-platform/registry-core';
-import { feedOf, fetchRevocationFeed } from './fetch-revocation-feed.ts';
+import { parseTrustedKey, verifyRevocationFeed, type HttpRegistryClient, type TrustedKey } from '@agent-platform/registry-core';
 
 export interface RevocationWatcherDeps {
   revocations: Pick<RevocationService, 'apply' | 'cursor' | 'advance'>;
   bus: Pick<Bus, 'listen'>;
   logger: Logger;
-  /** `[catalog]` of the running config, read per poll (interval, keys and timeout follow reloads). */
+  /** `[catalog]` of the running config, read per poll (interval and keys follow reloads). */
   settings: () => PlatformConfig['catalog'];
-  /** The environment (only main.ts reads process.env): `[catalog] registry_key_env` names the bearer's variable. */
-  env: Record<string, string | undefined>;
-  fetch?: typeof fetch;
+  /**
+   * The platform's registry client for the current `[catalog]` (compose-registry.ts: its URL,
+   * bearer and timeout), read per poll; null while `registry_url` is empty.
+   */
+  registry: () => Pick<HttpRegistryClient, 'url' | 'revocations'> | null;
 }
 
 export interface RevocationWatcher {
@@ -104,12 +105,11 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
   }
 
   async function poll(): Promise<void> {
-    const settings = deps.settings();
-    const envName = settings.registry_key_env;
-    const source = { registryUrl: settings.registry_url, timeoutMs: settings.request_timeout_ms, bearer: envName === undefined ? null : (deps.env[envName] ?? null) };
+    const registry = deps.registry();
+    if (registry === null) return;
     for (let page = 0; page < MAX_PAGES; page++) {
       const cursor = await deps.revocations.cursor(trustedKeys().map((k) => k.key_id));
-      const feed = await verified(await fetchRevocationFeed(source, cursor, deps.fetch, halt.signal), 'poll');
+      const feed = await verified(await registry.revocations(cursor, { signal: halt.signal }), 'poll');
       if (feed === null) return;
       const settled = await applyEntries(feed.payload.revocations, feed.keyId, cursor);
       if (settled > cursor) await deps.revocations.advance(feed.keyId, settled);
@@ -159,10 +159,10 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
   return {
     name: 'revocations',
     async start() {
-      const settings = deps.settings();
-      if (settings.registry_url === '' || trustedKeys().length === 0) {
+      const registry = deps.registry();
+      if (registry === null || trustedKeys().length === 0) {
         log.info(
-          { registry_url: settings.registry_url === '' ? null : shown(settings.registry_url), trusted_keys: trustedKeys().length },
+          { registry_url: registry?.url ?? null, trusted_keys: trustedKeys().length },
           'revocations are not watched: [catalog] needs a registry_url and at least one trusted key',
         );
         return;
@@ -172,7 +172,7 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
       subscription = await deps.bus.listen<unknown>(Subjects.registryRevocations, (message) => {
         void serial(() => pushed(message)).catch((error: unknown) => log.error({ err: error }, 'a pushed revocation feed could not be applied; the next poll retries'));
       });
-      log.info({ registry_url: shown(settings.registry_url), poll_secs: settings.revocation_poll_secs, subject: Subjects.registryRevocations }, 'watching the registry revocation feed');
+      log.info({ registry_url: registry.url, poll_secs: deps.settings().revocation_poll_secs, subject: Subjects.registryRevocations }, 'watching the registry revocation feed');
       schedule(0);
     },
     async stop() {
@@ -188,12 +188,9 @@ export function createRevocationWatcher(deps: RevocationWatcherDeps): Revocation
   };
 }
 
-/** A URL as logs show it: no user info, no query (a token could hide in either). */
-function shown(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return '(not a URL)';
-  }
+/** The JWS of a pushed `RevocationFeed` message (`{feed}`), or of a bare string; null otherwise. */
+function feedOf(body: unknown): string | null {
+  if (typeof body === 'string') return body;
+  if (typeof body === 'object' && body !== null && typeof (body as { feed?: unknown }).feed === 'string') return (body as { feed: string }).feed;
+  return null;
 }

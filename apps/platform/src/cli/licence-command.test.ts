@@ -1,37 +1,13 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadLicence, validateConfig } from '@agent-platform/config';
 import { licenceStatus, EMPTY_LICENCE_USAGE } from '@agent-platform/domain';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCliProcess } from './testing/cli-runs.ts';
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-/** The CLI entry `npm run cli` runs; tsx's loader by absolute URL so any cwd works. */
-const CLI_MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(cwd: string, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, 'licence', ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `agent-platform licence <args>` as its own process. */
+const cli = (cwd: string, ...args: string[]) => runCliProcess(['licence', ...args], { cwd });
 
 let dir: string;
 beforeEach(async () => {

@@ -1,51 +1,16 @@
 import { existsSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readArchive, validateArchive } from '@agent-platform/packages';
 import { FIXTURES, setKey, writeMutated } from '@agent-platform/packages/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.ts';
+import { REPO_ROOT, runCliHere, runCliProcess } from './testing/cli-runs.ts';
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-/** The CLI entry `npm run cli` runs; tsx's loader by absolute URL so any cwd works. */
-const CLI_MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(cwd: string, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, 'package', ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** runCli in-process, for the command-line parsing cases that need no child process. */
-async function inProcess(cwd: string, ...args: string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(['package', ...args], {
-    cwd,
-    out: (l) => (stdout += `${l}\n`),
-    err: (l) => (stderr += `${l}\n`),
-  });
-  return { code, stdout, stderr };
-}
+const ROOT = REPO_ROOT;
+/** `agent-platform package <args>` as its own process, and in this process. */
+const cli = (cwd: string, ...args: string[]) => runCliProcess(['package', ...args], { cwd });
+const inProcess = (cwd: string, ...args: string[]) => runCliHere(['package', ...args], { cwd });
 
 let dir: string;
 beforeEach(async () => {
@@ -163,8 +128,7 @@ describe('agent-platform package command line', () => {
   });
 
   it('names an unknown command group and lists the known ones', async () => {
-    let stderr = '';
-    const code = await runCli(['pkg'], { cwd: dir, out: () => undefined, err: (l) => (stderr += l) });
+    const { code, stderr } = await runCliHere(['pkg'], { cwd: dir });
     expect(code).toBe(2);
     expect(stderr).toContain("unknown command 'pkg'");
     expect(stderr).toMatch(/package +validate, build, publish, yank or search packages/);

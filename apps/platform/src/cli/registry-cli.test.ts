@@ -1,22 +1,10 @@
-import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadArchive } from '@agent-platform/packages';
 import { EXAMPLES_DIR, exampleArchive, startFakeRegistry, type FakeRegistry } from '@agent-platform/registry-core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.ts';
-
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI_MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { runCliHere, runCliProcess, type CliResult } from './testing/cli-runs.ts';
 
 let dir: string;
 let configDir: string;
@@ -35,17 +23,8 @@ afterEach(async () => {
 });
 
 /** runCli in-process with a test environment: the CLI config dir is a temp dir, never the real home. */
-async function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    cwd: dir,
-    out: (l) => (stdout += `${l}\n`),
-    err: (l) => (stderr += `${l}\n`),
-    env: { AP_CLI_CONFIG_DIR: configDir, ...options.env },
-    readSecret: async () => options.stdin ?? '',
-  });
-  return { code, stdout, stderr };
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
+  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: configDir, ...options.env }, stdin: options.stdin ?? '' });
 }
 
 const credentials = () => join(configDir, 'credentials.json');
@@ -91,18 +70,10 @@ describe('agent-platform registry login / logout', () => {
 
   it('reads the key from the standard input of the real process', async () => {
     registry.acceptedKey = 'reg_sk_piped';
-    const res = await new Promise<CliResult>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, 'registry', 'login', '--registry', registry.url], {
-        cwd: dir,
-        env: { PATH: process.env.PATH ?? '', AP_CLI_CONFIG_DIR: configDir },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end('reg_sk_piped\n');
+    const res = await runCliProcess(['registry', 'login', '--registry', registry.url], {
+      cwd: dir,
+      env: { AP_CLI_CONFIG_DIR: configDir },
+      stdin: 'reg_sk_piped\n',
     });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);

@@ -29,8 +29,8 @@ export interface RegistryTestAppOptions {
 
 /**
  * A registry app built the way registry-app.ts builds it (Fastify with TypeBox types, the api's
- * error handling, the registry auth hook) with the given route plugins registered, for tests
- * and the search benchmark. One addition, for tests only: a caller named in the
+ * error handling, the registry auth hook) with the given route plugins registered, for tests.
+ * One addition, for tests only: a caller named in the
  * `x-test-caller` header replaces the one the auth hook set, so that a test can act as two
  * identities with different roles without standing up registry keys.
  */

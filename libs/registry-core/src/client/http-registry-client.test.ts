@@ -123,3 +123,69 @@ describe('the registry client', () => {
     });
   });
 });
+
+describe('the registry client, revocation feed', () => {
+  // A registry that misbehaves in each way a revocation poll must survive, on loopback.
+  let feedServer: Server;
+  let base: string;
+  const seen: Array<{ url: string; authorization: string | undefined }> = [];
+  beforeAll(async () => {
+    feedServer = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      if (req.url?.startsWith('/down/')) return void res.writeHead(503).end('maintenance');
+      if (req.url?.startsWith('/html/')) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>');
+      if (req.url?.startsWith('/empty/')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"entries": []}');
+      if (req.url?.startsWith('/slow/')) return; // never answers
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ feed: 'a.b.c' }));
+    });
+    await new Promise<void>((resolve) => feedServer.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(feedServer.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    feedServer.closeAllConnections();
+    await new Promise<void>((resolve) => feedServer.close(() => resolve()));
+  });
+
+  it('asks for the feed since the cursor, under the registry path, with the bearer only when one is configured', async () => {
+    expect(await client({ url: `${base}/registry`, token: 'reg_sk_secret' }).revocations(12)).toBe('a.b.c');
+    expect(seen.at(-1)).toEqual({ url: '/registry/revocations?since=12', authorization: 'Bearer reg_sk_secret' });
+    expect(await client({ url: base }).revocations(0)).toBe('a.b.c');
+    expect(seen.at(-1)).toEqual({ url: '/revocations?since=0', authorization: undefined });
+    await expect(client({ url: base }).revocations(-1)).rejects.toThrow(RangeError);
+  });
+
+  it('fails with a ProviderError naming the problem and never the bearer', async () => {
+    const failures = await Promise.all(
+      ['/down', '/html', '/empty', '/slow'].map((path) => failure(client({ url: `${base}${path}`, token: 'reg_sk_secret', timeoutMs: 300 }).revocations(0))),
+    );
+    expect(failures.map((e) => e.message)).toEqual([
+      `registry ${base}/down: GET /revocations?since=0 answered 503`,
+      `registry ${base}/html: the answer to GET /revocations?since=0 is not a RevocationFeed`,
+      `registry ${base}/empty: the answer to GET /revocations?since=0 is not a RevocationFeed`,
+      `registry ${base}/slow: no answer to GET /revocations?since=0 within 300 ms ([catalog] request_timeout_ms)`,
+    ]);
+    expect(failures.map((e) => e.details.reason)).toEqual(['registry_failed', 'bad_answer', 'bad_answer', 'timeout']);
+    expect(failures.every((e) => e.category === 'ProviderError' && !JSON.stringify(e).includes('reg_sk_secret'))).toBe(true);
+    const down = await failure(client({ url: 'http://127.0.0.1:1' }).revocations(0));
+    expect(down.message).toMatch(/^registry http:\/\/127\.0\.0\.1:1: unreachable \(/);
+  });
+
+  it('gives up at once when the caller cancels (a watcher stopping), long before the timeout', async () => {
+    const stop = new AbortController();
+    const started = Date.now();
+    const pending = failure(client({ url: `${base}/slow`, timeoutMs: 30_000 }).revocations(0, { signal: stop.signal }));
+    setTimeout(() => stop.abort(), 100);
+    const error = await pending;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(error.message).toBe(`registry ${base}/slow: GET /revocations?since=0 cancelled`);
+    expect(error.details.reason).toBe('cancelled');
+  });
+
+  it('never shows user info or a query of the configured URL in its messages', async () => {
+    const c = client({ url: 'http://user:pa55word@127.0.0.1:1/registry?token=abc' });
+    expect(c.url).toBe('http://127.0.0.1:1/registry');
+    const error = await failure(c.revocations(0));
+    expect(error.message).toContain('the URL carries user info (user:password@), which is never sent');
+    expect(JSON.stringify({ message: error.message, details: error.details })).not.toMatch(/pa55word|token=abc/);
+  });
+});

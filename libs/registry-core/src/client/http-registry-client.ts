@@ -6,9 +6,11 @@ import {
   RegistryVersion,
   RegistryVersionList,
   RegistryWhoami,
+  RevocationFeed,
   type RegistrySearchQuery,
   type RegistryYankBody,
 } from '@agent-platform/contracts';
+import { readCappedBody } from '@agent-platform/net';
 import { MAX_ARCHIVE_CONTENT_BYTES } from '@agent-platform/packages';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
@@ -33,6 +35,7 @@ export interface HttpRegistryClientOptions {
 
 /** The registry's HTTP surface as its clients use it: the platform's catalog and the CLI. */
 export interface HttpRegistryClient {
+  /** The base URL as messages show it: no user info, query or trailing slash. */
   readonly url: string;
   /** `GET /packages/{name}`; null when the registry does not know the name. */
   package(name: string): Promise<RegistryPackage | null>;
@@ -46,6 +49,12 @@ export interface HttpRegistryClient {
   /** `POST /packages` with the archive bytes; the registry's record of the signed version. */
   publish(archive: Uint8Array): Promise<RegistryVersion>;
   yank(name: string, version: string, body: RegistryYankBody): Promise<RegistryVersion>;
+  /**
+   * `GET /revocations?since=<seq>`: the compact JWS of the signed revocation feed (docs/registry.md
+   * "Revocation feed"), unverified: the caller verifies it against its trusted keys. `signal`
+   * abandons the call early (a watcher stopping), on top of the timeout.
+   */
+  revocations(since: number, options?: { signal?: AbortSignal }): Promise<string>;
 }
 
 interface Call {
@@ -55,6 +64,8 @@ interface Call {
   /** 404 answers null instead of failing. */
   nullOn404?: boolean;
   maxBytes: number;
+  /** Abandons the call (besides the timeout): the error then says it was cancelled. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -65,7 +76,9 @@ interface Call {
  */
 export function createHttpRegistryClient(options: HttpRegistryClientOptions): HttpRegistryClient {
   const base = options.url.endsWith('/') ? options.url : `${options.url}/`;
-  const shownUrl = options.url.replace(/\/+$/, '');
+  const shownUrl = displayUrl(options.url);
+  // fetch refuses a URL with user info, and its message would show the password: say so plainly.
+  const userInfo = hasUserInfo(options.url);
   const doFetch = options.fetch ?? fetch;
   const maxJson = options.maxJsonBytes ?? 8 * 1024 * 1024;
   const maxArchive = options.maxArchiveBytes ?? MAX_ARCHIVE_CONTENT_BYTES;
@@ -82,8 +95,13 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
   async function send(call: Call): Promise<{ status: number; headers: Headers; bytes: Uint8Array } | null> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+    const cancel = () => controller.abort();
+    call.signal?.addEventListener('abort', cancel, { once: true });
     const what = `${call.method ?? 'GET'} /${call.path}`;
     try {
+      if (userInfo)
+        throw fail('the URL carries user info (user:password@), which is never sent: give the registry key as a bearer instead ([catalog] registry_key_env)', null, { reason: 'bad_url' });
+      call.signal?.throwIfAborted();
       const headers: Record<string, string> = { accept: 'application/json' };
       const token = options.token?.();
       if (token !== undefined && token !== '') headers.authorization = `Bearer ${token}`;
@@ -99,13 +117,13 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
         await response.body?.cancel().catch(() => undefined);
         return null;
       }
-      const bytes = await readBounded(response, call.maxBytes, () => {
-        throw fail(`the answer to ${what} is over ${call.maxBytes} bytes`, response.status, { reason: 'too_large' });
-      });
+      const bytes = await readCappedBody(response, call.maxBytes);
+      if (bytes === null) throw fail(`the answer to ${what} is over ${call.maxBytes} bytes`, response.status, { reason: 'too_large' });
       if (response.status >= 400) throw refusal(what, response.status, bytes);
       return { status: response.status, headers: response.headers, bytes };
     } catch (error) {
       if (error instanceof RegistryRequestError) throw error;
+      if (call.signal?.aborted === true) throw fail(`${what} cancelled`, null, { reason: 'cancelled' }, error);
       if (controller.signal.aborted) {
         const setting = options.timeoutSetting === undefined ? '' : ` (${options.timeoutSetting})`;
         throw fail(`no answer to ${what} within ${options.timeoutMs} ms${setting}`, null, { reason: 'timeout' }, error);
@@ -113,6 +131,7 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
       throw fail(`unreachable (${networkReason(error)})`, null, { reason: 'unreachable' }, error);
     } finally {
       clearTimeout(timer);
+      call.signal?.removeEventListener('abort', cancel);
     }
   }
 
@@ -179,31 +198,34 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
       const call = { method: 'POST' as const, path: `packages/${seg(name)}/${seg(version)}/yank`, body: { bytes, type: 'application/json' } };
       return must(await json(RegistryVersion, call, 'RegistryVersion'), `POST /packages/${name}/${version}/yank`);
     },
+    async revocations(since, { signal } = {}) {
+      if (!Number.isSafeInteger(since) || since < 0) throw new RangeError(`revocations since ${since}: a seq is an integer >= 0`);
+      const call = { path: `revocations?since=${since}`, ...(signal === undefined ? {} : { signal }) };
+      return must(await json(RevocationFeed, call, 'RevocationFeed'), 'GET /revocations').feed;
+    },
   };
 }
 
-/** The body, refused once it passes `max` bytes (declared or streamed). */
-async function readBounded(response: Response, max: number, tooLarge: () => never): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > max) {
-    await response.body?.cancel().catch(() => undefined);
-    tooLarge();
+/**
+ * The registry URL as messages and logs show it: no user info and no query (a credential could
+ * hide in either), no trailing slash.
+ */
+function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
+  } catch {
+    return '(not a URL)';
   }
-  if (response.body === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => undefined);
-      tooLarge();
-    }
-    chunks.push(value);
+}
+
+function hasUserInfo(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false;
   }
-  return Buffer.concat(chunks);
 }
 
 function parseEnvelope(bytes: Uint8Array): { category: string; message: string } | null {

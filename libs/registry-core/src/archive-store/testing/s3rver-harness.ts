@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { sigV4Fault } from './sigv4-check.ts';
 
@@ -14,6 +15,8 @@ export interface RunningS3rver {
   endpoint: string;
   /** Buckets made at start. */
   buckets: string[];
+  /** Every object key of `bucket`, sorted (read through a client of its own). */
+  keys(bucket: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -47,10 +50,22 @@ export async function startS3rver(buckets: string[] = ['archives']): Promise<Run
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
   });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const admin = new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: S3RVER_KEY.access_key_id, secretAccessKey: S3RVER_KEY.secret_access_key },
+  });
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endpoint,
     buckets,
+    async keys(bucket) {
+      const answer = await admin.send(new ListObjectsV2Command({ Bucket: bucket }));
+      return (answer.Contents ?? []).map((object) => object.Key ?? '').sort();
+    },
     async close() {
+      admin.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await rm(directory, { recursive: true, force: true });

@@ -19,6 +19,8 @@ export interface ExampleChanges {
   minPlatformVersion?: string;
   /** Appended to the payload file (a different payload, hence a different content hash). */
   appendToPayload?: string;
+  /** Any other change to the manifest's text, after the ones above. */
+  edit?: (manifest: string) => string;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function exampleArchive(name: string, changes: ExampleChanges = {})
     if (changes.minPlatformVersion !== undefined)
       manifest = manifest.replace(/^min_platform_version = ".*"$/m, `min_platform_version = "${changes.minPlatformVersion}"`);
     if (changes.dependencies !== undefined) manifest = withDependencies(manifest, changes.dependencies);
+    if (changes.edit !== undefined) manifest = changes.edit(manifest);
     await writeFile(manifestPath, manifest);
     if (changes.appendToPayload !== undefined) {
       const payloadDir = join(pkg, 'payload');
