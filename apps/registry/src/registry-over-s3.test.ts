@@ -75,7 +75,7 @@ describe('the registry over S3', () => {
     expect(((await health.json()) as RegistryHealth).archives).toEqual({ status: 'ok' });
   });
 
-  it('reports the archive store down (503) once S3 is gone, while metadata reads still answer', async () => {
+  it('reports the archive store down (503) once S3 is gone, while metadata reads still answer and downloads are 502', async () => {
     await s3.close();
     s3Stopped = true;
 
@@ -93,5 +93,12 @@ describe('the registry over S3', () => {
     expect(await pkg.json()).toMatchObject({ name: 'loss-summary', latest: '1.0.0', versions: ['1.0.0'] });
     expect((await get('/packages/loss-summary/1.0.0')).status).toBe(200);
     expect((await get('/search?q=loss')).status).toBe(200);
+    // A download needs the bucket: 502 (an upstream error), naming the store, never the secret.
+    const download = await get('/packages/loss-summary/1.0.0/download');
+    expect(download.status).toBe(502);
+    const body = (await download.json()) as { error: { category: string; message: string } };
+    expect(body.error.category).toBe('ProviderError');
+    expect(body.error.message).toMatch(/the archive store did not answer for loss-summary@1\.0\.0/);
+    expect(JSON.stringify(body)).not.toContain(S3RVER_KEY.secret_access_key);
   });
 });

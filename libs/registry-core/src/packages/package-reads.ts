@@ -73,7 +73,13 @@ export async function downloadVersion(
   version: string,
 ): Promise<{ version: RegistryVersion; bytes: Uint8Array }> {
   const record = await readVersionRecord(ctx, name, version);
-  const bytes = await ctx.archives.get(record.archive_key);
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await ctx.archives.get(record.archive_key);
+  } catch (error) {
+    // The adapters' messages name the backend, the key and the cause, never a credential.
+    throw RegistryErrors.storage(`the archive store did not answer for ${record.id}: ${(error as Error).message}`, { name, version });
+  }
   if (bytes === null)
     throw RegistryErrors.internal(`the archive of ${record.id} is missing from the archive store`);
   if (sha256Tagged(bytes) !== record.archive_sha256)

@@ -31,4 +31,7 @@ export const RegistryErrors = {
   forbidden: (message: string, details?: Record<string, unknown>) =>
     new RegistryError('PermissionDenied', message, details),
   internal: (message: string) => new RegistryError('Internal', message),
+  /** The archive store (a bucket, a disk) failed to answer: an upstream error (spec §Errors: 502). */
+  storage: (message: string, details?: Record<string, unknown>) =>
+    new RegistryError('ProviderError', message, details),
 };
