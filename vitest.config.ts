@@ -8,6 +8,9 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // global.gc for the memory checks (apps/platform/src/fuzz/route-fuzz.test.ts): a heap measured
+    // after a full collection, not whatever garbage happened to be around.
+    execArgv: ['--expose-gc'],
     // Vitest's default is one worker per core less one: a single worker on a 2-core CI machine,
     // where most e2e files spend their time waiting on the processes they start. Three workers ran
     // the whole suite in 559 s (docs/performance.md "Test suite").
