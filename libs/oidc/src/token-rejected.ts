@@ -23,13 +23,17 @@ export type TokenRejection =
  * token (nor any part of it beyond a claim name), so it is safe to log and to send back.
  */
 export class TokenRejectedError extends Error {
+  /** The verified `sub` of a token refused for its role (`no_role`) only: who was refused. */
+  readonly subject: string | undefined;
+
   constructor(
     readonly reason: TokenRejection,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; subject?: string },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TokenRejectedError';
+    this.subject = options?.subject;
   }
 }
 

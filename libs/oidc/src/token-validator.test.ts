@@ -1,9 +1,6 @@
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWTPayload, type JWK } from 'jose';
-import { startOidcProvider, type OidcProviderHarness } from './testing/oidc-provider-harness.ts';
+import { generateKeyPair, SignJWT } from 'jose';
+import { startAttackerKeyServer, startOidcProvider, tokenForger, type AttackerKeyServer, type OidcProviderHarness } from './testing/index.ts';
 import { createTokenValidator, type TokenValidatorOptions, type TokenValidatorSettings } from './token-validator.ts';
 import { TokenRejectedError, type TokenRejection } from './token-rejected.ts';
 
@@ -15,33 +12,22 @@ const ROLES = ['registry-admin', 'publisher', 'reader'] as const;
 type Role = (typeof ROLES)[number];
 
 let provider: OidcProviderHarness;
-let attacker: { server: Server; url: string; hits: number; jwk: JWK; sign: (payload: JWTPayload, header: Record<string, unknown>) => Promise<string> };
+// The attacker's own key, served from a JWKS URL the forged tokens point at (jku/x5u).
+let attacker: AttackerKeyServer;
+let forger: ReturnType<typeof tokenForger>;
 
 beforeAll(async () => {
   provider = await startOidcProvider({
     audience: AUDIENCE,
     clients: { 'ci-publisher': { roles: ['publishers', 'staff'] }, 'ops-admin': { roles: ['staff', 'registry-admins'] }, 'guest-bot': { roles: ['guests'] } },
   });
-  // The attacker's own key, served from a JWKS URL the forged tokens point at (jku/x5u).
-  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'attacker', alg: 'RS256', use: 'sig' };
-  const server = createServer((_request, response) => {
-    attacker.hits += 1;
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  attacker = {
-    server,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`,
-    hits: 0,
-    jwk,
-    sign: (payload, header) => new SignJWT(payload).setProtectedHeader({ alg: 'RS256', ...header }).sign(privateKey),
-  };
+  attacker = await startAttackerKeyServer();
+  forger = tokenForger(provider, { audience: AUDIENCE, roles: ['publishers'] });
 });
 
 afterAll(async () => {
   await provider?.close();
-  await new Promise<void>((resolve) => attacker?.server.close(() => resolve()));
+  await attacker?.close();
 });
 
 function settings(overrides: Partial<TokenValidatorSettings<Role>> = {}): TokenValidatorSettings<Role> {
@@ -64,11 +50,7 @@ function validator(overrides: Partial<TokenValidatorSettings<Role>> = {}, option
 const now = () => Math.floor(Date.now() / 1000);
 
 /** A token signed with the provider's real key: valid unless the overrides break it. */
-async function forge(payload: JWTPayload = {}, header: Record<string, unknown> = {}): Promise<string> {
-  const key = await importJWK(provider.signingKey, 'RS256');
-  const claims = { iss: provider.issuer, aud: AUDIENCE, sub: 'forged-client', iat: now(), exp: now() + 300, realm_access: { roles: ['publishers'] }, ...payload };
-  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: provider.signingKey.kid, typ: 'at+jwt', ...header }).sign(key);
-}
+const forge = (...args: Parameters<typeof forger.forge>) => forger.forge(...args);
 
 async function refusal(promise: Promise<unknown>): Promise<{ reason: TokenRejection; message: string }> {
   try {
@@ -78,10 +60,6 @@ async function refusal(promise: Promise<unknown>): Promise<{ reason: TokenReject
     throw error;
   }
   throw new Error('the token was accepted');
-}
-
-function b64(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 describe('tokens of a real OpenID provider', () => {
@@ -104,6 +82,7 @@ describe('tokens of a real OpenID provider', () => {
     const { reason, message } = await refusal(validator().validate(await provider.accessToken('guest-bot')));
     expect(reason).toBe('no_role');
     expect(message).toContain("carries no role this service maps (claim 'realm_access.roles'");
+    expect(message).toContain("claim 'realm_access.roles' holds 'guests'");
   });
 
   it('refuses discovery that names another issuer (a trailing slash is another issuer)', async () => {
@@ -123,15 +102,11 @@ describe('tokens of a real OpenID provider', () => {
 
 describe('forged and misused tokens are refused', () => {
   it("refuses alg 'none'", async () => {
-    const unsigned = `${b64({ alg: 'none', typ: 'at+jwt' })}.${b64({ iss: provider.issuer, aud: AUDIENCE, sub: 'x', exp: now() + 60 })}.`;
-    expect((await refusal(validator().validate(unsigned))).reason).toBe('algorithm_not_allowed');
+    expect((await refusal(validator().validate(forger.unsigned({ sub: 'x' })))).reason).toBe('algorithm_not_allowed');
   });
 
   it("refuses an HS256 token whose HMAC secret is the provider's public key (algorithm confusion)", async () => {
-    const claims = { iss: provider.issuer, aud: AUDIENCE, sub: 'x', exp: now() + 60, realm_access: { roles: ['registry-admins'] } };
-    const pem = createPublicKey({ key: provider.publicKey as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
-    for (const secret of [pem, JSON.stringify(provider.publicKey), provider.publicKey.n!]) {
-      const token = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: provider.signingKey.kid }).sign(new TextEncoder().encode(secret));
+    for (const token of await forger.hmacWithPublicKey({ sub: 'x', realm_access: { roles: ['registry-admins'] } })) {
       expect((await refusal(validator().validate(token))).reason).toBe('algorithm_not_allowed');
     }
     // Nor can an operator allow it.
@@ -180,7 +155,7 @@ describe('forged and misused tokens are refused', () => {
     expect((await refusal(v.validate(await attacker.sign(claims, { ...pointers, kid: provider.signingKey.kid })))).reason).toBe('bad_signature');
     // Without kid.
     expect((await refusal(v.validate(await attacker.sign(claims, pointers)))).reason).toBe('bad_signature');
-    expect(attacker.hits).toBe(0);
+    expect(attacker.hits()).toBe(0);
     expect(provider.hits('/jwks') - before).toBeGreaterThan(0);
   });
 

@@ -130,7 +130,13 @@ export function createTokenValidator<R extends string>(settings: TokenValidatorS
       if (marker !== null) throw new TokenRejectedError('not_an_access_token', `not an access token (${marker}): send an access token issued for audience ${settings.audience}`);
       const role = mapRole(externalRoles(payload, settings.role_claim), settings.role_mapping, options.roles);
       if (role === null) {
-        throw new TokenRejectedError('no_role', `the token of '${String(payload.sub).slice(0, 100)}' carries no role this service maps (claim '${settings.role_claim}', issuer ${settings.issuer})`);
+        const held = externalRoles(payload, settings.role_claim);
+        const values = held.length === 0 ? 'absent or empty' : `holds ${held.slice(0, 20).map((v) => `'${v.slice(0, 60)}'`).join(', ')}`;
+        throw new TokenRejectedError(
+          'no_role',
+          `the token of '${String(payload.sub).slice(0, 100)}' carries no role this service maps (claim '${settings.role_claim}' ${values}; issuer ${settings.issuer}): map one of its values in role_mapping`,
+          { subject: String(payload.sub) },
+        );
       }
       return { identity: String(payload.sub), role, issuer: settings.issuer, claims: payload };
     },

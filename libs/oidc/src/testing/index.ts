@@ -1,0 +1,3 @@
+export { startOidcProvider, type HarnessClient, type OidcProviderHarness } from './oidc-provider-harness.ts';
+export { startAttackerKeyServer, type AttackerKeyServer } from './attacker-key-server.ts';
+export { tokenForger } from './forged-tokens.ts';
