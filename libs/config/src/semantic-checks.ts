@@ -1,6 +1,7 @@
 import { CONNECTOR_IDS } from '@agent-platform/contracts';
 import { parseTrustedKey } from '@agent-platform/registry-core';
 import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
+import { oidcProblems } from './oidc-checks.ts';
 import { keyPath } from './schema-errors.ts';
 
 type Table = Record<string, unknown>;
@@ -82,9 +83,7 @@ function corsProblems(cors: Table): string[] {
 
 function authProblems(auth: Table): string[] {
   const problems: string[] = [];
-  if (auth.mode === 'oidc') {
-    problems.push('auth.mode: "oidc" is not available in this version yet; use "local" (API keys) or "disabled"');
-  }
+  problems.push(...oidcProblems(auth.mode, table(auth.oidc)));
   const limits = table(auth.rate_limit);
   if (
     typeof limits.base_backoff_secs === 'number' &&

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { Role } from './roles.ts';
 
 /**
  * The TOML config file (DECISIONS D2), validated at boot as one schema. Unknown keys are refused
@@ -160,15 +161,37 @@ export const AuthRateLimitConfig = Type.Object(
   section('Backoff after failed authentication attempts.'),
 );
 
+export const AuthOidcConfig = Type.Object(
+  {
+    issuer: Type.String({ default: '', description: 'The OpenID provider: tokens must carry exactly this `iss`. Required in mode oidc.' }),
+    audience: Type.String({ default: '', description: 'Tokens must name this in `aud` (the api\'s resource identifier). Required in mode oidc.' }),
+    jwks_uri: Type.String({ default: '', description: 'Where the signing keys are; empty = discovered from <issuer>/.well-known/openid-configuration.' }),
+    role_claim: Type.String({ default: '', description: 'Claim holding the external roles or groups (a name or a dotted path: `realm_access.roles`). Required in mode oidc.' }),
+    allowed_algorithms: Type.Array(Type.String(), {
+      default: ['RS256'],
+      description: 'Token signature algorithms accepted; asymmetric only (RS*, PS*, ES*, EdDSA): `none` and HS* are refused at boot.',
+    }),
+    jwks_cache_ttl_secs: Positive('How long the fetched signing keys are kept before they are fetched again.', 300),
+    refetch_cooldown_secs: Positive('Least time between two key fetches caused by tokens (an unknown `kid`): a flood of such tokens costs one fetch.', 30),
+    clock_tolerance_secs: Type.Integer({ minimum: 0, maximum: 300, default: 30, description: 'Clock skew allowed on `exp` and `nbf`.' }),
+    role_mapping: Type.Record(Type.String(), Role, {
+      default: {},
+      description: 'External role or group name to one of the six roles; a token none of whose values is mapped gets 403.',
+    }),
+  },
+  section('External identity provider of auth mode oidc (spec §Authentication; docs/auth.md "OIDC").'),
+);
+
 export const AuthConfig = Type.Object(
   {
     mode: Type.Union([Type.Literal('disabled'), Type.Literal('local'), Type.Literal('oidc')], {
       default: 'disabled',
-      description: 'disabled (anonymous admin), local (API keys) or oidc (not yet available).',
+      description: 'disabled (anonymous admin), local (API keys) or oidc (bearer JWTs of [auth.oidc]).',
     }),
     allow_insecure_no_auth: Type.Boolean({ default: false, description: 'Allow mode disabled on a non-loopback bind.' }),
     allow_local_service_keys: Type.Boolean({ default: false, description: 'In oidc mode, also accept local API keys.' }),
     rate_limit: AuthRateLimitConfig,
+    oidc: AuthOidcConfig,
   },
   section('How callers authenticate (spec §Authentication).'),
 );

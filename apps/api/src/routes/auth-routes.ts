@@ -63,9 +63,12 @@ export const authRoutes: RoutePlugin = (app, deps) => {
     '/auth/whoami',
     {
       config: { action: 'authenticated' },
-      schema: { tags: TAGS, summary: 'The caller: identity, role and key id', response: { 200: WhoAmI } },
+      schema: { tags: TAGS, summary: 'The caller: identity, role and key id (and, for an OIDC access token, its issuer and subject)', response: { 200: WhoAmI } },
     },
-    async (request) => ({ identity: request.caller.identity, role: request.caller.role, key_id: request.caller.key_id }),
+    async (request) => {
+      const { identity, role, key_id: keyId, external } = request.caller;
+      return { identity, role, key_id: keyId, ...(external === undefined ? {} : { issuer: external.issuer, subject: external.subject }) };
+    },
   );
 
   app.post(

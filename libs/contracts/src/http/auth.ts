@@ -69,7 +69,9 @@ export type LoggedOut = Static<typeof LoggedOut>;
 export const WhoAmI = Type.Object({
   identity: Type.String(),
   role: Role,
-  key_id: Type.Union([Type.String(), Type.Null()], { description: 'Null when auth is disabled.' }),
+  key_id: Type.Union([Type.String(), Type.Null()], { description: 'Null when auth is disabled, and for an OIDC access token.' }),
+  issuer: Type.Optional(Type.String({ description: 'Auth mode oidc, a caller with an access token: the identity provider that issued it.' })),
+  subject: Type.Optional(Type.String({ description: 'Auth mode oidc, a caller with an access token: its `sub` claim (identity is `oidc:<sub>`).' })),
 });
 export type WhoAmI = Static<typeof WhoAmI>;
 

@@ -10,6 +10,8 @@ export interface Caller<R extends string = Role> {
   key_id: string | null;
   /** True when a real credential was presented and accepted. */
   authenticated: boolean;
+  /** Set for the caller of an OIDC access token (auth mode `oidc`): who the provider says it is. */
+  external?: { issuer: string; subject: string };
 }
 
 export const ANONYMOUS_ADMIN: Caller = { identity: 'anonymous', role: 'admin', key_id: null, authenticated: false };
