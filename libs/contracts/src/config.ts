@@ -165,7 +165,7 @@ export const AuthOidcConfig = Type.Object(
   {
     issuer: Type.String({ default: '', description: 'The OpenID provider: tokens must carry exactly this `iss`. Required in mode oidc.' }),
     audience: Type.String({ default: '', description: 'Tokens must name this in `aud` (the api\'s resource identifier). Required in mode oidc.' }),
-    jwks_uri: Type.String({ default: '', description: 'Where the signing keys are; empty = discovered from <issuer>/.well-known/openid-configuration.' }),
+    jwks_uri: Type.String({ default: '', description: 'Where the signing keys are; empty = discovered from `<issuer>/.well-known/openid-configuration`.' }),
     role_claim: Type.String({ default: '', description: 'Claim holding the external roles or groups (a name or a dotted path: `realm_access.roles`). Required in mode oidc.' }),
     allowed_algorithms: Type.Array(Type.String(), {
       default: ['RS256'],
