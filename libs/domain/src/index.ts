@@ -13,6 +13,8 @@ export * from './auth/key-service.ts';
 export * from './audit/audit-hash.ts';
 export * from './audit/sanitize-metadata.ts';
 export * from './audit/audit-trail.ts';
+export * from './audit/audit-checkpoint.ts';
+export * from './audit/audit-checkpoints.ts';
 export * from './vault/vault-crypto.ts';
 export * from './vault/vault-service.ts';
 export * from './licence/licence.ts';
