@@ -100,6 +100,7 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
         if (!report.valid) void emitBroken(report);
         return report;
       })
+      .then(withCheckpoint)
       .finally(() => walks.delete(kind));
     walks.set(kind, walk);
     return walk;
@@ -140,7 +141,7 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
     enabled: deps.enabled,
     record,
     query,
-    verify: async (options = {}) => (deps.enabled ? withCheckpoint(await verify(options.full === true)) : DISABLED),
+    verify: async (options = {}) => (deps.enabled ? verify(options.full === true) : DISABLED),
     count: async () => (deps.enabled ? log.count() : 0),
   };
 }
