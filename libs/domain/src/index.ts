@@ -15,6 +15,8 @@ export * from './audit/sanitize-metadata.ts';
 export * from './audit/audit-trail.ts';
 export * from './audit/audit-checkpoint.ts';
 export * from './audit/audit-checkpoints.ts';
+export * from './audit/audit-segment.ts';
+export type { StoredAuditEntry } from './audit/audit-chain.ts';
 export * from './vault/vault-crypto.ts';
 export * from './vault/vault-service.ts';
 export * from './licence/licence.ts';
