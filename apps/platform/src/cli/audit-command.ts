@@ -95,7 +95,7 @@ async function verifyCommand(args: readonly string[], cwd: string, out: (line: s
   try {
     segment = JSON.parse(await readFile(resolve(cwd, segmentFile), 'utf8')) as AuditSegment;
   } catch (error) {
-    throw new Error(`${segmentFile}: not JSON (${(error as Error).message})`);
+    throw new Error(`${segmentFile}: not JSON (${(error as Error).message})`, { cause: error });
   }
   const verdict = await verifySegment(segment, signed, publicKey);
   const cp = signed.checkpoint;
