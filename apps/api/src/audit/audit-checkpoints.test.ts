@@ -195,4 +195,16 @@ describe('audit checkpoints in an S3 bucket (s3rver)', () => {
     expect(back).toMatchObject({ status: 'verified', checkpoint: { entry_count: 4, sink: 's3://audit-anchor/platform-a/' } });
     expect((await t.request('GET', '/security/verify', { token: admin })).body).toMatchObject({ valid: true, checkpoint_status: 'verified' });
   });
+
+  it('puts checkpoints with object-lock retention and a checksum when object_lock_days is set (s3rver accepts, does not enforce)', async () => {
+    s3 = await startS3rver(['audit-locked']);
+    const t = await start({
+      audit: { checkpoints: { object_lock_days: 30, s3: { bucket: 'audit-locked', endpoint: s3.endpoint, path_style: true, ...S3RVER_KEY } } },
+    });
+    const admin = await t.issueKey('admin', 'root');
+    const written = await t.request('POST', '/security/checkpoints', { token: admin });
+    expect(written.status).toBe(201);
+    expect(await s3.keys('audit-locked')).toEqual([(written.body as { name: string }).name, 'latest.json'].sort());
+    expect((await t.request('GET', '/security/verify', { token: admin })).body).toMatchObject({ valid: true, checkpoint_status: 'verified' });
+  });
 });
