@@ -177,6 +177,19 @@ describe('audit checkpoints in a directory', () => {
 });
 
 describe('audit checkpoints in an S3 bucket (s3rver)', () => {
+  it('answers valid: false with the reason while the bucket cannot be read', async () => {
+    s3 = await startS3rver(['audit-anchor']);
+    const t = await start({ audit: { checkpoints: { s3: { bucket: 'audit-anchor', endpoint: s3.endpoint, path_style: true, ...S3RVER_KEY } } } });
+    const admin = await t.issueKey('admin', 'root');
+    expect((await t.request('POST', '/security/checkpoints', { token: admin })).status).toBe(201);
+    await s3.close();
+    s3 = null;
+    const verify = await t.request('GET', '/security/verify', { token: admin });
+    expect(verify.status).toBe(200);
+    expect(verify.body).toMatchObject({ valid: false, checkpoint_status: 'failed', checkpoint: null });
+    expect((verify.body as { reason: string }).reason).toMatch(/^the checkpoint sink s3:\/\/audit-anchor\/ could not be read: /);
+  });
+
   it('writes a checkpoint, reads it back, and verify checks against it', async () => {
     s3 = await startS3rver(['audit-anchor']);
     const t = await start({

@@ -98,7 +98,13 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
 
   async function check(): Promise<CheckpointCheck> {
     if (sink === null) return { status: 'not_configured', checkpoint: null };
-    const bytes = await sink.latest();
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await sink.latest();
+    } catch (error) {
+      // The chain's length cannot be confirmed: say so rather than answer valid on half a check.
+      return { status: 'failed', checkpoint: null, reason: `the checkpoint sink ${sink.describe} could not be read: ${(error as Error).message}` };
+    }
     if (bytes === null) return { status: 'none_written', checkpoint: null };
     const signed = parseSignedCheckpoint(bytes);
     if (typeof signed === 'string') return { status: 'failed', checkpoint: null, reason: `latest checkpoint in ${sink.describe}: ${signed}` };
