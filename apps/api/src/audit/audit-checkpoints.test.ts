@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PlatformConfig } from '@agent-platform/contracts';
+import { Streams, type PlatformConfig, type PlatformEvent } from '@agent-platform/contracts';
+import { waitUntil } from '@agent-platform/testkit';
 import { S3RVER_KEY, startS3rver, type RunningS3rver } from '@agent-platform/registry-core/testing/s3rver';
 import { startTestApi, type DeepPartial, type TestApi } from '../testing/index.ts';
 import { composeCheckpointScheduler } from './checkpoint-scheduler.ts';
@@ -100,12 +101,17 @@ describe('audit checkpoints in a directory', () => {
     const db = new Database(dbPath(t));
     db.prepare('DELETE FROM l_audit WHERE seq > ?').run(4);
     db.close();
+    const events: PlatformEvent[] = [];
+    await t.deps.bus.consume<PlatformEvent>(Streams.platformEvents, { durable: 'ckpt-test', maxDeliver: 1, backoffMs: [0] }, async (e) => void events.push(e.data));
     const verify = await t.request('GET', '/security/verify', { token: admin });
     expect(verify.body).toMatchObject({ valid: false, checkpoint_status: 'failed', entry_count: 4 });
     expect((verify.body as { first_invalid_seq?: number }).first_invalid_seq).toBeUndefined();
     expect((verify.body as { reason: string }).reason).toBe(
       `the chain has 4 entries, the checkpoint of ${cp.checkpoint.at} recorded 6 (entries were removed)`,
     );
+    const failed = () => events.filter((e) => e.kind === 'audit.verification.failed');
+    await waitUntil(() => failed().length > 0, { message: 'audit.verification.failed', timeoutMs: 10_000 });
+    expect(failed().map((e) => e.data)).toEqual([{ first_invalid_seq: null, reason: (verify.body as { reason: string }).reason }]);
   });
 
   it('reports a store replaced by a fresh one with a new chain', async () => {
