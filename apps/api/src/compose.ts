@@ -1,9 +1,12 @@
+import { checkpointKeyPath, loadCheckpointSigner } from './audit/load-checkpoint-signer.ts';
+import { openCheckpointSink } from './audit/open-checkpoint-sink.ts';
 import { mkdir } from 'node:fs/promises';
 import { createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
 import {
   createAgentLifecycle,
   createAgentStats,
   createAgentStore,
+  createAuditCheckpoints,
   createAuditTrail,
   createAuthBackoff,
   createCatalogService,
@@ -107,7 +110,9 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   // The interpreter npm install built (null on a machine without Go): install checks of starlark
   // skills here, tool calls in the agent worker of the all-in-one (docs/skills.md).
   const starlark = loadStarlarkRunner();
+  let closeSink = async (): Promise<void> => {};
   const close = async (): Promise<void> => {
+    await closeSink();
     await starlark?.close();
     await engines.close();
   };
@@ -149,7 +154,24 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       registry: { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version },
     });
     const lifecycle = createAgentLifecycle({ store, agents, bus, clock, events });
-    const audit = createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc(), events });
+    // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
+    const checkpointSink = openCheckpointSink(boot.audit.checkpoints, () => clock.now());
+    closeSink = async () => void (await checkpointSink?.close());
+    const auditCheckpoints = createAuditCheckpoints({
+      store,
+      clock,
+      sink: checkpointSink,
+      signer: await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file)),
+      intervalSecs: () => config.current().audit.checkpoints.interval_secs,
+    });
+    const audit = createAuditTrail({
+      store,
+      clock,
+      enabled: boot.audit.enabled,
+      onAppend: () => metrics.auditEntriesTotal.inc(),
+      events,
+      ...(auditCheckpoints.configured ? { checkpoints: auditCheckpoints } : {}),
+    });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({
       store,
@@ -176,6 +198,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       queue,
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
       audit,
+      auditCheckpoints,
       vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,

@@ -3,6 +3,7 @@ import type {
   AgentLifecycle,
   AgentStats,
   AgentStore,
+  AuditCheckpoints,
   AuditTrail,
   AuthBackoff,
   CatalogService,
@@ -52,6 +53,8 @@ export interface ApiDeps {
   queue: Queue;
   keys: KeyService;
   audit: AuditTrail;
+  /** Signed checkpoints of the audit chain in `[audit.checkpoints]`'s sink (docs/audit.md). */
+  auditCheckpoints: AuditCheckpoints;
   vault: Vault;
   authBackoff: AuthBackoff;
   /** Model providers of the running config (follows reloads); `resolve()` gives the default model. */

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,5 +70,30 @@ describe('boot gate (spec §Authentication rule 4)', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('audit checkpoints in a real process', () => {
+  it('makes the checkpoint key (0600) at first start and writes scheduled checkpoints to the sink', async () => {
+    const sink = join(dir, 'sink');
+    const config = {
+      server: { listen: '127.0.0.1:0' },
+      storage: { data_dir: join(dir, 'data') },
+      auth: { mode: 'local' },
+      audit: { checkpoints: { sink, interval_secs: 1 } },
+    };
+    await writeFile(join(dir, 'agent-platform.toml'), toTomlText(config));
+    const run = start();
+    await until(() => run.output().includes('listening on'), 'the listening line');
+    let written: string[] = [];
+    const deadline = Date.now() + 15_000;
+    while (written.length < 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      written = await readdir(join(sink, 'checkpoints')).catch(() => []);
+    }
+    child?.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(written.length).toBeGreaterThanOrEqual(2);
+    expect((await stat(join(dir, 'data', 'audit-checkpoint-key.pem'))).mode & 0o777).toBe(0o600);
   });
 });

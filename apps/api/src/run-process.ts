@@ -1,3 +1,4 @@
+import { composeCheckpointScheduler } from './audit/checkpoint-scheduler.ts';
 import { checkBootGate, ConfigError, loadOrCreateConfig } from '@agent-platform/config';
 import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from '@agent-platform/engines';
 import { composeApi } from './compose.ts';
@@ -63,8 +64,9 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
     stop: () => api.stop(),
   };
   try {
-    // The revocation watcher runs in every process with the api: the all-in-one and each api node.
-    await lifecycle.start([...(options.services?.(deps) ?? []), composeRevocationWatcher(deps, env), listener]);
+    // The revocation watcher and the audit checkpoint scheduler run in every process with the api:
+    // the all-in-one and each api node (both claim their work in the store).
+    await lifecycle.start([...(options.services?.(deps) ?? []), composeRevocationWatcher(deps, env), composeCheckpointScheduler(deps), listener]);
   } catch (error) {
     await composed.close();
     throw error;

@@ -330,10 +330,32 @@ export const VaultConfig = Type.Object(
   section('The credential vault key.'),
 );
 
+export const AuditCheckpointsConfig = Type.Object(
+  {
+    sink: Type.String({
+      default: '',
+      description: 'Directory the signed checkpoints are written to; empty = checkpoints off unless [audit.checkpoints.s3] is set.',
+    }),
+    interval_secs: Positive('Seconds between scheduled checkpoints (one per period across a fleet).', 3600),
+    signing_key_file: Type.String({
+      default: '',
+      description: 'PEM Ed25519 private key that signs checkpoints; empty = <data_dir>/audit-checkpoint-key.pem, made at first start (0600).',
+    }),
+    object_lock_days: Type.Integer({
+      minimum: 0,
+      default: 0,
+      description: 'With [audit.checkpoints.s3]: object-lock retention (COMPLIANCE mode) of each checkpoint, in days; 0 = none.',
+    }),
+    s3: Type.Optional(RegistryS3Config),
+  },
+  section('Signed checkpoints of the audit chain kept outside the store (docs/audit.md "Checkpoints").'),
+);
+
 export const AuditConfig = Type.Object(
   {
     enabled: Type.Boolean({ default: true, description: 'Keep the hash-chained audit trail.' }),
     max_query_limit: Positive('Largest `limit` accepted by GET /security/audit.', 1000),
+    checkpoints: AuditCheckpointsConfig,
   },
   section('The tamper-evident audit trail.'),
 );

@@ -17,6 +17,7 @@ export const ACTIONS = [
   'VaultManage',
   'SecurityAudit',
   'SecurityRead',
+  'AuditCheckpoint',
   'AgentInvoke',
   'WorkflowRun',
   'MemoryRead',

@@ -1,5 +1,8 @@
 import {
   AuditAppendBody,
+  AuditCheckpointList,
+  AuditCheckpointQuerystring,
+  AuditCheckpointView,
   AuditAppendResponse,
   AuditEntryList,
   AuditQuerystring,
@@ -22,7 +25,7 @@ const AUTH_MODE: Record<PlatformConfig['auth']['mode'], SecurityStatus['auth_mod
 };
 
 /**
- * GET /security/status, /security/audit, /security/verify and POST /audit/append. The pipeline's
+ * GET /security/status, /security/audit, /security/verify, GET/POST /security/checkpoints and POST /audit/append. The pipeline's
  * audit hook also records each POST /audit/append request (action `POST /audit/append`); the
  * entry written here is the caller's event itself (action `audit.append:<event_type>`).
  */
@@ -91,6 +94,38 @@ export const securityRoutes: RoutePlugin = (app, deps) => {
     },
     // A broken chain is a 200 report with valid: false, never an error status (spec).
     async (request) => deps.audit.verify({ full: request.query.full }),
+  );
+
+  app.get(
+    '/security/checkpoints',
+    {
+      config: { action: 'SecurityAudit' },
+      schema: {
+        tags: TAGS,
+        summary: 'Signed audit checkpoints written to [audit.checkpoints] sink, newest first, and the key that verifies them',
+        querystring: AuditCheckpointQuerystring,
+        response: { 200: AuditCheckpointList, 400: ErrorEnvelope },
+      },
+    },
+    async (request) => ({
+      enabled: deps.auditCheckpoints.configured,
+      key_id: deps.auditCheckpoints.publicKey.key_id,
+      public_key: deps.auditCheckpoints.publicKey.public_key,
+      checkpoints: await deps.auditCheckpoints.list(request.query.limit),
+    }),
+  );
+
+  app.post(
+    '/security/checkpoints',
+    {
+      config: { action: 'AuditCheckpoint', audit: 'audit' },
+      schema: {
+        tags: TAGS,
+        summary: 'Write a signed checkpoint of the audit chain to the external sink now',
+        response: { 201: AuditCheckpointView, 409: ErrorEnvelope },
+      },
+    },
+    async (_request, reply) => reply.code(201).send(await deps.auditCheckpoints.write()),
   );
 
   app.post(

@@ -1,3 +1,4 @@
+import { auditCommand } from './audit-command.ts';
 import type { CommandGroup } from './command.ts';
 import { licenceCommand } from './licence-command.ts';
 import { packageCommand } from './package-command.ts';
@@ -8,4 +9,5 @@ export const COMMANDS: Readonly<Record<string, CommandGroup>> = {
   package: packageCommand,
   licence: licenceCommand,
   registry: registryCommand,
+  audit: auditCommand,
 };

@@ -87,6 +87,26 @@ export const ChainVerifyReport = Type.Object({
   first_invalid_reason: Type.Optional(Type.String()),
   verified_from_seq: Type.Integer({ minimum: 1, description: 'First seq re-hashed by this walk: 1 for a full walk.' }),
   checked_entries: Type.Integer({ minimum: 0, description: 'Entries re-hashed by this walk.' }),
+  checkpoint_status: Type.Optional(
+    Type.Union([Type.Literal('not_configured'), Type.Literal('none_written'), Type.Literal('verified'), Type.Literal('failed')], {
+      description: 'How the latest external checkpoint was checked ([audit.checkpoints], docs/audit.md "Checkpoints").',
+    }),
+  ),
+  checkpoint: Type.Optional(
+    Type.Union([
+      Type.Object({
+        entry_count: Type.Integer({ minimum: 0 }),
+        tip_hash: Type.Union([Type.String(), Type.Null()]),
+        tip_seq: Type.Integer({ minimum: 0 }),
+        at: Type.String(),
+        key_id: Type.String(),
+        sink: Type.String(),
+        signature_valid: Type.Boolean(),
+      }),
+      Type.Null(),
+    ], { description: 'The latest checkpoint the chain was checked against; null when none was checked.' }),
+  ),
+  reason: Type.Optional(Type.String({ description: 'Why valid is false: the chain break or the checkpoint failure.' })),
 });
 
 /** GET /security/verify query: `full=true` re-hashes every entry instead of starting after the verified prefix. */
@@ -143,3 +163,35 @@ export const VaultPutBody = Type.Object(
   { additionalProperties: false },
 );
 export type VaultPutBody = Static<typeof VaultPutBody>;
+
+export const AuditCheckpointBody = Type.Object({
+  entry_count: Type.Integer({ minimum: 0 }),
+  tip_hash: Type.Union([Type.String(), Type.Null()]),
+  tip_seq: Type.Integer({ minimum: 0 }),
+  at: Type.String(),
+  key_id: Type.String(),
+});
+
+/** One signed checkpoint (docs/audit.md "Checkpoints"): the file the sink holds, plus where. */
+export const AuditCheckpointView = Type.Object({
+  checkpoint: AuditCheckpointBody,
+  algorithm: Type.Literal('Ed25519'),
+  signature: Type.String({ description: 'base64url Ed25519 signature of the canonical JSON of checkpoint.' }),
+  name: Type.String({ description: 'Object name in the sink.' }),
+  sink: Type.String(),
+});
+export type AuditCheckpointView = Static<typeof AuditCheckpointView>;
+
+/** GET /security/checkpoints. */
+export const AuditCheckpointList = Type.Object({
+  enabled: Type.Boolean({ description: 'False while [audit.checkpoints] sink is empty.' }),
+  key_id: Type.String(),
+  public_key: Type.String({ description: '`ed25519:<base64url>`: what the offline verifier (`platform audit verify-segment`) takes.' }),
+  checkpoints: Type.Array(AuditCheckpointView),
+});
+export type AuditCheckpointList = Static<typeof AuditCheckpointList>;
+
+export const AuditCheckpointQuerystring = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+});
+export type AuditCheckpointQuerystring = Static<typeof AuditCheckpointQuerystring>;

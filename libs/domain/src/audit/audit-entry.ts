@@ -1,4 +1,5 @@
 import type { AuditCategory } from '@agent-platform/contracts';
+import type { AuditCheckpoint } from './audit-checkpoint.ts';
 
 /** Audit categories (the spec leaves them open; docs/audit.md lists them). Wire values: contracts. */
 export { AUDIT_CATEGORIES, type AuditCategory } from '@agent-platform/contracts';
@@ -56,6 +57,12 @@ export interface VerifyReport {
   verified_from_seq: number;
   /** Entries this walk re-hashed. */
   checked_entries: number;
+  /** How the latest external checkpoint was checked (docs/audit.md "Checkpoints"). */
+  checkpoint_status?: 'not_configured' | 'none_written' | 'verified' | 'failed';
+  /** The latest checkpoint the chain was checked against; null when none was checked. */
+  checkpoint?: (AuditCheckpoint & { sink: string; signature_valid: boolean }) | null;
+  /** Why `valid` is false: the chain break or the checkpoint failure. */
+  reason?: string;
 }
 
 /** GET /security/verify while audit is disabled (spec §Security: `valid` null, never an error). */

@@ -15,6 +15,7 @@ import type { EventPublisher } from '../events/event-publisher.ts';
 import { toAuditEntry, verifyChain, type StoredAuditEntry, type VerifiedPrefix } from './audit-chain.ts';
 import { CHAIN_ANCHOR, chainHash } from './audit-hash.ts';
 import { sanitizeMetadata } from './sanitize-metadata.ts';
+import type { AuditCheckpoints } from './audit-checkpoints.ts';
 
 export interface AuditTrailDeps {
   store: Store;
@@ -25,6 +26,8 @@ export interface AuditTrailDeps {
   onAppend?: (entry: AuditEntry) => void;
   /** Where `audit.verification.failed` goes (docs/events.md); absent: nowhere. */
   events?: EventPublisher;
+  /** External checkpoints verify also checks the chain against (absent: none checked). */
+  checkpoints?: Pick<AuditCheckpoints, 'check'>;
 }
 
 const DISABLED: AuditDisabledReport = {
@@ -97,14 +100,31 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
         if (!report.valid) void emitBroken(report);
         return report;
       })
+      .then(withCheckpoint)
       .finally(() => walks.delete(kind));
     walks.set(kind, walk);
     return walk;
   }
 
+  /** The walk's report plus the latest checkpoint's check: a failed one makes the chain invalid. */
+  async function withCheckpoint(walk: VerifyReport): Promise<VerifyReport> {
+    const report: VerifyReport = { ...walk };
+    const check = deps.checkpoints === undefined ? { status: 'not_configured' as const, checkpoint: null } : await deps.checkpoints.check();
+    report.checkpoint_status = check.status;
+    report.checkpoint = check.checkpoint;
+    if (check.status === 'failed') {
+      report.valid = false;
+      report.reason = walk.first_invalid_reason ?? check.reason ?? 'the chain does not match the latest checkpoint';
+      if (walk.valid) void emitBroken({ ...report, first_invalid_reason: report.reason });
+    } else if (!walk.valid) {
+      report.reason = walk.first_invalid_reason ?? 'the chain does not verify';
+    }
+    return report;
+  }
+
   /** One event per distinct break (first bad seq and reason), however often it is verified. */
   async function emitBroken(report: VerifyReport): Promise<void> {
-    if (deps.events === undefined || report.valid) return;
+    if (deps.events === undefined || (report.valid && report.checkpoint_status !== 'failed')) return;
     const seq = report.first_invalid_seq ?? null;
     const reason = report.first_invalid_reason ?? 'the chain does not verify';
     const key = `${seq ?? 'none'}:${reason}`;

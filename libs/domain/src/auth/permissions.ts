@@ -26,6 +26,11 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
   VaultManage: { roles: ADMIN, source: 'spec' },
   SecurityAudit: { roles: ['admin', 'auditor'], source: 'spec' },
   SecurityRead: { roles: ['admin', 'operator', 'viewer', 'auditor'], source: 'spec' },
+  AuditCheckpoint: {
+    roles: ['admin', 'auditor'],
+    source: 'decision',
+    why: 'Writing an audit checkpoint (POST /security/checkpoints) only records the chain as it is; the roles that read the trail (SecurityAudit) may anchor it.',
+  },
   AgentInvoke: { roles: INVOKERS, source: 'spec' },
   WorkflowRun: { roles: INVOKERS, source: 'spec' },
   MemoryRead: { roles: INVOKERS, source: 'spec' },

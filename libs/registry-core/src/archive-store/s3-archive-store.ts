@@ -15,6 +15,13 @@ export type RegistryS3Settings = NonNullable<PlatformConfig['registry']['s3']>;
 export interface S3ArchiveStoreOptions {
   /** One request (retries included) with no answer after this long fails. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * Object lock on every put (the audit checkpoint sink): the bucket must have object lock
+   * enabled. S3 requires a payload checksum with it, so one (SHA-256) is sent.
+   */
+  objectLock?: { mode: 'COMPLIANCE' | 'GOVERNANCE'; days: number; now?: () => Date };
+  /** Content-Type of stored objects; default application/gzip (archives). */
+  contentType?: string;
 }
 
 export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 30_000;
@@ -43,6 +50,7 @@ export function openS3ArchiveStore(
   options: S3ArchiveStoreOptions = {},
 ): ArchiveStore {
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_S3_REQUEST_TIMEOUT_MS;
+  const lock = options.objectLock !== undefined && options.objectLock.days > 0 ? options.objectLock : undefined;
   const bucket = settings.bucket;
   const prefix = normalizePrefix(settings.prefix);
   const client = new S3Client({
@@ -89,7 +97,14 @@ export function openS3ArchiveStore(
             Key,
             Body: bytes,
             ContentLength: bytes.length,
-            ContentType: 'application/gzip',
+            ContentType: options.contentType ?? 'application/gzip',
+            ...(lock === undefined
+              ? {}
+              : {
+                  ObjectLockMode: lock.mode,
+                  ObjectLockRetainUntilDate: new Date((lock.now?.() ?? new Date()).getTime() + lock.days * 86_400_000),
+                  ChecksumAlgorithm: 'SHA256' as const,
+                }),
           }),
           { abortSignal },
         ),

@@ -1,0 +1,75 @@
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '@agent-platform/store';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { fixedClock } from '../time/clock.ts';
+import type { CheckpointSigner, CheckpointSink } from './audit-checkpoint.ts';
+import { createAuditCheckpoints } from './audit-checkpoints.ts';
+
+function memorySink(): CheckpointSink & { names: string[] } {
+  const objects = new Map<string, Uint8Array>();
+  const names: string[] = [];
+  return {
+    describe: 'memory:',
+    names,
+    async write(name, bytes) {
+      names.push(name);
+      objects.set(name, bytes);
+      objects.set('latest.json', bytes);
+    },
+    latest: async () => objects.get('latest.json') ?? null,
+    read: async (name) => objects.get(name) ?? null,
+    close: async () => undefined,
+  };
+}
+
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+const signer: CheckpointSigner = {
+  keyId: 'sha256:k',
+  publicKey: 'unused',
+  publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+  sign: (bytes) => sign(null, bytes, privateKey).toString('base64url'),
+};
+
+let dir: string;
+const stores: Store[] = [];
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-checkpoints-'));
+});
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('scheduled checkpoints across processes', () => {
+  it('writes exactly one checkpoint per period however many instances tick on one store', async () => {
+    const clock = fixedClock('2026-11-25T12:00:10.000Z');
+    const sink = memorySink();
+    // Two handles on one SQLite file: two processes of a fleet.
+    // The store's expiry clock is the platform's (as composition wires it).
+    for (let i = 0; i < 2; i++) stores.push(await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() }));
+    const instances = stores.map((store) => createAuditCheckpoints({ store, clock, sink, signer, intervalSecs: () => 60 }));
+    const tick = () => Promise.all(instances.flatMap((c) => [c.writeIfDue(), c.writeIfDue()]));
+
+    expect((await tick()).filter((r) => r !== null)).toHaveLength(1);
+    clock.advance(30_000); // same period
+    expect((await tick()).filter((r) => r !== null)).toHaveLength(0);
+    clock.advance(30_000); // the next one
+    expect((await tick()).filter((r) => r !== null)).toHaveLength(1);
+    expect(sink.names).toHaveLength(2);
+    expect((await instances[1]!.list(10)).map((r) => r.checkpoint.at)).toEqual(['2026-11-25T12:01:10.000Z', '2026-11-25T12:00:10.000Z']);
+    expect(await instances[0]!.check()).toMatchObject({ status: 'verified' });
+  });
+
+  it('writes nothing without a sink and says so', async () => {
+    const store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
+    stores.push(store);
+    const off = createAuditCheckpoints({ store, clock: fixedClock('2026-11-25T12:00:00Z'), sink: null, signer, intervalSecs: () => 60 });
+    expect(await off.writeIfDue()).toBeNull();
+    await expect(off.write()).rejects.toMatchObject({ category: 'Conflict' });
+    expect(await off.check()).toEqual({ status: 'not_configured', checkpoint: null });
+  });
+});

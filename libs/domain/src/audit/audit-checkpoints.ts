@@ -1,0 +1,132 @@
+import type { Store } from '@agent-platform/store';
+import type { StoredAuditEntry } from './audit-chain.ts';
+import { Errors } from '../errors/errors.ts';
+import type { Clock } from '../time/clock.ts';
+import {
+  checkpointName,
+  checkpointSignatureValid,
+  matchLog,
+  parseSignedCheckpoint,
+  signCheckpoint,
+  type AuditCheckpoint,
+  type CheckpointSigner,
+  type CheckpointSink,
+  type SignedCheckpoint,
+} from './audit-checkpoint.ts';
+
+export interface AuditCheckpointsDeps {
+  store: Store;
+  clock: Clock;
+  /** `[audit.checkpoints] sink`; null when it is empty (checkpoints off). */
+  sink: CheckpointSink | null;
+  signer: CheckpointSigner;
+  /** `[audit.checkpoints] interval_secs`, read per tick (reloadable). */
+  intervalSecs: () => number;
+}
+
+/** One written checkpoint as GET /security/checkpoints lists it. */
+export interface CheckpointRecord extends SignedCheckpoint {
+  name: string;
+  sink: string;
+}
+
+/** What GET /security/verify adds about the latest checkpoint. */
+export interface CheckpointCheck {
+  /** not_configured: no sink; none_written: the sink holds none yet; verified / failed. */
+  status: 'not_configured' | 'none_written' | 'verified' | 'failed';
+  checkpoint: (AuditCheckpoint & { sink: string; signature_valid: boolean }) | null;
+  reason?: string;
+}
+
+export interface AuditCheckpoints {
+  readonly configured: boolean;
+  /** The key verifiers need (docs/audit.md "Checkpoints"). */
+  readonly publicKey: { key_id: string; public_key: string; public_key_pem: string };
+  /** Takes and writes a checkpoint now. Conflict when no sink is configured. */
+  write(): Promise<CheckpointRecord>;
+  /**
+   * The scheduled write: at most one checkpoint per `interval_secs` period across every process
+   * on the store (claimed through a store counter); null when another process (or an earlier
+   * tick) had the period, or no sink is configured.
+   */
+  writeIfDue(): Promise<CheckpointRecord | null>;
+  /** Written checkpoints, newest first, as recorded in the store (the sink holds the originals). */
+  list(limit: number): Promise<CheckpointRecord[]>;
+  /** Checks the live chain against the sink's latest checkpoint. Never throws for a bad checkpoint. */
+  check(): Promise<CheckpointCheck>;
+}
+
+type StoredRecord = { name: string; sink: string; signed: SignedCheckpoint };
+
+/** Signed checkpoints of the audit chain, written to an external sink (docs/audit.md "Checkpoints"). */
+export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpoints {
+  const chain = deps.store.log<StoredAuditEntry>('audit', { indexes: ['category', 'identity', 'timestamp'] });
+  const written = deps.store.log<StoredRecord>('audit_checkpoints');
+  const sink = deps.sink;
+
+  async function write(): Promise<CheckpointRecord> {
+    if (sink === null) throw Errors.conflict('audit checkpoints are off: [audit.checkpoints] sink is empty');
+    const [count, tip] = await Promise.all([chain.count(), chain.tip()]);
+    const checkpoint: AuditCheckpoint = {
+      entry_count: count,
+      tip_hash: tip === null ? null : String(tip.hash),
+      tip_seq: tip?.seq ?? 0,
+      at: deps.clock.now().toISOString(),
+      key_id: deps.signer.keyId,
+    };
+    const signed = signCheckpoint(checkpoint, deps.signer);
+    const name = checkpointName(checkpoint);
+    await sink.write(name, Buffer.from(`${JSON.stringify(signed, null, 2)}\n`, 'utf8'));
+    await written.append(() => ({ name, sink: sink.describe, signed }));
+    return { ...signed, name, sink: sink.describe };
+  }
+
+  async function writeIfDue(): Promise<CheckpointRecord | null> {
+    if (sink === null) return null;
+    const intervalMs = Math.max(1, deps.intervalSecs()) * 1000;
+    const now = deps.clock.now().getTime();
+    const period = Math.floor(now / intervalMs);
+    const expiresAt = new Date((period + 2) * intervalMs).toISOString();
+    const { applied } = await deps.store.counters.add(`audit-checkpoint:period:${intervalMs}:${period}`, 1, { limit: 1, expiresAt });
+    return applied ? write() : null;
+  }
+
+  async function list(limit: number): Promise<CheckpointRecord[]> {
+    const rows = await written.list({ order: 'desc', limit });
+    return rows.map((r) => ({ ...r.signed, name: r.name, sink: r.sink }));
+  }
+
+  async function check(): Promise<CheckpointCheck> {
+    if (sink === null) return { status: 'not_configured', checkpoint: null };
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await sink.latest();
+    } catch (error) {
+      // The chain's length cannot be confirmed: say so rather than answer valid on half a check.
+      return { status: 'failed', checkpoint: null, reason: `the checkpoint sink ${sink.describe} could not be read: ${(error as Error).message}` };
+    }
+    if (bytes === null) return { status: 'none_written', checkpoint: null };
+    const signed = parseSignedCheckpoint(bytes);
+    if (typeof signed === 'string') return { status: 'failed', checkpoint: null, reason: `latest checkpoint in ${sink.describe}: ${signed}` };
+    const signatureValid = checkpointSignatureValid(signed, deps.signer.publicKeyPem);
+    const view = { ...signed.checkpoint, sink: sink.describe, signature_valid: signatureValid };
+    if (!signatureValid) {
+      return {
+        status: 'failed',
+        checkpoint: view,
+        reason: `checkpoint signature does not verify (checkpoint of ${signed.checkpoint.at} in ${sink.describe}, key ${signed.checkpoint.key_id}; this platform's key is ${deps.signer.keyId})`,
+      };
+    }
+    const match = await matchLog(signed.checkpoint, chain);
+    return match.ok ? { status: 'verified', checkpoint: view } : { status: 'failed', checkpoint: view, reason: match.reason ?? 'the chain does not reach the checkpoint' };
+  }
+
+  return {
+    configured: sink !== null,
+    publicKey: { key_id: deps.signer.keyId, public_key: deps.signer.publicKey, public_key_pem: deps.signer.publicKeyPem },
+    write,
+    writeIfDue,
+    list,
+    check,
+  };
+}
