@@ -7,7 +7,8 @@ import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RegistryApp } from '../registry-app.ts';
-import { buildRegistryTestApp, TEST_CALLER_HEADER } from '../testing/registry-test-app.ts';
+import { buildRegistryTestApp } from '../testing/registry-test-app.ts';
+import { TEST_IDENTITY_HEADER, TEST_ROLE_HEADER } from '../testing/test-registry.ts';
 import { collectionRoutes } from './collection-routes.ts';
 
 let dir: string;
@@ -18,6 +19,11 @@ const clock = fixedClock('2026-03-01T10:00:00.000Z');
 const ALICE = 'alice:publisher';
 const BOB = 'bob:publisher';
 const ADMIN = 'root:registry-admin';
+/** The test headers naming `<identity>:<role>` as the caller. */
+const as = (caller: string) => {
+  const [identity = '', role = ''] = caller.split(':');
+  return { [TEST_IDENTITY_HEADER]: identity, [TEST_ROLE_HEADER]: role };
+};
 
 // claims-intake -> claims-handling ^1.0.0 -> claims-model ~1.1.0: the closure is all three.
 beforeEach(async () => {
@@ -70,7 +76,7 @@ ${entries}`;
 }
 
 function send(method: 'POST' | 'PUT', url: string, body: string, caller = ALICE, contentType = 'application/toml') {
-  return app.inject({ method, url, payload: body, headers: { 'content-type': contentType, [TEST_CALLER_HEADER]: caller } });
+  return app.inject({ method, url, payload: body, headers: { 'content-type': contentType, ...as(caller) } });
 }
 const publish = (body: string, caller = ALICE, contentType?: string) => send('POST', '/collections', body, caller, contentType);
 const list = async () => (await app.inject({ method: 'GET', url: '/collections' })).json().collections.map((c: { name: string; version: string }) => `${c.name}@${c.version}`);
@@ -176,7 +182,7 @@ describe('POST /collections', () => {
     const json = await publish(JSON.stringify({ name: 'claims-starter' }), ALICE, 'application/json');
     expect(json.statusCode).toBe(415);
     expect(json.json().error).toEqual({ category: 'UnsupportedMediaType', message: "unsupported content type 'application/json': send application/toml" });
-    const none = await app.inject({ method: 'POST', url: '/collections', payload: toml(), headers: { [TEST_CALLER_HEADER]: ALICE } });
+    const none = await app.inject({ method: 'POST', url: '/collections', payload: toml(), headers: as(ALICE) });
     expect(none.statusCode).toBe(415);
     expect(await list()).toEqual([]);
   });
@@ -242,12 +248,12 @@ describe('PUT /collections/{name}', () => {
 describe('DELETE /collections/{name}', () => {
   it('deletes it (204); then it is gone (404), and deleting again is 404', async () => {
     await publish(toml());
-    const res = await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: { [TEST_CALLER_HEADER]: ALICE } });
+    const res = await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: as(ALICE) });
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
     expect((await app.inject({ method: 'GET', url: '/collections/claims-starter' })).statusCode).toBe(404);
     expect(await list()).toEqual([]);
-    expect((await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: { [TEST_CALLER_HEADER]: ALICE } })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: as(ALICE) })).statusCode).toBe(404);
   });
 });
 
@@ -261,7 +267,7 @@ describe('collection ownership', () => {
       message: "'bob' is not an owner of collection 'claims-starter' (owners and registry-admin may change it)",
       details: { kind: 'collection', id: 'claims-starter' },
     });
-    const del = await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: { [TEST_CALLER_HEADER]: BOB } });
+    const del = await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: as(BOB) });
     expect(del.statusCode).toBe(403);
     expect(await list()).toEqual(['claims-starter@1.0.0']);
 
@@ -272,6 +278,6 @@ describe('collection ownership', () => {
     expect(byAdmin.statusCode).toBe(200);
     expect(byAdmin.json().owners).toEqual(['alice']);
     expect((await send('PUT', '/collections/claims-starter', toml({ version: '3.0.0' }), ALICE)).statusCode).toBe(200);
-    expect((await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: { [TEST_CALLER_HEADER]: ALICE } })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'DELETE', url: '/collections/claims-starter', headers: as(ALICE) })).statusCode).toBe(204);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
 import { installErrorHandling } from '@agent-platform/api';
 import { defaultConfig } from '@agent-platform/config';
-import { REGISTRY_ROLES, type PlatformConfig, type RegistryRole } from '@agent-platform/contracts';
+import type { PlatformConfig } from '@agent-platform/contracts';
 import { systemClock, type Clock } from '@agent-platform/domain';
 import { createLogger } from '@agent-platform/observability';
 import { createPackageRegistry, createSigner, openFsArchiveStore } from '@agent-platform/registry-core';
@@ -13,11 +13,9 @@ import type { Store } from '@agent-platform/store';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import { installRegistryAuth } from '../auth/install-registry-auth.ts';
+import { installTestAuth } from './test-registry.ts';
 import type { RegistryApp } from '../registry-app.ts';
 import type { RegistryRouteDeps, RegistryRoutePlugin } from '../routes/registry-route.ts';
-
-/** Header a test sets to call as someone: `<identity>:<role>`, e.g. `alice:publisher`. Test apps only. */
-export const TEST_CALLER_HEADER = 'x-test-caller';
 
 export interface RegistryTestAppOptions {
   store: Store;
@@ -29,10 +27,10 @@ export interface RegistryTestAppOptions {
 
 /**
  * A registry app built the way registry-app.ts builds it (Fastify with TypeBox types, the api's
- * error handling, the registry auth hook) with the given route plugins registered, for tests.
- * One addition, for tests only: a caller named in the
- * `x-test-caller` header replaces the one the auth hook set, so that a test can act as two
- * identities with different roles without standing up registry keys.
+ * error handling) with only the given route plugins registered, for tests. In auth mode disabled
+ * the caller is who the `x-test-identity` / `x-test-role` headers say (`installTestAuth`, the same
+ * stand-in the HTTP tests of test-registry.ts use), so a test can act as several identities
+ * without registry keys; any other mode runs the real auth hook.
  */
 export async function buildRegistryTestApp(options: RegistryTestAppOptions): Promise<RegistryApp> {
   const { logger } = createLogger({ level: 'silent', bufferLines: 10, destination: 'silent' });
@@ -51,14 +49,9 @@ export async function buildRegistryTestApp(options: RegistryTestAppOptions): Pro
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as RegistryApp;
   installErrorHandling(app);
-  installRegistryAuth(app, deps);
-  app.addHook('onRequest', async (request) => {
-    const header = request.headers[TEST_CALLER_HEADER];
-    if (typeof header !== 'string') return;
-    const [identity = '', role = ''] = header.split(':');
-    if (identity === '' || !(REGISTRY_ROLES as readonly string[]).includes(role)) throw new Error(`bad ${TEST_CALLER_HEADER} header '${header}'`);
-    request.registryCaller = { identity, role: role as RegistryRole, key_id: null, issuer: null, authenticated: true };
-  });
+  // Mode disabled (the default): callers are who the test headers say (installTestAuth); else the real hook.
+  if (config.registry.auth.mode === 'disabled') installTestAuth(app);
+  else installRegistryAuth(app, deps);
   for (const plugin of options.plugins) await plugin(app, deps);
   app.addHook('onClose', async () => {
     await bus.close();
