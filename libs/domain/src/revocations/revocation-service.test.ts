@@ -194,6 +194,24 @@ describe('applying a revocation', () => {
     expect(await state('policy-servicing')).toBe('Suspended');
     expect(await revokedAudit()).toHaveLength(1);
   });
+  it('is not audited twice when the node that claimed it died after auditing but before marking it done', async () => {
+    await installFleet();
+    // The claim-done write is the one the SIGKILL prevents: the dying node's store drops it.
+    const dyingStore = { ...store, collection: ((name: string, options?: unknown) => {
+      const real = store.collection(name, options as never);
+      if (name !== 'catalog_revocation_claims') return real;
+      let writes = 0;
+      return { ...real, update: async (...args: Parameters<typeof real.update>) => (++writes > 1 ? Promise.reject(new Error('node killed')) : real.update(...args)) };
+    }) as typeof store.collection };
+    const dying = createRevocationService({ store: dyingStore, agents, lifecycle, clock, audit, events });
+    await expect(dying.apply(revocation('claims-intake', '1.0.0', 7), KEY)).rejects.toThrow('node killed');
+    expect(await revokedAudit()).toHaveLength(1);
+    clock.advance(61_000);
+    expect(await revocations.apply(revocation('claims-intake', '1.0.0', 7), KEY)).toEqual({ status: 'already-applied' });
+    expect(await revokedAudit()).toHaveLength(1);
+    expect(revokedEvents()).toHaveLength(1);
+    expect(await revocations.apply(revocation('claims-intake', '1.0.0', 7), KEY)).toEqual({ status: 'already-applied' });
+  });
 });
 
 describe('refusals until an operator overrides', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Revocation, RevocationOverrideResult } from '@agent-platform/contracts';
-import type { AuditTrail } from '../audit/audit-entry.ts';
+import type { AuditEntry, AuditTrail } from '../audit/audit-entry.ts';
 import type { Caller } from '../auth/identity.ts';
 import { catalogCollections } from '../catalog/catalog-records.ts';
 import { Errors } from '../errors/errors.ts';
@@ -33,13 +33,15 @@ export interface RevocationService {
 }
 
 export interface RevocationServiceDeps extends RevocationEffectsDeps {
-  audit: Pick<AuditTrail, 'record'>;
+  audit: Pick<AuditTrail, 'record' | 'query'>;
   events?: EventPublisher;
   /** How long a claimer may take before another node takes the entry over; default 20 s (applying takes milliseconds; with the default 30 s poll a node dying mid-way still leaves the entry applied within a minute). */
   claimLeaseMs?: number;
 }
 
 const DEFAULT_LEASE_MS = 20_000;
+
+const idList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((id): id is string => typeof id === 'string') : []);
 
 export function createRevocationService(deps: RevocationServiceDeps): RevocationService {
   const { revocations, claims, cursors } = revocationCollections(deps.store);
@@ -61,8 +63,11 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
     return before;
   }
 
-  /** The claim when this caller holds it, else the claim as someone else holds it. */
-  async function claim(revocation: Revocation, keyId: string, owner: string): Promise<RevocationClaim> {
+  /**
+   * The claim when this caller holds it, else the claim as someone else holds it; `takenOver` when
+   * this caller took it from a claimer whose lease ran out.
+   */
+  async function claim(revocation: Revocation, keyId: string, owner: string): Promise<RevocationClaim & { takenOver: boolean }> {
     const at = now();
     const leaseUntil = new Date(at.getTime() + leaseMs).toISOString();
     const claimed = await claims.update(`${keyId}:${revocation.seq}`, (current): RevocationClaim | null => {
@@ -75,7 +80,22 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
       return null;
     });
     if (claimed === null) throw Errors.internal('the revocation claim was not stored');
-    return claimed.doc;
+    return { ...claimed.doc, takenOver: claimed.doc.owner === owner && claimed.doc.claimed_at !== at.toISOString() };
+  }
+
+  async function markDone(claimId: string, owner: string, effects: RevocationEffects): Promise<void> {
+    await claims.update(claimId, (current) =>
+      current?.doc.owner === owner ? { ...current.doc, status: 'done', done_at: now().toISOString(), ...effects } : null,
+    );
+  }
+
+  /**
+   * The audit entry a claimer that died wrote before it could mark its claim done (a SIGKILL
+   * between the two writes), so that a takeover never audits the same feed entry twice.
+   */
+  async function recordedBefore(held: RevocationClaim): Promise<AuditEntry | null> {
+    const entries = await deps.audit.query({ limit: 1000, actor: `registry:${held.key_id}`, since: held.claimed_at });
+    return entries.find((entry) => entry.action === 'package.revoked' && entry.metadata?.['seq'] === held.seq) ?? null;
   }
 
   async function record(revocation: Revocation, keyId: string, installed: boolean, effects: RevocationEffects): Promise<void> {
@@ -110,13 +130,17 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
       const owner = randomUUID();
       const held = await claim(revocation, keyId, owner);
       if (held.owner !== owner) return { status: held.status === 'done' ? 'already-applied' : 'in-progress' };
+      const earlier = held.takenOver ? await recordedBefore(held) : null;
+      if (earlier !== null) {
+        const effects = { agents_suspended: idList(earlier.metadata?.['agent_ids']), workflows_drained: idList(earlier.metadata?.['workflow_ids']) };
+        await markDone(held.id, owner, effects);
+        return { status: 'already-applied' };
+      }
       const installedRecord = (await catalogCollections(deps.store).packages.get(revocation.name))?.doc ?? null;
       const installed = installedRecord?.version === revocation.version;
       const effects = installed ? await applyRevocationEffects(deps, revocation.name) : { agents_suspended: [], workflows_drained: [] };
       await record(revocation, keyId, installed, effects);
-      await claims.update(held.id, (current) =>
-        current?.doc.owner === owner ? { ...current.doc, status: 'done', done_at: now().toISOString(), ...effects } : null,
-      );
+      await markDone(held.id, owner, effects);
       return { status: 'applied', installed, ...effects };
     },
 
