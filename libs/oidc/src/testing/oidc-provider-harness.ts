@@ -32,7 +32,15 @@ const CLIENT_SECRET = 'test-client-secret-0123456789abcdef';
  * indicator (RFC 8707) for `audience`, signed RS256 with a key the test holds. Each client's roles
  * ride in the nested claim `realm_access.roles` (extraTokenClaims), as Keycloak puts them.
  */
-export async function startOidcProvider(options: { audience: string; clients: Record<string, HarnessClient>; accessTokenTtlSecs?: number }): Promise<OidcProviderHarness> {
+export async function startOidcProvider(options: {
+  audience: string;
+  clients: Record<string, HarnessClient>;
+  accessTokenTtlSecs?: number;
+  /** Loopback port to listen on; default: a free one. */
+  port?: number;
+  /** The clients' secret; default: a fixed test secret. */
+  clientSecret?: string;
+}): Promise<OidcProviderHarness> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const kid = `provider-${Math.random().toString(36).slice(2, 10)}`;
   const signingKey = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
@@ -45,7 +53,11 @@ export async function startOidcProvider(options: { audience: string; clients: Re
     if (provider === null) return void response.writeHead(503).end();
     void provider.callback()(request, response);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
+  const clientSecret = options.clientSecret ?? CLIENT_SECRET;
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const resourceServer = {
     scope: 'registry',
@@ -57,7 +69,7 @@ export async function startOidcProvider(options: { audience: string; clients: Re
   provider = new Provider(issuer, {
     clients: Object.keys(options.clients).map((client_id) => ({
       client_id,
-      client_secret: CLIENT_SECRET,
+      client_secret: clientSecret,
       grant_types: ['client_credentials'],
       redirect_uris: [],
       response_types: [],
@@ -92,7 +104,7 @@ export async function startOidcProvider(options: { audience: string; clients: Re
         method: 'POST',
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${clientId}:${CLIENT_SECRET}`).toString('base64')}`,
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
         },
         body: new URLSearchParams({ grant_type: 'client_credentials', resource: options.audience, scope: 'registry' }).toString(),
       });
