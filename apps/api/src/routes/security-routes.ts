@@ -3,6 +3,7 @@ import {
   AuditCheckpointList,
   AuditCheckpointQuerystring,
   AuditCheckpointView,
+  AuditCheckpointWriteBody,
   AuditAppendResponse,
   AuditEntryList,
   AuditQuerystring,
@@ -122,10 +123,14 @@ export const securityRoutes: RoutePlugin = (app, deps) => {
       schema: {
         tags: TAGS,
         summary: 'Write a signed checkpoint of the audit chain to the external sink now',
+        body: AuditCheckpointWriteBody,
         response: { 201: AuditCheckpointView, 409: ErrorEnvelope },
       },
     },
-    async (_request, reply) => reply.code(201).send(await deps.auditCheckpoints.write()),
+    async (request, reply) => {
+      const reason = request.body?.supersede_reason;
+      return reply.code(201).send(await deps.auditCheckpoints.write(reason === undefined ? {} : { supersede: reason }));
+    },
   );
 
   app.post(
