@@ -20,14 +20,19 @@ const strict = { additionalProperties: false } as const;
 export const MCP_MAX_WAIT_SECS = 300;
 
 export const ListAgentsInput = Type.Object(
-  { state: Type.Optional(Type.Enum(['Running', 'Suspended'], { description: 'Only agents in this state.' })) },
+  {
+    state: Type.Optional(Type.Enum(['Running', 'Suspended'], { description: 'Only agents in this state.' })),
+  },
   strict,
 );
 export type ListAgentsInput = Static<typeof ListAgentsInput>;
 
 export const SendMessageInput = Type.Object(
   {
-    agent: Type.String({ minLength: 1, description: "The agent's id (UUID) or its name (the agent-template package name)." }),
+    agent: Type.String({
+      minLength: 1,
+      description: "The agent's id (UUID) or its name (the agent-template package name).",
+    }),
     message: Type.String({ description: 'The message delivered to the agent, as POST /agents/{id}/send.' }),
   },
   strict,
@@ -53,22 +58,42 @@ export const RunWorkflowInput = Type.Object(
       }),
     ),
     idempotency_key: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 256, description: 'As the Idempotency-Key header: a repeat by the same caller with the same input returns the same run.' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'As the Idempotency-Key header: a repeat by the same caller with the same input returns the same run.',
+      }),
     ),
   },
   strict,
 );
 export type RunWorkflowInput = Static<typeof RunWorkflowInput>;
 
-export const GetRunInput = Type.Object({ run_id: Type.String({ pattern: UUID_PATTERN, description: 'The run id (UUID) run_workflow answered.' }) }, strict);
+export const GetRunInput = Type.Object(
+  { run_id: Type.String({ pattern: UUID_PATTERN, description: 'The run id (UUID) run_workflow answered.' }) },
+  strict,
+);
 export type GetRunInput = Static<typeof GetRunInput>;
 
 export const SearchAuditInput = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, default: 20, description: 'Entries returned, newest first; at most [audit] max_query_limit.' })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        default: 20,
+        description: 'Entries returned, newest first; at most [audit] max_query_limit.',
+      }),
+    ),
     category: Type.Optional(Type.Enum(AUDIT_CATEGORIES, { description: 'Only entries of this category.' })),
-    actor: Type.Optional(Type.String({ description: 'Only entries caused by this identity (an API key name, `oidc:<subject>`).' })),
-    since: Type.Optional(Type.String({ description: 'ISO 8601 inclusive lower bound on timestamp; UTC when no offset.' })),
+    actor: Type.Optional(
+      Type.String({
+        description: 'Only entries caused by this identity (an API key name, `oidc:<subject>`).',
+      }),
+    ),
+    since: Type.Optional(
+      Type.String({ description: 'ISO 8601 inclusive lower bound on timestamp; UTC when no offset.' }),
+    ),
   },
   strict,
 );
@@ -93,7 +118,8 @@ export const MCP_TOOLS = [
   {
     name: 'list_agents',
     title: 'List agents',
-    description: 'Every agent of the platform, sorted by name: id, name, title, state (Running or Suspended) and equipped competencies.',
+    description:
+      'Every agent of the platform, sorted by name: id, name, title, state (Running or Suspended) and equipped competencies.',
     action: 'AgentList',
     route: 'GET /agents',
     readOnly: true,
@@ -103,7 +129,8 @@ export const MCP_TOOLS = [
   {
     name: 'send_message',
     title: 'Send a message to an agent',
-    description: "Sends a free-text message to a Running agent (by id or name) and returns its reply, the tools it ran and the tokens used. Counts against the licence like POST /agents/{id}/send.",
+    description:
+      'Sends a free-text message to a Running agent (by id or name) and returns its reply, the tools it ran and the tokens used. Counts against the licence like POST /agents/{id}/send.',
     action: 'AgentSendMessage',
     route: 'POST /agents/{id}/send',
     readOnly: false,
@@ -124,7 +151,8 @@ export const MCP_TOOLS = [
   {
     name: 'get_run',
     title: 'Get a workflow run',
-    description: 'One workflow run by id: its state, the result of each finished step, the output once Completed and the error once Failed.',
+    description:
+      'One workflow run by id: its state, the result of each finished step, the output once Completed and the error once Failed.',
     action: 'WorkflowStatus',
     route: 'GET /runs/{id}',
     readOnly: true,
@@ -134,7 +162,8 @@ export const MCP_TOOLS = [
   {
     name: 'search_audit',
     title: 'Search the audit trail',
-    description: 'Entries of the tamper-evident audit trail, newest first, filtered by category, actor (identity) and a lower bound on time.',
+    description:
+      'Entries of the tamper-evident audit trail, newest first, filtered by category, actor (identity) and a lower bound on time.',
     action: 'SecurityAudit',
     route: 'GET /security/audit',
     readOnly: true,

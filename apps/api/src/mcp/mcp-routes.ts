@@ -9,8 +9,16 @@ import { createMcpServer } from './mcp-server.ts';
 
 const TAGS = ['mcp'];
 const JsonRpcReply = Type.Unknown({ description: 'A JSON-RPC 2.0 response (application/json).' });
-const JsonRpcErrorReply = Type.Unknown({ description: 'A JSON-RPC 2.0 error response: `{jsonrpc, id, error: {code, message, data?}}`.' });
-const RESPONSES = { 200: JsonRpcReply, 202: Type.Unknown({ description: 'Accepted: the message was a notification or a response.' }), 400: JsonRpcErrorReply, 406: JsonRpcErrorReply, 415: JsonRpcErrorReply };
+const JsonRpcErrorReply = Type.Unknown({
+  description: 'A JSON-RPC 2.0 error response: `{jsonrpc, id, error: {code, message, data?}}`.',
+});
+const RESPONSES = {
+  200: JsonRpcReply,
+  202: Type.Unknown({ description: 'Accepted: the message was a notification or a response.' }),
+  400: JsonRpcErrorReply,
+  406: JsonRpcErrorReply,
+  415: JsonRpcErrorReply,
+};
 
 /**
  * The MCP surface (`[surfaces] mcp = true`, spec "Rules of the model" 2, docs/mcp.md): streamable
@@ -34,46 +42,85 @@ export const mcpRoutes: RoutePlugin = (app, deps) => {
   const invoker = createAgentInvoker(deps);
   const config = { action: 'authenticated', audit: false } as const;
 
-  app.post('/mcp', { config, schema: { tags: TAGS, summary: 'MCP streamable HTTP: one JSON-RPC message per POST (stateless)', response: RESPONSES } }, async (request, reply) => {
-    const checked = checkMcpPost(request.headers.accept, request.body as McpBody | undefined);
-    if ('status' in checked) return sendRefusal(reply, checked);
-    const server = createMcpServer({ deps, caller: request.caller, requestId: request.id, signal: clientGoneSignal(reply), invoker, log: request.log });
-    // Stateless mode takes a fresh transport per request (the SDK refuses to reuse one).
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    try {
-      await server.connect(transport);
-      const response = await transport.handleRequest(webRequestOf(request), { parsedBody: checked.message });
-      // The request timeout may have answered 408 meanwhile: nothing more can be sent.
-      if (reply.sent) return reply;
-      response.headers.forEach((value, name) => {
-        if (name !== 'content-length') void reply.header(name, value);
+  app.post(
+    '/mcp',
+    {
+      config,
+      schema: {
+        tags: TAGS,
+        summary: 'MCP streamable HTTP: one JSON-RPC message per POST (stateless)',
+        response: RESPONSES,
+      },
+    },
+    async (request, reply) => {
+      const checked = checkMcpPost(request.headers.accept, request.body as McpBody | undefined);
+      if ('status' in checked) return sendRefusal(reply, checked);
+      const server = createMcpServer({
+        deps,
+        caller: request.caller,
+        requestId: request.id,
+        signal: clientGoneSignal(reply),
+        invoker,
+        log: request.log,
       });
-      const text = await response.text();
-      // Any status the transport chose (the declared ones are those clients should expect).
-      const untyped: FastifyReply = reply;
-      return untyped.code(response.status).send(text === '' ? undefined : text);
-    } finally {
-      await server.close();
-    }
-  });
+      // Stateless mode takes a fresh transport per request (the SDK refuses to reuse one).
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      try {
+        await server.connect(transport);
+        const response = await transport.handleRequest(webRequestOf(request), {
+          parsedBody: checked.message,
+        });
+        // The request timeout may have answered 408 meanwhile: nothing more can be sent.
+        if (reply.sent) return reply;
+        response.headers.forEach((value, name) => {
+          if (name !== 'content-length') void reply.header(name, value);
+        });
+        const text = await response.text();
+        // Any status the transport chose (the declared ones are those clients should expect).
+        const untyped: FastifyReply = reply;
+        return untyped.code(response.status).send(text === '' ? undefined : text);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   for (const method of ['GET', 'DELETE'] as const) {
     app.route({
       method,
       url: '/mcp',
       config,
-      schema: { tags: TAGS, summary: method === 'GET' ? 'No server-to-client stream: 405' : 'No sessions to end: 405', response: { 405: JsonRpcErrorReply } },
+      schema: {
+        tags: TAGS,
+        summary: method === 'GET' ? 'No server-to-client stream: 405' : 'No sessions to end: 405',
+        response: { 405: JsonRpcErrorReply },
+      },
       handler: async (_request, reply) => {
-        const why = method === 'GET' ? 'this server opens no SSE stream' : 'this server keeps no sessions to end';
+        const why =
+          method === 'GET' ? 'this server opens no SSE stream' : 'this server keeps no sessions to end';
         void reply.header('allow', 'POST');
-        return sendRefusal(reply, jsonRpcError(405, null, -32000, `Method Not Allowed: ${why} (stateless streamable HTTP; POST one message per request)`));
+        return sendRefusal(
+          reply,
+          jsonRpcError(
+            405,
+            null,
+            -32000,
+            `Method Not Allowed: ${why} (stateless streamable HTTP; POST one message per request)`,
+          ),
+        );
       },
     });
   }
 };
 
 function sendRefusal(reply: FastifyReply, refusal: JsonRpcRefusal): FastifyReply {
-  return reply.code(refusal.status).type('application/json; charset=utf-8').send(JSON.stringify(refusal.body));
+  return reply
+    .code(refusal.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(refusal.body));
 }
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
@@ -90,10 +137,16 @@ function installMcpBodyParser(app: ApiApp): void {
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     const contentType = request.headers['content-type'] ?? '';
-    if (!JSON_TYPE.test(contentType)) return done(null, { kind: 'unsupported', contentType } satisfies McpBody);
+    if (!JSON_TYPE.test(contentType))
+      return done(null, { kind: 'unsupported', contentType } satisfies McpBody);
     if (text.trim() === '') return done(null, undefined);
     void safeJson(request, text, (error: Error | null, value?: unknown) => {
-      done(null, error === null ? ({ kind: 'json', value } satisfies McpBody) : ({ kind: 'invalid_json', reason: error.message } satisfies McpBody));
+      done(
+        null,
+        error === null
+          ? ({ kind: 'json', value } satisfies McpBody)
+          : ({ kind: 'invalid_json', reason: error.message } satisfies McpBody),
+      );
     });
   });
 }

@@ -23,7 +23,13 @@ export const TOOL_LIST: Tool[] = MCP_TOOLS.map((tool) => ({
   description: `${tool.description} Needs the ${tool.action} permission, as ${tool.route}.`,
   inputSchema: plain(tool.input),
   outputSchema: plain(tool.output),
-  annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: false, idempotentHint: tool.readOnly, openWorldHint: false },
+  annotations: {
+    title: tool.title,
+    readOnlyHint: tool.readOnly,
+    destructiveHint: false,
+    idempotentHint: tool.readOnly,
+    openWorldHint: false,
+  },
 }));
 
 /**
@@ -37,7 +43,9 @@ export function createMcpServer(context: ToolContext): Server {
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(context, request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    callTool(context, request.params.name, request.params.arguments ?? {}),
+  );
   server.onerror = (error) => context.log.debug({ err: error }, 'mcp protocol error');
   return server;
 }

@@ -17,7 +17,7 @@ export async function waitForRunEnd(
   signal: AbortSignal,
 ): Promise<WorkflowRunStatus> {
   const deadline = Date.now() + timeoutMs;
-  let changed = false;
+  let changed: boolean;
   let wake: (() => void) | null = null;
   const poke = (): void => {
     changed = true;

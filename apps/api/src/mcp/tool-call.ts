@@ -1,11 +1,16 @@
-import { MCP_TOOLS, type AuditCategory, type McpToolContract, type McpToolName } from '@agent-platform/contracts';
+import {
+  MCP_TOOLS,
+  type AuditCategory,
+  type McpToolContract,
+  type McpToolName,
+} from '@agent-platform/contracts';
 import { can } from '@agent-platform/domain';
 import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { toErrorReply } from '../http/error-handler.ts';
-import { schemaErrorToPlatformError, type SchemaError } from '../http/schema-errors.ts';
+import { schemaErrorToPlatformError } from '../http/schema-errors.ts';
 import type { AuditNote, ToolContext, ToolHandler } from './tool-context.ts';
 import { listAgents, sendMessage } from './tools/agent-tools.ts';
 import { searchAudit } from './tools/audit-tools.ts';
@@ -21,7 +26,10 @@ const HANDLERS: { [N in McpToolName]: ToolHandler<never> } = {
 };
 
 /** The audit category of each state-changing tool: that of its HTTP route (docs/audit.md). */
-const AUDIT_CATEGORY: Partial<Record<McpToolName, AuditCategory>> = { send_message: 'request', run_workflow: 'workflows' };
+const AUDIT_CATEGORY: Partial<Record<McpToolName, AuditCategory>> = {
+  send_message: 'request',
+  run_workflow: 'workflows',
+};
 
 /** The status the equivalent route answers on success, recorded as the audit `result`. */
 const SUCCESS_STATUS: Partial<Record<McpToolName, number>> = { run_workflow: 201 };
@@ -50,7 +58,12 @@ interface Tool {
 const TOOLS = new Map<string, Tool>(
   MCP_TOOLS.map((contract) => [
     contract.name,
-    { contract, name: contract.name, check: Compile(contract.input), handler: HANDLERS[contract.name] as ToolHandler<unknown> },
+    {
+      contract,
+      name: contract.name,
+      check: Compile(contract.input),
+      handler: HANDLERS[contract.name] as ToolHandler<unknown>,
+    },
   ]),
 );
 
@@ -65,7 +78,11 @@ const TOOLS = new Map<string, Tool>(
  *    envelope; anything else is `Internal` with a generic message (logged in full, never sent).
  * State-changing tools are audited like their routes, with the status the route would answer.
  */
-export async function callTool(context: ToolContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+export async function callTool(
+  context: ToolContext,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
   const tool = TOOLS.get(name);
   if (tool === undefined) {
     throw new InvalidParams(`unknown tool '${name}': the tools are ${[...TOOLS.keys()].join(', ')}`);
@@ -74,11 +91,14 @@ export async function callTool(context: ToolContext, name: string, args: Record<
   const note: AuditNote = { target: '/mcp', metadata: { request_id: context.requestId, tool: name } };
   if (!can(context.caller.role, action)) {
     await audit(context, tool, 'access', note, 403);
-    return errorResult({ error: 'forbidden', message: `role ${context.caller.role} may not perform ${action}` });
+    return errorResult({
+      error: 'forbidden',
+      message: `role ${context.caller.role} may not perform ${action}`,
+    });
   }
   const input = Value.Default(tool.contract.input, Value.Clone(args));
   if (!tool.check.Check(input)) {
-    const problem = schemaErrorToPlatformError(tool.check.Errors(input) as unknown as SchemaError[], 'body');
+    const problem = schemaErrorToPlatformError(tool.check.Errors(input), 'body');
     throw new InvalidParams(`invalid arguments for ${name}: ${problem.message}`, problem.details);
   }
   try {
@@ -87,7 +107,11 @@ export async function callTool(context: ToolContext, name: string, args: Record<
     return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
   } catch (error) {
     const mapped = toErrorReply(error);
-    if (mapped.unexpected) context.log.error({ err: error, category: mapped.body.error.category, tool: name }, 'mcp tool call failed');
+    if (mapped.unexpected)
+      context.log.error(
+        { err: error, category: mapped.body.error.category, tool: name },
+        'mcp tool call failed',
+      );
     note.metadata.error_category = mapped.body.error.category;
     await audit(context, tool, AUDIT_CATEGORY[tool.name], note, mapped.status);
     return errorResult(mapped.body);
@@ -102,7 +126,13 @@ function errorResult(body: unknown): CallToolResult {
  * Records the call when it was refused (`access`) or changes something (its route's category).
  * A failed append is logged and the call still answered, as the HTTP audit hook does.
  */
-async function audit(context: ToolContext, tool: Tool, category: AuditCategory | undefined, note: AuditNote, status: number): Promise<void> {
+async function audit(
+  context: ToolContext,
+  tool: Tool,
+  category: AuditCategory | undefined,
+  note: AuditNote,
+  status: number,
+): Promise<void> {
   if (category === undefined) return;
   try {
     await context.deps.audit.record({

@@ -26,6 +26,10 @@ export interface AuditNote {
 }
 
 /** One tool's work: arguments already validated against its input schema, role already checked. */
-export type ToolHandler<In> = (context: ToolContext, args: In, note: AuditNote) => Promise<Record<string, unknown>>;
+export type ToolHandler<In> = (
+  context: ToolContext,
+  args: In,
+  note: AuditNote,
+) => Promise<Record<string, unknown>>;
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

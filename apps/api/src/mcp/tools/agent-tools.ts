@@ -16,7 +16,11 @@ export const listAgents: ToolHandler<ListAgentsInput> = async ({ deps }, { state
  * same order (message size, then the agent exists and is Running), then the invocation goes to an
  * agent worker over the bus, with the source `Api` (MCP is mounted on the api surface).
  */
-export const sendMessage: ToolHandler<SendMessageInput> = async ({ deps, caller, requestId, signal, invoker }, { agent: ref, message }, note) => {
+export const sendMessage: ToolHandler<SendMessageInput> = async (
+  { deps, caller, requestId, signal, invoker },
+  { agent: ref, message },
+  note,
+) => {
   invoker.checkMessage(message);
   const agent = await agentByIdOrName(deps, ref);
   note.target = `/agents/${agent.id}/send`;

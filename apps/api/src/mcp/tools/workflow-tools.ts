@@ -19,17 +19,28 @@ export const runWorkflow: ToolHandler<RunWorkflowInput> = async ({ deps, caller,
   const workflow = await workflowByIdOrName(deps, args.workflow);
   note.target = `/workflows/${workflow.id}/run`;
   note.metadata.workflow_id = workflow.id;
-  const { run, replayed } = await deps.workflows.start(workflow.id, { input: args.input, idempotencyKey: args.idempotency_key }, { identity: caller.identity });
+  const { run, replayed } = await deps.workflows.start(
+    workflow.id,
+    { input: args.input, idempotencyKey: args.idempotency_key },
+    { identity: caller.identity },
+  );
   note.metadata.run_id = run.id;
   if (replayed) note.metadata.replayed = true;
-  const waitSecs = Math.min(args.wait_secs ?? 0, deps.config.current().server.request_timeout_secs - TIMEOUT_MARGIN_SECS);
+  const waitSecs = Math.min(
+    args.wait_secs ?? 0,
+    deps.config.current().server.request_timeout_secs - TIMEOUT_MARGIN_SECS,
+  );
   return waitSecs > 0 ? waitForRunEnd(deps, run.id, waitSecs * 1000, signal) : run;
 };
 
 /** get_run: GET /runs/{id}. */
-export const getRun: ToolHandler<GetRunInput> = async ({ deps }, { run_id }) => deps.workflows.run(run_id.toLowerCase());
+export const getRun: ToolHandler<GetRunInput> = async ({ deps }, { run_id }) =>
+  deps.workflows.run(run_id.toLowerCase());
 
-async function workflowByIdOrName(deps: Pick<ApiDeps, 'workflows'>, ref: string): Promise<WorkflowDefinitionView> {
+async function workflowByIdOrName(
+  deps: Pick<ApiDeps, 'workflows'>,
+  ref: string,
+): Promise<WorkflowDefinitionView> {
   if (UUID.test(ref)) return deps.workflows.get(ref.toLowerCase());
   const found = (await deps.workflows.list()).find((workflow) => workflow.name === ref);
   if (found === undefined) throw Errors.notFound('workflow', ref);
