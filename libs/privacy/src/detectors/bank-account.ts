@@ -13,7 +13,8 @@ import { digitsOf, matchSpans } from '../span.ts';
  * cue word before them (a bare run of digits is indistinguishable from any other number), and
  * SWIFT/BIC codes (which name a bank, not a person).
  */
-const IBAN_GROUPS = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,8}\b/g;
+/** Written together, or in groups of four after the first with a shorter last one: one way to read each run. */
+const IBAN_GROUPS = /\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)\b/g;
 const ROUTING =
   /\b(?:routing|ABA|RTN|transit)(?:\s*(?:number|no\.?|#))?\s*(?:is\b|:|#)?\s*(?<value>\d{9})(?!\d)/dgi;
 const ACCOUNT =

@@ -30,21 +30,45 @@ export const paymentCardDetector: Detector = {
   detect: (text) => {
     const spans: TextSpan[] = [];
     for (const match of text.matchAll(CANDIDATE)) {
-      // The run may carry more digits than the card (`4111 1111 1111 1111 2024`): the whole run
-      // first, then each shorter run ending at a separator.
-      const run = match[0];
-      const ends = [run.length, ...[...run.matchAll(/[ -]/g)].map((m) => m.index).reverse()];
-      const end = ends.find(
-        (e) => consistentSeparators(run.slice(0, e)) && isCardNumber(digitsOf(run.slice(0, e))),
-      );
-      if (end !== undefined) spans.push({ start: match.index, end: match.index + end });
+      const end = cardEnd(match[0]);
+      if (end !== null) spans.push({ start: match.index, end: match.index + end });
     }
     return spans;
   },
 };
 
-/** `4111 1111 1111 1111` or `4111-1111-1111-1111`, not `4111 1111-11 11...` (a run of several numbers). */
-function consistentSeparators(value: string): boolean {
-  const separators = new Set(value.replace(/\d/g, ''));
-  return separators.size <= 1;
+/**
+ * Where the card in a run of digits ends, or null. The run may carry more digits than the card
+ * (`4111 1111 1111 1111 2024`): the whole run first, then each shorter run ending at a separator.
+ * One separator kind only (`4111 1111-1111 1111` is several numbers). Linear in the run: hostile
+ * input (`1 1 1 1 ...`) costs no more than a paragraph of prose.
+ */
+function cardEnd(run: string): number | null {
+  const digits = run.replace(/\D/g, '');
+  const issuers = ISSUERS.filter((i) => i.prefix.test(digits));
+  if (issuers.length === 0) return null;
+  const cuts: Array<{ end: number; count: number }> = [];
+  let count = 0;
+  let firstSeparator: string | null = null;
+  for (let i = 0; i < run.length; i++) {
+    const c = run[i]!;
+    if (c >= '0' && c <= '9') {
+      count += 1;
+      continue;
+    }
+    if (firstSeparator !== null && c !== firstSeparator) break;
+    firstSeparator = c;
+    cuts.push({ end: i, count });
+  }
+  if (cuts.length === 0 || cuts.at(-1)!.end < run.length) {
+    const consistent = new Set(run.replace(/\d/g, '')).size <= 1;
+    if (consistent) cuts.push({ end: run.length, count: digits.length });
+  }
+  for (let k = cuts.length - 1; k >= 0; k--) {
+    const cut = cuts[k]!;
+    if (cut.count < 13) break;
+    if (cut.count > 19 || !issuers.some((i) => i.lengths.includes(cut.count))) continue;
+    if (luhnValid(digits.slice(0, cut.count))) return cut.end;
+  }
+  return null;
 }

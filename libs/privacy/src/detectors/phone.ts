@@ -11,7 +11,9 @@ import { digitsOf, matchSpans } from '../span.ts';
  * extensions (`x204` is left in the text). A run that is also a card, an IBAN or a national id is
  * reported as that (the detector with the checksum wins, see pii-detector.ts).
  */
-const INTERNATIONAL = /(?<![\w+])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}(?!\w)/dg;
+// Either one run of digits, or groups each after a separator: never both optional, so a long run
+// of digits cannot be split in every possible way (catastrophic backtracking on hostile input).
+const INTERNATIONAL = /(?<![\w+])\+(?:\d{7,15}|\d{1,6}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]\d{1,5}){1,6})(?!\w)/dg;
 const NORTH_AMERICAN = /(?<![\w+])(?:1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w-])/dg;
 const TRUNK_ZERO = /(?<![\w+])0\d{1,4}(?:[ -]\d{2,4}){1,3}(?![\w-])|(?<![\w+])0[1-9]\d{8,9}(?![\w-])/dg;
 const CUED =
