@@ -1,6 +1,5 @@
 import { luhnValid } from '../checksums.ts';
 import type { Detector, TextSpan } from '../span.ts';
-import { digitsOf } from '../span.ts';
 
 /**
  * Payment card numbers (PANs): 13 to 19 digits, written together or in groups separated by one
