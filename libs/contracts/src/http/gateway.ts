@@ -33,7 +33,8 @@ export const PoolProvider = Type.Object({
   }),
   default: Type.Boolean({ description: 'The provider of `[models] default`.' }),
   forced_local_target: Type.Boolean({
-    description: 'Forced-local requests go to this provider (`[gateway] local_model`).',
+    description:
+      'With forced_local on, requests with personal data go to this provider (see policy.local_model).',
   }),
   health: ProviderHealth,
 });
@@ -55,7 +56,7 @@ export const GatewayPolicyView = Type.Object({
   }),
   local_model: Type.Union([Type.String(), Type.Null()], {
     description:
-      'The model forced-local requests go to when the default is not local-eligible; null when there is none.',
+      "Where a request with personal data goes under forced_local: the default model when it is local-eligible, else [gateway] local_model or the first local-eligible provider's model; null when there is none.",
   }),
 });
 export type GatewayPolicyView = Static<typeof GatewayPolicyView>;
