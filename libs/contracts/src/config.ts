@@ -474,7 +474,8 @@ export const GatewayConfig = Type.Object(
     }),
     categories: Type.Array(PiiCategory, {
       default: [...DEFAULT_PII_CATEGORIES],
-      description: 'Categories detected and tokenised; person_name (a heuristic, slower detector) only when listed.',
+      description:
+        'Categories detected and tokenised (policy_number, claim_number, national_id, payment_card, bank_account, email, phone, date_of_birth, address, person_name); person_name, a heuristic and slower detector, only when listed.',
     }),
     forced_local: Type.Boolean({
       default: false,
