@@ -6,7 +6,11 @@ import {
   createStepExecutor,
   createAgentStats,
   createAgentStore,
+  createAuditTrail,
+  createGatewayTraffic,
   createInvocationService,
+  createModelGateway,
+  createPrivacyAudit,
   createLicenceGate,
   createSessionStore,
   createVault,
@@ -19,6 +23,7 @@ import {
   type AgentStats,
   type AgentToolsProvider,
   type AgentStore,
+  type AuditTrail,
   type Clock,
   type InvocationService,
   type LicenceGate,
@@ -63,6 +68,8 @@ export interface InvocationSources {
   starlarkLimits: () => StarlarkLimits;
   /** Where the invocation and workflow events go (docs/events.md). */
   events: EventPublisher;
+  /** The process's audit trail (the all-in-one's, with its metrics); absent: one over the shared store (a worker alone). */
+  audit?: AuditTrail;
 }
 
 /**
@@ -71,7 +78,19 @@ export interface InvocationSources {
  */
 export function composeInvocationService(sources: InvocationSources, tools?: AgentToolsProvider): InvocationService {
   const log = sources.logger.child({ service: 'agent-worker' });
+  const { store, clock } = sources;
+  // The privacy gateway sits at the model call, here where the worker makes it (docs/privacy-gateway.md).
+  const audit = sources.audit ?? createAuditTrail({ store, clock, enabled: sources.config.current().audit.enabled });
+  const gateway = createModelGateway({
+    models: sources.models,
+    settings: () => sources.config.current(),
+    audit: createPrivacyAudit({ audit, counters: store.counters }),
+    traffic: createGatewayTraffic(store, () => clock.now()),
+    clock,
+    warn: (context, message) => log.warn(context, message),
+  });
   return createInvocationService({
+    gateway,
     ...(tools === undefined ? {} : { tools }),
     store: sources.store,
     clock: sources.clock,

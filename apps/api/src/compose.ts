@@ -20,6 +20,9 @@ import {
   createMemoryStore,
   createScheduleService,
   createEventPublisher,
+  createGatewayTraffic,
+  createGatewayViews,
+  createPrivacyAudit,
   createRevocationService,
   createTriggerService,
   createSessionStore,
@@ -250,6 +253,12 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         workflowExists: (id) => workflowExists(workflows, id),
       }),
       transcripts: createTranscriptStore(store, clock),
+      gateway: createGatewayViews({
+        settings: () => config.current(),
+        models,
+        traffic: createGatewayTraffic(store, () => clock.now()),
+        audit: createPrivacyAudit({ audit, counters: store.counters }),
+      }),
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

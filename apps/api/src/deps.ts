@@ -17,6 +17,7 @@ import type {
   RevocationService,
   ScheduleService,
   EventPublisher,
+  GatewayViews,
   TriggerService,
   SessionStore,
   SkillService,
@@ -105,6 +106,8 @@ export interface ApiDeps {
   channels: ChannelService;
   /** Per-(channel, conversation) transcripts of the agents (docs/channels.md "Transcripts"). */
   transcripts: TranscriptStore;
+  /** The privacy gateway's pools, recent decisions and compliance figures, from the store (docs/privacy-gateway.md). */
+  gateway: GatewayViews;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -52,7 +52,7 @@ function keyRows(table: Schema, prefix: string): string[][] {
 
 function typeOf(schema: Schema): string {
   if (schema.anyOf !== undefined) return `one of ${schema.anyOf.map((v) => JSON.stringify(v.const)).join(', ')}`;
-  if (schema.type === 'array') return `array of ${schema.items?.type ?? 'values'}s`;
+  if (schema.type === 'array') return `array of ${schema.items?.type ?? 'value'}s`;
   if (schema.type === 'object' && schema.patternProperties !== undefined) {
     const value = Object.values(schema.patternProperties)[0];
     return `table of ${value?.type ?? 'value'}s`;

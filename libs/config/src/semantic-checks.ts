@@ -1,4 +1,5 @@
 import { CONNECTOR_IDS } from '@agent-platform/contracts';
+import { compileCarrierPattern } from '@agent-platform/privacy';
 import { parseTrustedKey } from '@agent-platform/registry-core';
 import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
 import { oidcProblems } from './oidc-checks.ts';
@@ -27,6 +28,7 @@ export function semanticProblems(file: Table): string[] {
     ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
     ...catalogProblems(table(file.catalog)),
+    ...gatewayProblems(table(file.gateway), file.providers),
   ];
   return problems;
 }
@@ -191,4 +193,44 @@ function isHttpUrl(text: string): boolean {
   if (!URL.canParse(text)) return false;
   const { protocol } = new URL(text);
   return protocol === 'http:' || protocol === 'https:';
+}
+
+/**
+ * `[gateway]` (docs/privacy-gateway.md): the carrier's patterns must compile (a typo would otherwise
+ * fail every model call), and `local_model` must name a model of a local-eligible provider (a
+ * forced-local target in the cloud pool would defeat the policy).
+ */
+function gatewayProblems(gateway: Table, providers: unknown): string[] {
+  const problems: string[] = [];
+  for (const key of ['policy_number_patterns', 'claim_number_patterns'] as const) {
+    const patterns = gateway[key];
+    if (!Array.isArray(patterns)) continue;
+    patterns.forEach((pattern: unknown, i) => {
+      if (typeof pattern !== 'string') return;
+      try {
+        compileCarrierPattern(pattern);
+      } catch (error) {
+        problems.push(`gateway.${key}[${i}]: not a usable regular expression: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  }
+  const target = gateway.local_model;
+  if (typeof target !== 'string' || target === '') return problems;
+  const match = /^([^/\s]+)\/(\S+)$/.exec(target);
+  if (match === null) return [...problems, `gateway.local_model: must be "provider/model", e.g. "vllm/llama3" (got "${target}")`];
+  const [, providerId, modelName] = match;
+  const configured = Array.isArray(providers) ? providers.map(table) : [];
+  const provider = configured.find((p) => p.id === providerId);
+  if (providerId === 'local') {
+    if (modelName !== LOCAL_MODEL) problems.push(`gateway.local_model: the built-in provider "local" offers only the model "${LOCAL_MODEL}"`);
+    return problems;
+  }
+  if (provider === undefined) return [...problems, `gateway.local_model: provider "${providerId}" is not configured`];
+  if (provider.local_eligible !== true) {
+    problems.push(`gateway.local_model: provider "${providerId}" is not local-eligible; set local_eligible = true in its [[providers]] table if personal data may go there`);
+  }
+  if (Array.isArray(provider.models) && !provider.models.includes(modelName)) {
+    problems.push(`gateway.local_model: provider "${providerId}" offers no model "${modelName}" (its models: ${provider.models.join(', ')})`);
+  }
+  return problems;
 }

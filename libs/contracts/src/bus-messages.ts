@@ -30,6 +30,8 @@ export const AgentInvokeRequest = Type.Object({
    * scope, `unscoped`.
    */
   caller: Type.Optional(Type.String({ minLength: 1 })),
+  /** The caller's role (`admin`, `service`, ...): the privacy gateway's audit entries name it (absent: `system`). */
+  caller_role: Type.Optional(Type.String({ minLength: 1 })),
   /** Unique per request (a UUID): an `agents.cancel` naming it stops the invocation wherever it runs. */
   invocation_id: Type.Optional(Type.String({ minLength: 1 })),
   /**
@@ -65,6 +67,8 @@ export const InvocationOutcome = Type.Intersect([
   Type.Object({
     tool_calls: Type.Array(ToolCallView),
     usage: Type.Object({ input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) }),
+    /** True when the privacy gateway replaced personal data with tokens in this invocation's model request. */
+    pii_tokenized: Type.Optional(Type.Boolean()),
   }),
 ]);
 export type InvocationOutcome = Static<typeof InvocationOutcome>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Role } from './roles.ts';
+import { DEFAULT_PII_CATEGORIES, PiiCategory } from './privacy.ts';
 
 /**
  * The TOML config file (DECISIONS D2), validated at boot as one schema. Unknown keys are refused
@@ -224,6 +225,12 @@ export const ProviderConfig = Type.Object(
         description: 'Only for "local": the echo answers after this many milliseconds, to try timeouts, cancellation and crash recovery without a real model.',
       }),
     ),
+    local_eligible: Type.Optional(
+      Type.Boolean({
+        description:
+          'The provider runs where the carrier\'s personal data may go (a vLLM or Ollama on loopback or the private network): [gateway] forced_local may send requests with personal data to it. The built-in "local" always is.',
+      }),
+    ),
   },
   { ...strict, description: 'One model provider.' },
 );
@@ -443,6 +450,58 @@ export const ConnectorsConfig = Type.Object(
   section('Connector health checks.'),
 );
 
+/**
+ * Default `[gateway] policy_number_patterns`: a `POL-123456` style prefix, and a number of at
+ * least five digits right after the cue word "policy" (with an optional "number", "no.", "#"...).
+ * A carrier with its own format replaces the list (docs/privacy-gateway.md "Policy and claim numbers").
+ */
+export const DEFAULT_POLICY_NUMBER_PATTERNS = [
+  String.raw`\bPOL[-/ ]?\d{6,12}\b`,
+  String.raw`\bpolicy\s*(?:number|no\.?|num\.?|#|id|ref(?:erence)?)?\s*(?:is\b|:|#|=)?\s*(?<value>(?=(?:[A-Z/-]*\d){5})[A-Z0-9][A-Z0-9/-]{3,23}[A-Z0-9])\b`,
+];
+
+/** Default `[gateway] claim_number_patterns`: `CLM-2024-0042` style, and five or more digits after the cue word "claim". */
+export const DEFAULT_CLAIM_NUMBER_PATTERNS = [
+  String.raw`\bCLM[-/ ]?\d{4,12}(?:[-/]\d{2,8}){0,2}\b`,
+  String.raw`\bclaim\s*(?:number|no\.?|num\.?|#|id|ref(?:erence)?)?\s*(?:is\b|:|#|=)?\s*(?<value>(?=(?:[A-Z/-]*\d){5})[A-Z0-9][A-Z0-9/-]{3,23}[A-Z0-9])\b`,
+];
+
+export const GatewayConfig = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: true,
+      description: 'Replace personal data in every model request with tokens and put the values back into the reply; the provider never sees them.',
+    }),
+    categories: Type.Array(PiiCategory, {
+      default: [...DEFAULT_PII_CATEGORIES],
+      description:
+        'Categories detected and tokenised (policy_number, claim_number, national_id, payment_card, bank_account, email, phone, date_of_birth, address, person_name); person_name, a heuristic and slower detector, only when listed.',
+    }),
+    forced_local: Type.Boolean({
+      default: false,
+      description: 'Send a request in which personal data was detected to a local-eligible model instead of [models] default.',
+    }),
+    local_model: Type.String({
+      default: '',
+      description: 'provider/model forced-local requests go to; empty = the first model of the first [[providers]] with local_eligible = true.',
+    }),
+    when_no_local: Type.Union([Type.Literal('refuse'), Type.Literal('send_tokenised')], {
+      default: 'refuse',
+      description: 'forced_local with personal data and no local-eligible model: refuse the request (PermissionDenied), or send it tokenised to the default model.',
+    }),
+    policy_number_patterns: Type.Array(Type.String({ minLength: 1 }), {
+      default: DEFAULT_POLICY_NUMBER_PATTERNS,
+      description: 'JavaScript regular expressions (case-insensitive) of this carrier\'s policy numbers; a named group "value" is the part tokenised.',
+    }),
+    claim_number_patterns: Type.Array(Type.String({ minLength: 1 }), {
+      default: DEFAULT_CLAIM_NUMBER_PATTERNS,
+      description: 'JavaScript regular expressions (case-insensitive) of this carrier\'s claim numbers; a named group "value" is the part tokenised.',
+    }),
+    traffic_retention_hours: Positive('How long each routing decision stays in GET /gateway/traffic (then it expires from the store).', 24),
+  },
+  section('The privacy gateway at every model call: tokens for personal data, local routing, audit (docs/privacy-gateway.md).'),
+);
+
 export const PlatformConfig = Type.Object(
   {
     server: ServerConfig,
@@ -471,6 +530,7 @@ export const PlatformConfig = Type.Object(
     connectors: ConnectorsConfig,
     channels: ChannelsConfig,
     catalog: CatalogConfig,
+    gateway: GatewayConfig,
   },
   strict,
 );

@@ -35,3 +35,5 @@ export * from './channel-messages.ts';
 export * from './http/triggers.ts';
 export * from './http/registry.ts';
 export * from './mcp-tools.ts';
+export * from './privacy.ts';
+export * from './http/gateway.ts';

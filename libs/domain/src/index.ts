@@ -127,3 +127,4 @@ export * from './revocations/package-graph.ts';
 export * from './revocations/revocation-guard.ts';
 export * from './revocations/revocation-effects.ts';
 export * from './revocations/revocation-service.ts';
+export * from './gateway/index.ts';

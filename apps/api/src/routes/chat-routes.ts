@@ -36,7 +36,7 @@ export const chatRoutes: RoutePlugin = (app, deps) => {
       invoker.checkMessage(message);
       const agent = await agentOf(deps, body.model);
       assertAgentRunning(agent);
-      const invocation = { agent_id: agent.id, source: 'Chat', message, correlation_id: request.id, caller: request.caller.identity };
+      const invocation = { agent_id: agent.id, source: 'Chat', message, correlation_id: request.id, caller: request.caller.identity, caller_role: request.caller.role };
       const signal = clientGoneSignal(reply);
       const id = `chatcmpl-${request.id}`;
       const created = Math.floor(deps.clock.now().getTime() / 1000);

@@ -123,7 +123,7 @@ export const cronJobRoutes: RoutePlugin = (app, deps) => {
     async (request, reply) => {
       const run = await deps.schedules.startManualRun(request.params.id, 'cron job');
       try {
-        const call = { ...run.invocation, correlation_id: request.id, caller: request.caller.identity };
+        const call = { ...run.invocation, correlation_id: request.id, caller: request.caller.identity, caller_role: request.caller.role };
         const { result } = await invoker.invoke(call, { signal: clientGoneSignal(reply) });
         await run.finish({ ok: true });
         return toInvocationResult(result);

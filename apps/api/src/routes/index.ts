@@ -9,6 +9,7 @@ import { connectorRoutes } from './connector-routes.ts';
 import { contractRoutes } from './contract-routes.ts';
 import { cronJobRoutes } from './cron-job-routes.ts';
 import { daemonRoutes } from './daemon-routes.ts';
+import { gatewayRoutes } from './gateway-routes.ts';
 import { integrationRoutes } from './integration-routes.ts';
 import { invocationRoutes } from './invocation-routes.ts';
 import { modelRoutes } from './model-routes.ts';
@@ -29,4 +30,31 @@ import { mcpRoutes } from '../mcp/mcp-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes, channelRoutes, transcriptRoutes, mcpRoutes];
+export const routePlugins: RoutePlugin[] = [
+  ] = [daemonRoutes,
+  authRoutes,
+  securityRoutes,
+  vaultRoutes,
+  licenceRoutes,
+  modelRoutes,
+  catalogRoutes,
+  skillRoutes,
+  agentRoutes,
+  memoryRoutes,
+  invocationRoutes,
+  chatRoutes,
+  usageRoutes,
+  scheduleRoutes,
+  cronJobRoutes,
+  workflowRoutes,
+  competencyRoutes,
+  connectorRoutes,
+  integrationRoutes,
+  contractRoutes,
+  triggerRoutes,
+  webhookRoutes,
+  channelRoutes,
+  transcriptRoutes,
+  mcpRoutes,
+  gatewayRoutes,
+];

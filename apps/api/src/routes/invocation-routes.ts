@@ -36,7 +36,7 @@ export const invocationRoutes: RoutePlugin = (app, deps) => {
       const { id } = request.params;
       invoker.checkMessage(request.body.message);
       await requireRunningAgent(deps, id);
-      const invocation = { agent_id: id, source: 'Api', message: request.body.message, correlation_id: request.id, caller: request.caller.identity };
+      const invocation = { agent_id: id, source: 'Api', message: request.body.message, correlation_id: request.id, caller: request.caller.identity, caller_role: request.caller.role };
       const signal = clientGoneSignal(reply);
       if (!acceptsEventStream(request.headers.accept)) {
         return toAgentResponse((await invoker.invoke(invocation, { signal })).result);
@@ -70,7 +70,7 @@ export const invocationRoutes: RoutePlugin = (app, deps) => {
       const { id } = request.params;
       invoker.checkMessage(request.body.message);
       await requireRunningAgent(deps, id);
-      const call = { agent_id: id, ...request.body, caller: request.caller.identity };
+      const call = { agent_id: id, ...request.body, caller: request.caller.identity, caller_role: request.caller.role };
       const { result, duplicate } = await invoker.invoke(call, { signal: clientGoneSignal(reply) });
       // Spec §Agents: "returns the cached result as an error body with category
       // DuplicateInvocation and HTTP 200"; the error handler maps that category to 200.

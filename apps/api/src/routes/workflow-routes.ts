@@ -156,10 +156,10 @@ export const workflowRoutes: RoutePlugin = (app, deps) => {
       if (agent === null) throw Errors.notFound('agent', agentId);
       assertAgentRunning(agent);
       const { result } = await invoker.invoke(
-        { agent_id: agentId, source: 'Workflow', message: input, correlation_id: request.id, caller: request.caller.identity },
+        { agent_id: agentId, source: 'Workflow', message: input, correlation_id: request.id, caller: request.caller.identity, caller_role: request.caller.role },
         { signal: clientGoneSignal(reply), ...(timeout === undefined ? {} : { timeoutMs: timeout }) },
       );
-      return { output: result.content, pii_tokenized: false, duration: result.duration_ms };
+      return { output: result.content, pii_tokenized: result.pii_tokenized === true, duration: result.duration_ms };
     },
   );
 };

@@ -23,6 +23,8 @@ export const AUDIT_CATEGORIES = [
   'integrations',
   'channels',
   'request',
+  // The privacy gateway's PII and routing events (docs/privacy-gateway.md "Audit events").
+  'privacy',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));
 export type AuditCategory = (typeof AUDIT_CATEGORIES)[number];

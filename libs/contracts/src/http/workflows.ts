@@ -153,7 +153,7 @@ export type WorkflowStepBody = Static<typeof WorkflowStepBody>;
 
 export const WorkflowStepReply = Type.Object({
   output: Type.String(),
-  pii_tokenized: Type.Boolean({ description: 'Whether personal data was tokenised before the model saw it (false until the privacy gateway exists).' }),
+  pii_tokenized: Type.Boolean({ description: 'Whether the privacy gateway replaced personal data with tokens in this step\'s model request (docs/privacy-gateway.md).' }),
   duration: Type.Integer({ minimum: 0, description: 'Milliseconds.' }),
 });
 export type WorkflowStepReply = Static<typeof WorkflowStepReply>;

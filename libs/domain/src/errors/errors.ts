@@ -110,6 +110,16 @@ export const Errors = {
     new PlatformError('Timeout', `provider '${providerId}': ${message}`, { details: { provider: providerId, ...details } }),
   unavailable: (what: string, cause?: unknown) =>
     new PlatformError('Internal', `${what} is unavailable`, { cause, retryable: true }),
+  /**
+   * `[gateway] forced_local` with personal data in the request, no local-eligible model and
+   * `when_no_local = "refuse"` (docs/privacy-gateway.md "Routing"): nothing reaches a provider.
+   */
+  noLocalModel: (categories: readonly string[]) =>
+    new PlatformError(
+      'PermissionDenied',
+      `model invocation refused: personal data was detected (${categories.join(', ')}) and [gateway] forced_local sends it only to a local-eligible model, but none is configured; nothing was sent`,
+      { details: { reason: 'no_local_model', pii_categories: [...categories] } },
+    ),
   internal: (message: string, cause?: unknown) => new PlatformError('Internal', message, { cause }),
   /** One failed attempt of an outbound webhook delivery: the queue retries it (docs/webhooks.md). */
   deliveryFailed: (message: string) => new PlatformError('Internal', message, { retryable: true }),

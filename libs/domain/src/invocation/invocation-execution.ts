@@ -2,6 +2,7 @@ import type { InvocationOutcome } from '@agent-platform/contracts';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import { composeSystemPrompt, loadAgentCompetencies } from '../agents/system-prompt.ts';
 import type { ChatMessage } from '../models/model-provider.ts';
+import type { GatewaySession } from '../gateway/model-gateway.ts';
 import type { ResolvedModel } from '../models/model-registry.ts';
 import { runToolLoop, type ToolLoopResult } from '../models/tool-loop.ts';
 import type { InvocationOptions, InvocationRequest, InvocationServiceDeps, ProviderPrices } from './invocation-types.ts';
@@ -23,7 +24,7 @@ export interface InvocationExecutor {
   answer(agent: AgentRecord, request: InvocationRequest, signal: AbortSignal, options: InvocationOptions, startedMs: number): Promise<Answered>;
 }
 
-type ExecutionDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'sessions' | 'models' | 'licence' | 'settings' | 'prices' | 'tools'>;
+type ExecutionDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'sessions' | 'models' | 'licence' | 'settings' | 'prices' | 'tools' | 'gateway'>;
 
 export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecutor {
   async function answer(
@@ -33,13 +34,16 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
     options: InvocationOptions,
     startedMs: number,
   ): Promise<Answered> {
-    const model = deps.models.resolve();
+    // The conversation first: the privacy gateway routes by what it holds, and the licence is
+    // checked for the provider the request will actually reach.
+    const messages = await conversation(agent, request.message, options.stateless === true);
+    const gateway = await openGateway(agent, request, messages);
+    const model = gateway.model;
     const reservation = await deps.licence.authorize({
       provider_id: model.provider.id,
       ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
     });
     try {
-      const messages = await conversation(agent, request.message, options.stateless === true);
       const tools = deps.tools === undefined ? [] : await deps.tools.toolsFor(agent, { request, options, signal });
       const loop = await runToolLoop({
         provider: model.provider,
@@ -48,7 +52,11 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         signal,
         clock: deps.clock,
         ...(options.onToken === undefined ? {} : { onToken: options.onToken }),
+      }).catch(async (error: unknown) => {
+        await gateway.failed(signal.aborted);
+        throw error;
       });
+      await gateway.completed();
       const cost = costOf(deps.prices(model.provider.id), loop);
       const result: InvocationOutcome = {
         content: loop.content,
@@ -58,6 +66,7 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         source: request.source,
         tool_calls: loop.tool_calls,
         usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
+        pii_tokenized: gateway.piiTokenized(),
       };
       // An answer its caller cannot receive is not charged (issue "Hardening" 2).
       options.checkDeliverable?.(result);
@@ -68,6 +77,21 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
       await reservation.release();
       throw error;
     }
+  }
+
+  /** The privacy gateway's session for this model request; without a gateway, the default model as it is. */
+  async function openGateway(agent: AgentRecord, request: InvocationRequest, messages: ChatMessage[]): Promise<GatewaySession> {
+    if (deps.gateway === undefined) {
+      const model = deps.models.resolve();
+      return { model, piiTokenized: () => false, completed: async () => undefined, failed: async () => undefined };
+    }
+    return deps.gateway.open({
+      messages,
+      agent_id: agent.id,
+      correlation_id: request.correlation_id,
+      ...(request.caller === undefined ? {} : { identity: request.caller }),
+      ...(request.caller_role === undefined ? {} : { role: request.caller_role }),
+    });
   }
 
   async function conversation(agent: AgentRecord, message: string, stateless: boolean): Promise<ChatMessage[]> {

@@ -5,6 +5,7 @@ import type { AgentStats } from '../agents/agent-stats.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { SessionStore } from '../agents/session-store.ts';
 import type { LicenceGate } from '../licence/licence-gate.ts';
+import type { ModelGateway } from '../gateway/model-gateway.ts';
 import type { ModelRegistry } from '../models/model-registry.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
 import type { Clock } from '../time/clock.ts';
@@ -28,6 +29,8 @@ export interface InvocationRequest {
   workflow_type?: string;
   /** The caller's identity; idempotency keys are scoped by it (absent: the shared scope `unscoped`). */
   caller?: string;
+  /** The caller's role; the privacy gateway's audit entries name it (absent: `system`). */
+  caller_role?: string;
   /** Names this invocation for `cancel` (a UUID the api node makes per request). */
   invocation_id?: string;
 }
@@ -125,6 +128,11 @@ export interface InvocationServiceDeps {
   tools?: AgentToolsProvider;
   /** Where `invocation.completed` and `invocation.failed` go (docs/events.md); absent: nowhere. */
   events?: EventPublisher;
+  /**
+   * The privacy gateway every model request goes through (docs/privacy-gateway.md): tokens for
+   * personal data, routing, audit. Absent: the default model, called as it is.
+   */
+  gateway?: ModelGateway;
 }
 
 /** Where an invocation's tools come from (docs/tools.md): skills, integrations and contracts. */
