@@ -443,6 +443,17 @@ export const ConnectorsConfig = Type.Object(
   section('Connector health checks.'),
 );
 
+export const ComplianceConfig = Type.Object(
+  {
+    packs_dir: Type.String({
+      default: '',
+      description: 'Directory of carrier compliance packs (*.yaml, *.yml, *.json), read at boot and on POST /config/reload; empty = built-in packs only.',
+    }),
+    attestation_max_days: Positive('Longest validity (expires_at - now) a signed attestation of a manual control may be given.', 1096),
+  },
+  section('Compliance packs and reports, attestations of manual controls (docs/compliance.md).'),
+);
+
 export const PlatformConfig = Type.Object(
   {
     server: ServerConfig,
@@ -471,6 +482,7 @@ export const PlatformConfig = Type.Object(
     connectors: ConnectorsConfig,
     channels: ChannelsConfig,
     catalog: CatalogConfig,
+    compliance: ComplianceConfig,
   },
   strict,
 );

@@ -34,3 +34,5 @@ export * from './platform-events.ts';
 export * from './channel-messages.ts';
 export * from './http/triggers.ts';
 export * from './http/registry.ts';
+export * from './compliance-pack.ts';
+export * from './http/compliance.ts';

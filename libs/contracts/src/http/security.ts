@@ -23,6 +23,10 @@ export const AUDIT_CATEGORIES = [
   'integrations',
   'channels',
   'request',
+  // Compliance attestations, created and revoked (docs/compliance.md "Attestations").
+  'compliance',
+  // The privacy gateway's PII and routing events (its helper adds it too: one entry at merge).
+  'privacy',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));
 export type AuditCategory = (typeof AUDIT_CATEGORIES)[number];
