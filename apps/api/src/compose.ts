@@ -49,6 +49,7 @@ import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
 import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
 import { openLicence } from './open-licence.ts';
+import { openCompliance } from './compliance/open-compliance.ts';
 
 export interface ComposeApiOptions {
   env: Record<string, string | undefined>;
@@ -157,11 +158,12 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
     const checkpointSink = openCheckpointSink(boot.audit.checkpoints, () => clock.now());
     closeSink = async () => void (await checkpointSink?.close());
+    const checkpointSigner = await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file));
     const auditCheckpoints = createAuditCheckpoints({
       store,
       clock,
       sink: checkpointSink,
-      signer: await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file)),
+      signer: checkpointSigner,
       intervalSecs: () => config.current().audit.checkpoints.interval_secs,
     });
     const audit = createAuditTrail({
@@ -172,6 +174,9 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       events,
       ...(auditCheckpoints.configured ? { checkpoints: auditCheckpoints } : {}),
     });
+    const keys = instrumentKeys(createKeyService({ store, clock }), metrics);
+    // Compliance packs, reports and attestations (docs/compliance.md); attestations are signed with the checkpoint key.
+    const { compliance, attestations } = await openCompliance({ config, store, clock, logger, audit, keys, vault, licence: licence.state, signer: checkpointSigner, version });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({
       store,
@@ -196,7 +201,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       store,
       bus,
       queue,
-      keys: instrumentKeys(createKeyService({ store, clock }), metrics),
+      keys,
       audit,
       auditCheckpoints,
       vault,
@@ -250,6 +255,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         workflowExists: (id) => workflowExists(workflows, id),
       }),
       transcripts: createTranscriptStore(store, clock),
+      compliance,
+      attestations,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

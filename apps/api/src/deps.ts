@@ -29,6 +29,7 @@ import type {
   WorkflowService,
 } from '@agent-platform/domain';
 import type { ChannelService } from '@agent-platform/channels';
+import type { AttestationService, ComplianceService } from '@agent-platform/compliance';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -105,6 +106,10 @@ export interface ApiDeps {
   channels: ChannelService;
   /** Per-(channel, conversation) transcripts of the agents (docs/channels.md "Transcripts"). */
   transcripts: TranscriptStore;
+  /** Compliance packs and reports (spec §Compliance; docs/compliance.md). */
+  compliance: ComplianceService;
+  /** Signed attestations of manual compliance controls (docs/compliance.md "Attestations"). */
+  attestations: AttestationService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -70,3 +70,9 @@ export function listSome(items: readonly string[], max = 8): string {
   if (items.length <= max) return items.join(', ');
   return `${items.slice(0, max).join(', ')} (and ${items.length - max} more)`;
 }
+
+/** `1 credential`, `3 credentials`; `entry` -> `entries`. */
+export function plural(count: number, word: string): string {
+  if (count === 1) return `${count} ${word}`;
+  return `${count} ${word.endsWith('y') && !/[aeiou]y$/.test(word) ? `${word.slice(0, -1)}ies` : `${word}s`}`;
+}

@@ -1,7 +1,7 @@
 import type { EvidencePointer } from '@agent-platform/contracts';
 import { Type } from 'typebox';
 import type { EvidenceFacts } from '../evidence-facts.ts';
-import { daysBefore, direct, evidenceKind, listSome, seqRange, type EvidenceOutcome, type ScannedEntry } from '../evidence-kind.ts';
+import { daysBefore, direct, evidenceKind, listSome, plural, seqRange, type EvidenceOutcome, type ScannedEntry } from '../evidence-kind.ts';
 
 const NoParams = Type.Object({}, { additionalProperties: false });
 const DAY_MS = 86_400_000;
@@ -132,6 +132,7 @@ export const auditActivity = evidenceKind({
     const roles = params.roles === undefined ? null : new Set(params.roles);
     const since = params.within_days === undefined ? null : daysBefore(now, params.within_days);
     const seen: ScannedEntry[] = [];
+    const actions = new Set<string>();
     let count = 0;
     let last: ScannedEntry | null = null;
     const window = since === null ? '' : ` in the last ${params.within_days} days`;
@@ -144,6 +145,7 @@ export const auditActivity = evidenceKind({
             if (roles !== null && !roles.has(entry.role)) return;
             if (!action(entry.action) || !result(entry.result)) return;
             count += 1;
+            actions.add(entry.action);
             if (seen.length < 5) seen.push(entry);
             last = entry;
           },
@@ -151,16 +153,16 @@ export const auditActivity = evidenceKind({
       ],
       evaluate: async (facts) => {
         if (!facts.auditEnabled) return disabled('activity');
-        const what = listSome(params.actions, 4);
         if (count === 0 || last === null) {
-          return { status: 'Unknown', summary: `No ${what} was recorded${window}: nothing shows the control operating.`, pointers: [] };
+          const roles = params.roles === undefined ? '' : ` by the ${params.roles.join(' or ')} role`;
+          return { status: 'Unknown', summary: `No matching entry (${listSome(params.actions, 3)})${roles} was recorded${window}: nothing shows the control operating.`, pointers: [] };
         }
         const final: ScannedEntry = last;
         const first = seen[0]!;
         const identities = [...new Set(seen.map((e) => `${e.identity} (${e.role})`))];
         return {
           status: 'Satisfied',
-          summary: `${count} matching entr${count === 1 ? 'y' : 'ies'} recorded${window} (${what}), each with the caller's identity and role, e.g. ${listSome(identities, 3)}.`,
+          summary: `${plural(count, 'entry')} recorded${window} (${listSome([...actions].sort(), 3)}), each with the caller's identity and role, e.g. ${listSome(identities, 3)}.`,
           pointers: [{ type: 'audit_seq', ref: seqRange(first.seq, final.seq), detail: `${count} entries, e.g. seq ${listSome(seen.map((e) => String(e.seq)), 5)}` }],
         };
       },

@@ -1,7 +1,7 @@
 import { ROLES, type EvidencePointer } from '@agent-platform/contracts';
 import type { ApiKeyView } from '@agent-platform/domain';
 import { Type } from 'typebox';
-import { direct, evidenceKind, listSome } from '../evidence-kind.ts';
+import { direct, evidenceKind, listSome, plural } from '../evidence-kind.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -56,7 +56,7 @@ export const roleAssigned = evidenceKind({
         return { status: 'Unsatisfied', summary: `No active API key and no identity-provider group holds the ${params.role} role.`, pointers: [] };
       }
       const parts = [
-        keys.length > 0 ? `${keys.length} active API key${keys.length === 1 ? '' : 's'} (${listSome(keys.map((k) => k.name), 5)})` : '',
+        keys.length > 0 ? `${plural(keys.length, 'active API key')} (${listSome(keys.map((k) => k.name), 5)})` : '',
         mapped.length > 0 ? `identity-provider group${mapped.length === 1 ? '' : 's'} ${listSome(mapped, 5)}` : '',
       ].filter((p) => p !== '');
       return { status: 'Satisfied', summary: `The ${params.role} role is held by ${parts.join(' and ')}.`, pointers };
@@ -85,7 +85,7 @@ export const keyExpiry = evidenceKind({
       }
       return {
         status: 'Satisfied',
-        summary: `All ${keys.length} active API keys expire within ${params.max_days} days of issue.`,
+        summary: `${keys.length === 1 ? 'The active API key expires' : `All ${keys.length} active API keys expire`} within ${params.max_days} days of issue.`,
         pointers: keys.map((k) => ({ type: 'api_key', ref: k.name, detail: `expires ${k.expires_at ?? ''}` })),
       };
     }),

@@ -1,7 +1,7 @@
 import type { EvidencePointer, PlatformConfig } from '@agent-platform/contracts';
 import { isLicenceExpired, type InstalledPackageRecord } from '@agent-platform/domain';
 import { Type } from 'typebox';
-import { direct, evidenceKind, listSome } from '../evidence-kind.ts';
+import { direct, evidenceKind, listSome, plural } from '../evidence-kind.ts';
 
 const NoParams = Type.Object({}, { additionalProperties: false });
 const PACKAGE_TYPES = ['agent-template', 'workflow-template', 'competency', 'skill', 'integration', 'contract'] as const;
@@ -23,12 +23,12 @@ export const packageInventory = evidenceKind({
       if (packages.length === 0) return { status: 'Unknown', summary: 'No package is installed: there is nothing to inventory yet.', pointers: [] };
       const unhashed = packages.filter((p) => !/^sha256:[0-9a-f]{64}$/.test(p.content_hash));
       if (unhashed.length > 0) {
-        return { status: 'Unsatisfied', summary: `${unhashed.length} installed packages carry no content hash: ${listSome(unhashed.map((p) => p.name))}.`, pointers: unhashed.map(packagePointer) };
+        return { status: 'Unsatisfied', summary: `${plural(unhashed.length, 'installed package')} without a sha256 content hash: ${listSome(unhashed.map((p) => p.name))}.`, pointers: unhashed.map(packagePointer) };
       }
       const agents = packages.filter((p) => p.type === 'agent-template').length;
       return {
         status: 'Satisfied',
-        summary: `${packages.length} installed packages (${agents} agents), each with its version, source and sha256 content hash.`,
+        summary: `${plural(packages.length, 'installed package')} (${plural(agents, 'agent')}), each with its version, source and sha256 content hash.`,
         pointers: packages.map(packagePointer),
       };
     }),
@@ -52,7 +52,7 @@ export const packagesSigned = evidenceKind({
       }
       return {
         status: 'Satisfied',
-        summary: `All ${packages.length} installed packages came from the registry with a signature verified by a trusted key.`,
+        summary: `${packages.length === 1 ? 'The installed package' : `All ${packages.length} installed packages`} came from the registry with a signature verified by a trusted key.`,
         pointers: [...packages.map(packagePointer), { type: 'config', ref: 'catalog.trusted_keys', detail: `${facts.config.catalog.trusted_keys.length} keys` }],
       };
     }),
@@ -109,7 +109,7 @@ export const vaultInUse = evidenceKind({
       if (entries.length === 0) return { status: 'Unknown', summary: 'The vault holds no credential; the config file holds none either.', pointers: [] };
       return {
         status: 'Satisfied',
-        summary: `${entries.length} credentials are held encrypted in the vault (values never readable); the config file holds no secret value.`,
+        summary: `${plural(entries.length, 'credential')} held encrypted in the vault (values never readable); the config file holds no secret value.`,
         pointers: entries.map((e) => ({ type: 'vault_key', ref: e.key, detail: `stored ${e.stored_at}` })),
       };
     }),
@@ -128,7 +128,7 @@ export const humanEscalation = evidenceKind({
       const rate = ((runs.escalated / Math.max(1, runs.total)) * 100).toFixed(1);
       return {
         status: 'Satisfied',
-        summary: `${runs.escalated} of ${runs.total} workflow runs (${rate}%) were escalated to a human.`,
+        summary: `${runs.escalated} of ${plural(runs.total, 'workflow run')} (${rate}%) escalated to a human.`,
         pointers: runs.escalated_ids.map((id) => ({ type: 'workflow_run', ref: id, detail: 'Escalated' })),
       };
     }),

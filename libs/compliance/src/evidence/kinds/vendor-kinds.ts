@@ -1,7 +1,7 @@
 import type { EvidencePointer } from '@agent-platform/contracts';
 import { LOCAL_PROVIDER_ID } from '@agent-platform/domain';
 import { Type } from 'typebox';
-import { direct, evidenceKind, listSome } from '../evidence-kind.ts';
+import { direct, evidenceKind, listSome, plural } from '../evidence-kind.ts';
 
 function hostOf(url: string | undefined): string {
   if (url === undefined) return '';
@@ -33,7 +33,7 @@ export const providerInventory = evidenceKind({
         };
       }
       const state = facts.licence;
-      if (state.kind === 'none') return { status: 'Unsatisfied', summary: `No licence bounds the ${cloud.length} third-party model providers configured.`, pointers };
+      if (state.kind === 'none') return { status: 'Unsatisfied', summary: `No licence bounds the ${plural(cloud.length, 'third-party model provider')} configured.`, pointers };
       const { licence } = state;
       const bounds = cloud.map((p) => {
         const entitlement = (licence.provider_entitlements ?? []).find((e) => e.provider_id === p.id);
@@ -47,6 +47,6 @@ export const providerInventory = evidenceKind({
       if (unbounded.length > 0) {
         return { status: 'Unsatisfied', summary: `Spend on ${listSome(unbounded)} is not capped by the licence.`, pointers };
       }
-      return { status: 'Satisfied', summary: `${cloud.length} third-party model providers, each bounded: ${listSome(bounds.map((b) => `${b.id} (${b.bound})`), 6)}.`, pointers };
+      return { status: 'Satisfied', summary: `${plural(cloud.length, 'third-party model provider')}, each bounded: ${listSome(bounds.map((b) => `${b.id} (${b.bound})`), 6)}.`, pointers };
     }),
 });
