@@ -1,8 +1,9 @@
-import { CompliancePackFile, didYouMean, type PackControl } from '@agent-platform/contracts';
+import { CompliancePackFile, type PackControl } from '@agent-platform/contracts';
 import { Value } from 'typebox/value';
 import { parseDocument } from 'yaml';
 import { EVIDENCE_KINDS, evidenceKindOf } from '../evidence/evidence-kinds.ts';
 import { PLATFORM_CONTROLS_PACK, PackLoadError, type LoadedControl, type LoadedPack, type PackCheck } from './pack-model.ts';
+import { didYouMean } from './closest-name.ts';
 import { describeSchemaErrors, fieldPath } from './pack-schema-errors.ts';
 
 export interface ParsePackOptions {

@@ -100,15 +100,22 @@ export function drawControlTable(w: PdfWriter, controls: readonly ComplianceCont
   w.onNewPage = () => drawHeader(w);
   controls.forEach((control, index) => {
     const cells = rowCells(control);
-    const height = Math.min(maxRow, Math.max(...cells.map((blocks, i) => w.blocksHeight(blocks, COLUMNS[i]!.width - 2 * PAD))) + 2 * PAD);
+    const natural = Math.max(...cells.map((blocks, i) => w.blocksHeight(blocks, COLUMNS[i]!.width - 2 * PAD))) + 2 * PAD;
+    const clipped = natural > maxRow;
+    const height = Math.min(maxRow, natural);
+    // A clipped row says so on its last line, so that nobody takes the cut text for all of it.
+    const note = small(`Row cut to fit one page: the JSON report (format=json) has ${control.control_id} in full.`, COLORS.warn, 'Helvetica-Oblique');
+    const noteWidth = COLUMNS[1].width - 2 * PAD;
+    const noteHeight = clipped ? w.blocksHeight([note], noteWidth) + 2 : 0;
     w.ensure(height);
     let x = MARGIN.left;
     cells.forEach((blocks, i) => {
       const width = COLUMNS[i]!.width;
       w.box(x, w.y, width, height, index % 2 === 1 ? COLORS.stripe : null);
-      w.drawBlocks(blocks, x + PAD, w.y + PAD, width - 2 * PAD, height - 2 * PAD);
+      w.drawBlocks(blocks, x + PAD, w.y + PAD, width - 2 * PAD, height - 2 * PAD - (i === 1 ? noteHeight : 0));
       x += width;
     });
+    if (clipped) w.drawBlocks([note], MARGIN.left + COLUMNS[0].width + PAD, w.y + height - PAD - noteHeight + 2, noteWidth);
     w.y += height;
   });
   w.onNewPage = null;

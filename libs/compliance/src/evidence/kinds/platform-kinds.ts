@@ -123,7 +123,7 @@ export const humanEscalation = evidenceKind({
     direct(async (facts) => {
       const runs = await facts.runs();
       if (runs.escalated === 0) {
-        return { status: 'Unknown', summary: `No workflow run was escalated to a human (${runs.total} runs in all): nothing shows the hand-off operating.`, pointers: [] };
+        return { status: 'Unknown', summary: `No workflow run was escalated to a human (${plural(runs.total, 'run')} in all): nothing shows the hand-off operating.`, pointers: [] };
       }
       const rate = ((runs.escalated / Math.max(1, runs.total)) * 100).toFixed(1);
       return {
