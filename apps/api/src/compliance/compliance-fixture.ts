@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import type { LicenceClaims, PlatformConfig } from '@agent-platform/contracts';
 import { catalogCollections, createAgentStore, workflowRuns, type Clock, type InstalledPackageRecord, type WorkflowRunRecord } from '@agent-platform/domain';
 import { agentFixture } from '@agent-platform/domain/testing';
-import { startTestApi, type DeepPartial, type TestApi } from '../testing/index.ts';
+import { startTestApi, type DeepPartial, type TestApi, type TestResponse } from '../testing/index.ts';
 
 /**
  * Test platforms for compliance reports (not shipped): a well-run one, where every automatic
@@ -96,8 +97,8 @@ async function privacyEvents(api: TestApi, forced: number, eligible: number, tok
   await record('gateway.routing', { local_eligible: true, forced_local: false, requested_provider: 'fake', provider: 'fake', model: 'm', correlation_id: 'r-x' });
 }
 
-async function expectStatus(response: { status: number; text: string }, status: number, what: string): Promise<void> {
-  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
+function expectStatus(response: TestResponse, status: number, what: string): void {
+  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${JSON.stringify(response.body)}`);
 }
 
 /** Starts a platform in the given state; `extra` config is merged over the fixture's. */
@@ -120,13 +121,32 @@ export async function startCompliancePlatform(kind: FixtureKind, options: { cloc
 
   const admin = (await api.deps.keys.create({ name: 'ciso-office', role: 'admin', expires_in: '90d' })).secret;
   const auditor = (await api.deps.keys.create({ name: 'external-auditor', role: 'auditor', expires_in: '90d' })).secret;
-  await expectStatus(await api.request('PUT', '/vault/fake-api-key', { token: admin, body: { value: 'sk-fixture' } }), 200, 'vault put');
+  expectStatus(await api.request('PUT', '/vault/fake-api-key', { token: admin, body: { value: 'sk-fixture' } }), 200, 'vault put');
   await packages.insert(packageRecord('claims-intake', 'agent-template', 'registry', at));
   await packages.insert(packageRecord('fnol-triage', 'competency', 'registry', at));
-  await expectStatus(await api.request('POST', `/agents/${agent.id}/suspend`, { token: admin }), 200, 'suspend');
-  await expectStatus(await api.request('POST', `/agents/${agent.id}/activate`, { token: admin }), 200, 'activate');
+  expectStatus(await api.request('POST', `/agents/${agent.id}/suspend`, { token: admin }), 200, 'suspend');
+  expectStatus(await api.request('POST', `/agents/${agent.id}/activate`, { token: admin }), 200, 'activate');
   await workflowRuns(store).insert(runRecord('00000000-0000-4000-8000-000000000002', 'Escalated', at));
   await privacyEvents(api, 9, 10, 3);
-  await expectStatus(await api.request('POST', '/security/checkpoints', { token: auditor }), 201, 'checkpoint');
+  // The auditor anchors the trail outside the store (and so shows the auditor role in use).
+  if (api.deps.audit.enabled) expectStatus(await api.request('POST', '/security/checkpoints', { token: auditor }), 201, 'checkpoint');
   return { api, admin, auditor };
+}
+
+/** The one better-sqlite3 call the tamper tests make on the store's file (the package has no types here). */
+type RawDb = { prepare(sql: string): { run(...args: unknown[]): unknown }; close(): void };
+
+/**
+ * Runs one SQL statement on the embedded store's file, as someone with write access to the disk
+ * would: edits the platform itself never makes (an audit entry rewritten, entries deleted, an
+ * attestation altered). `dataDir` is the test api's.
+ */
+export function editStore(dataDir: string, sql: string, ...args: unknown[]): void {
+  const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => RawDb;
+  const db = new Database(join(dataDir, 'data', 'platform.db'));
+  try {
+    db.prepare(sql).run(...args);
+  } finally {
+    db.close();
+  }
 }
