@@ -78,7 +78,9 @@ describe('attestations', () => {
 
   it('a control with automatic checks and a manual part needs both: the checks pass and the attestation is valid', async () => {
     expect(await control('NAIC-05')).toMatchObject({ status: 'Unknown', evaluated_at: NOW });
-    expect((await attest({ ...ATTEST, control_id: 'NAIC-05' }, platform.admin)).status).toBe(201);
+    const made = await attest({ ...ATTEST, control_id: 'NAIC-05', expires_at: undefined, expires_in: '365d' }, platform.admin);
+    expect(made.status).toBe(201);
+    expect(made.body.expires_at).toBe('2027-11-10T12:00:00.000Z');
     const both = await control('NAIC-05');
     expect(both).toMatchObject({ status: 'Satisfied', attestation: { identity: 'ciso-office', role: 'admin', state: 'valid' } });
     expect(both.evidence.map((e) => e.status)).toEqual(['Satisfied', 'Satisfied']);
@@ -117,7 +119,11 @@ describe('attestations', () => {
       [{ ...ATTEST, control_id: 'NAIC-99' }, 400, "pack naic-ais-bulletin has no control 'NAIC-99'"],
       [{ ...ATTEST, control_id: 'NAIC-08' }, 400, 'control NAIC-08 of pack naic-ais-bulletin is checked from platform evidence alone; it takes no attestation'],
       [{ ...ATTEST, expires_at: '2026-11-09' }, 400, "field 'expires_at' must be in the future (now is 2026-11-10T12:00:00.000Z)"],
-      [{ ...ATTEST, expires_at: '2030-01-01' }, 400, "field 'expires_at' is more than 1096 days ahead ([compliance] attestation_max_days): attestations must be renewed"],
+      [{ ...ATTEST, expires_at: '2030-01-01' }, 400, 'the expiry is more than 1096 days ahead ([compliance] attestation_max_days): attestations must be renewed'],
+      [{ ...ATTEST, expires_at: undefined, expires_in: '1100d' }, 400, 'the expiry is more than 1096 days ahead'],
+      [{ ...ATTEST, expires_in: '30d' }, 400, "give exactly one of 'expires_at' (an ISO 8601 date) and 'expires_in' (a duration such as 365d)"],
+      [{ ...ATTEST, expires_at: undefined }, 400, "give exactly one of 'expires_at'"],
+      [{ ...ATTEST, expires_at: undefined, expires_in: 'a year' }, 400, "invalid duration 'a year'"],
       [{ ...ATTEST, expires_at: 'next year' }, 400, "field 'expires_at' must be an ISO 8601 date or date-time (got 'next year')"],
       [{ ...ATTEST, document_sha256: 'abc' }, 400, /document_sha256/],
       [{ ...ATTEST, signer: 'me' }, 400, "unknown field 'signer'"],

@@ -187,7 +187,7 @@ describe('GET /compliance/packs/{id}/report', () => {
 
   it('an edited audit entry makes the anchor invalid and the chain control Unsatisfied, naming the entry', async () => {
     const { api, auditor } = await wellRun();
-    await editStore(api.dataDir, 'UPDATE l_audit SET body = json_set(body, ?, ?) WHERE seq = ?', '$.identity', 'mallory', 3);
+    editStore(api.dataDir, 'UPDATE l_audit SET body = json_set(body, ?, ?) WHERE seq = ?', '$.identity', 'mallory', 3);
     const res = await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor });
     const report = res.body as ComplianceReport;
     expect(report.integrity).toMatchObject({ valid: false, first_invalid_seq: 3, reason: expect.stringMatching(/^hash mismatch/) });
@@ -198,7 +198,7 @@ describe('GET /compliance/packs/{id}/report', () => {
 
   it('entries removed from the start of a young trail make retention Unsatisfied', async () => {
     const { api, auditor } = await wellRun();
-    await editStore(api.dataDir, 'DELETE FROM l_audit WHERE seq < 4');
+    editStore(api.dataDir, 'DELETE FROM l_audit WHERE seq < 4');
     const report = (await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor })).body as ComplianceReport;
     const retention = report.controls.find((c) => c.control_id === 'PC-AUDIT-04')!;
     expect(retention.status).toBe('Unsatisfied');

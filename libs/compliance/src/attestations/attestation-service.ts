@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AttestationBody, AttestationView } from '@agent-platform/contracts';
-import { Errors, type AuditTrail, type Caller, type CheckpointSigner, type Clock } from '@agent-platform/domain';
+import { Errors, parseDuration, type AuditTrail, type Caller, type CheckpointSigner, type Clock } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { PackRegistry } from '../packs/pack-registry.ts';
 import { attestationSignatureValid, attestationState, signAttestation, type AttestationRecord } from './attestation-signature.ts';
@@ -38,12 +38,21 @@ export interface AttestationServiceDeps {
 
 const DAY_MS = 86_400_000;
 
-function parseExpiry(value: string, now: Date, maxDays: number): string {
-  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(value.trim()) ? Date.parse(value.trim().replace(' ', 'T')) : Number.NaN;
-  if (Number.isNaN(ms)) throw Errors.validation(`field 'expires_at' must be an ISO 8601 date or date-time (got '${value.slice(0, 40)}')`, { field: 'expires_at' });
+/** `expires_at` (an instant) or `expires_in` (a duration from now): exactly one. */
+function parseExpiry(body: Pick<AttestationBody, 'expires_at' | 'expires_in'>, now: Date, maxDays: number): string {
+  if ((body.expires_at === undefined) === (body.expires_in === undefined)) {
+    throw Errors.validation("give exactly one of 'expires_at' (an ISO 8601 date) and 'expires_in' (a duration such as 365d)", { field: 'expires_at' });
+  }
+  let ms: number;
+  if (body.expires_in !== undefined) ms = now.getTime() + parseDuration(body.expires_in);
+  else {
+    const value = body.expires_at!.trim();
+    ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(value) ? Date.parse(value.replace(' ', 'T')) : Number.NaN;
+    if (Number.isNaN(ms)) throw Errors.validation(`field 'expires_at' must be an ISO 8601 date or date-time (got '${value.slice(0, 40)}')`, { field: 'expires_at' });
+  }
   if (ms <= now.getTime()) throw Errors.validation(`field 'expires_at' must be in the future (now is ${now.toISOString()})`, { field: 'expires_at' });
   if (ms > now.getTime() + maxDays * DAY_MS) {
-    throw Errors.validation(`field 'expires_at' is more than ${maxDays} days ahead ([compliance] attestation_max_days): attestations must be renewed`, {
+    throw Errors.validation(`the expiry is more than ${maxDays} days ahead ([compliance] attestation_max_days): attestations must be renewed`, {
       field: 'expires_at',
       maximum_days: maxDays,
     });
@@ -100,7 +109,7 @@ export function createAttestationService(deps: AttestationServiceDeps): Attestat
           document_sha256: body.document_sha256.replace(/^sha256:/, '').toLowerCase(),
           statement: body.statement,
           attested_at: now.toISOString(),
-          expires_at: parseExpiry(body.expires_at, now, deps.maxDays()),
+          expires_at: parseExpiry(body, now, deps.maxDays()),
           identity: caller.identity,
           role: caller.role,
           external: caller.external === undefined ? null : { issuer: caller.external.issuer, subject: caller.external.subject },

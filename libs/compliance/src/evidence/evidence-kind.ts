@@ -47,7 +47,7 @@ export interface EvidenceKind<S extends TSchema = TSchema> {
 
 /** Declares a kind with its parameter type inferred from the schema. */
 export function evidenceKind<S extends TSchema>(kind: EvidenceKind<S>): EvidenceKind {
-  return kind as unknown as EvidenceKind;
+  return kind;
 }
 
 /** A check that needs no audit entries. */

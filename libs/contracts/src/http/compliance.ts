@@ -102,7 +102,8 @@ export const AttestationBody = Type.Object(
     control_id: Type.String({ pattern: CONTROL_ID_PATTERN }),
     document_sha256: Type.String({ pattern: '^(sha256:)?[0-9a-fA-F]{64}$', description: 'sha256 of the document (hex, optional `sha256:` prefix).' }),
     statement: Type.String({ minLength: 1, maxLength: 2000, description: 'What the attester states, in their words.' }),
-    expires_at: Type.String({ minLength: 1, description: 'ISO 8601: after this the control is Unknown again.' }),
+    expires_at: Type.Optional(Type.String({ minLength: 1, description: 'ISO 8601: after this the control is Unknown again. Give this or expires_in.' })),
+    expires_in: Type.Optional(Type.String({ minLength: 1, description: 'A duration from now (`365d`, `52w`), as for API keys. Give this or expires_at.' })),
   },
   { additionalProperties: false },
 );

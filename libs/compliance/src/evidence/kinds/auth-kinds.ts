@@ -1,4 +1,4 @@
-import { ROLES, type EvidencePointer } from '@agent-platform/contracts';
+import { Role, type EvidencePointer } from '@agent-platform/contracts';
 import type { ApiKeyView } from '@agent-platform/domain';
 import { Type } from 'typebox';
 import { direct, evidenceKind, listSome, plural } from '../evidence-kind.ts';
@@ -35,7 +35,7 @@ export const authEnforced = evidenceKind({
 export const roleAssigned = evidenceKind({
   kind: 'role_assigned',
   describes: 'Someone holds the role: an active API key of that role, or an [auth.oidc] role_mapping entry onto it.',
-  params: Type.Object({ role: Type.Union(ROLES.map((r) => Type.Literal(r))) }, { additionalProperties: false }),
+  params: Type.Object({ role: Role }, { additionalProperties: false }),
   plan: (params) =>
     direct(async (facts) => {
       const { auth } = facts.config;

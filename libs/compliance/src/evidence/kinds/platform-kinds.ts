@@ -1,10 +1,9 @@
-import type { EvidencePointer, PlatformConfig } from '@agent-platform/contracts';
+import { PackageType, type EvidencePointer, type PlatformConfig } from '@agent-platform/contracts';
 import { isLicenceExpired, type InstalledPackageRecord } from '@agent-platform/domain';
 import { Type } from 'typebox';
 import { direct, evidenceKind, listSome, plural } from '../evidence-kind.ts';
 
 const NoParams = Type.Object({}, { additionalProperties: false });
-const PACKAGE_TYPES = ['agent-template', 'workflow-template', 'competency', 'skill', 'integration', 'contract'] as const;
 
 const packagePointer = (p: InstalledPackageRecord): EvidencePointer => ({
   type: 'package',
@@ -15,11 +14,12 @@ const packagePointer = (p: InstalledPackageRecord): EvidencePointer => ({
 export const packageInventory = evidenceKind({
   kind: 'package_inventory',
   describes: 'The platform holds an inventory of what runs: every installed package (optionally of some types) with its version and content hash.',
-  params: Type.Object({ types: Type.Optional(Type.Array(Type.Union(PACKAGE_TYPES.map((t) => Type.Literal(t))), { minItems: 1 })) }, { additionalProperties: false }),
+  params: Type.Object({ types: Type.Optional(Type.Array(PackageType, { minItems: 1 })) }, { additionalProperties: false }),
   plan: (params) =>
     direct(async (facts) => {
       const all = await facts.packages();
-      const packages = params.types === undefined ? all : all.filter((p) => (params.types as string[]).includes(p.type));
+      const types: readonly string[] | undefined = params.types;
+      const packages = types === undefined ? all : all.filter((p) => types.includes(p.type));
       if (packages.length === 0) return { status: 'Unknown', summary: 'No package is installed: there is nothing to inventory yet.', pointers: [] };
       const unhashed = packages.filter((p) => !/^sha256:[0-9a-f]{64}$/.test(p.content_hash));
       if (unhashed.length > 0) {
