@@ -31,7 +31,7 @@ function attestationSentence(control: LoadedControl, attestation: AttestationVie
   const guidance = control.attestation_guidance === undefined ? '' : ` (${control.attestation_guidance.replace(/\.$/, '')})`;
   if (attestation === null) return `Manual part: no attestation yet${guidance}.`;
   const who = `${attestation.identity} (${attestation.role})`;
-  const doc = `document sha256 ${attestation.document_sha256.slice(0, 16)}...`;
+  const doc = `document sha256 ${attestation.document_sha256}`;
   switch (attestation.state) {
     case 'valid':
       return `Manual part attested by ${who} on ${attestation.attested_at}, valid until ${attestation.expires_at}: ${doc}.`;
