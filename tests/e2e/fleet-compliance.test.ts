@@ -28,7 +28,10 @@ async function cpuTicks(pid: number): Promise<number> {
 }
 
 /** Starts a GET and resolves once the request is on the wire; `done` settles with the outcome. */
-function startGet(url: string, token: string): Promise<{ done: Promise<{ status: number } | { error: string }> }> {
+function startGet(
+  url: string,
+  token: string,
+): Promise<{ done: Promise<{ status: number } | { error: string }> }> {
   return new Promise((resolve) => {
     const req = httpRequest(url, { headers: { authorization: `Bearer ${token}` } });
     const done = new Promise<{ status: number } | { error: string }>((settle) => {
@@ -47,71 +50,115 @@ function startGet(url: string, token: string): Promise<{ done: Promise<{ status:
 /** A report without what differs between two reads of the same state at different times. */
 function stable(report: ComplianceReport): unknown {
   const { generated_at: _g, report_sha256: _h, ...rest } = report;
-  return { ...rest, controls: rest.controls.map(({ evaluated_at: _e, evidence_description, ...c }) => ({ ...c, evidence_description: evidence_description.replace(/ in the last 365 days/g, '') })) };
+  return {
+    ...rest,
+    controls: rest.controls.map(({ evaluated_at: _e, evidence_description, ...c }) => ({
+      ...c,
+      evidence_description: evidence_description.replace(/ in the last 365 days/g, ''),
+    })),
+  };
 }
 
-describe.skipIf(natsBinary === null || redisBinary === null)('compliance in a fleet: 2 api nodes, one store', () => {
-  let fleet: Fleet;
-  let auditor: string;
+describe.skipIf(natsBinary === null || redisBinary === null)(
+  'compliance in a fleet: 2 api nodes, one store',
+  () => {
+    let fleet: Fleet;
+    let auditor: string;
 
-  beforeAll(async () => {
-    fleet = await startFleet({ apis: 2, workers: 0, schedulers: 0 });
-    const [a, b] = fleet.urls as [string, string];
-    const admin = (await call(a, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret as string;
-    auditor = (await call(b, 'POST', '/auth/keys', { token: admin, body: { name: 'external-auditor', role: 'auditor', expires_in: '90d' } })).body.secret as string;
-    // A long trail, appended through the audit trail of one more process on the shared store
-    // (without a sync per commit: this filler needs no durability, and it is 10x faster).
-    const store = await openEmbeddedStore({ path: join(fleet.dir, 'data', 'platform.db'), durability: 'normal' });
-    try {
-      const audit = createAuditTrail({ store, clock: systemClock, enabled: true });
-      for (let i = 0; i < TRAIL_ENTRIES; i++) {
-        await audit.record({ category: 'request', identity: 'loader', role: 'admin', action: 'POST /loader', target: '/loader', result: '200', metadata: { i } });
+    beforeAll(async () => {
+      fleet = await startFleet({ apis: 2, workers: 0, schedulers: 0 });
+      const [a, b] = fleet.urls as [string, string];
+      const admin = (await call(a, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body
+        .secret as string;
+      auditor = (
+        await call(b, 'POST', '/auth/keys', {
+          token: admin,
+          body: { name: 'external-auditor', role: 'auditor', expires_in: '90d' },
+        })
+      ).body.secret as string;
+      // A long trail, appended through the audit trail of one more process on the shared store
+      // (without a sync per commit: this filler needs no durability, and it is 10x faster).
+      const store = await openEmbeddedStore({
+        path: join(fleet.dir, 'data', 'platform.db'),
+        durability: 'normal',
+      });
+      try {
+        const audit = createAuditTrail({ store, clock: systemClock, enabled: true });
+        for (let i = 0; i < TRAIL_ENTRIES; i++) {
+          await audit.record({
+            category: 'request',
+            identity: 'loader',
+            role: 'admin',
+            action: 'POST /loader',
+            target: '/loader',
+            result: '200',
+            metadata: { i },
+          });
+        }
+      } finally {
+        await store.close();
       }
-    } finally {
-      await store.close();
-    }
-  }, 240_000);
+    }, 240_000);
 
-  afterAll(async () => {
-    await fleet?.close();
-  });
-
-  it('an attestation made on one node counts on the other; a node killed mid-PDF leaves the other answering the same report', async () => {
-    const [a, b] = fleet.urls as [string, string];
-    const created = await call(a, 'POST', '/compliance/attestations', {
-      token: auditor,
-      body: { pack_id: 'naic-ais-bulletin', control_id: 'NAIC-01', document_sha256: 'c'.repeat(64), statement: 'Board adopted the AIS Program.', expires_at: new Date(Date.now() + 365 * 86_400_000).toISOString() },
+    afterAll(async () => {
+      await fleet?.close();
     });
-    expect(created.status, created.text).toBe(201);
-    const attestation = created.body as AttestationView;
 
-    const onB = await call(b, 'GET', '/compliance/packs/naic-ais-bulletin/report', { token: auditor });
-    expect(onB.status, onB.text).toBe(200);
-    const reportB = onB.body as ComplianceReport;
-    expect(reportB.controls.find((c) => c.control_id === 'NAIC-01')).toMatchObject({ status: 'Satisfied', attestation: { id: attestation.id, state: 'valid', identity: 'external-auditor' } });
-    expect(reportB.integrity).toMatchObject({ valid: true });
-    expect(reportB.integrity.entry_count).toBeGreaterThan(TRAIL_ENTRIES);
+    it('an attestation made on one node counts on the other; a node killed mid-PDF leaves the other answering the same report', async () => {
+      const [a, b] = fleet.urls as [string, string];
+      const created = await call(a, 'POST', '/compliance/attestations', {
+        token: auditor,
+        body: {
+          pack_id: 'naic-ais-bulletin',
+          control_id: 'NAIC-01',
+          document_sha256: 'c'.repeat(64),
+          statement: 'Board adopted the AIS Program.',
+          expires_at: new Date(Date.now() + 365 * 86_400_000).toISOString(),
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      const attestation = created.body as AttestationView;
 
-    // Node B builds the PDF (a full walk of the chain first); once it has spent CPU on it, SIGKILL.
-    const victim = fleet.apis[1]!;
-    const pid = victim.child.pid!;
-    const before = await cpuTicks(pid);
-    const { done } = await startGet(`${b}/compliance/packs/naic-ais-bulletin/report?format=pdf`, auditor);
-    await waitUntil(async () => (await cpuTicks(pid)) - before >= 15, { timeoutMs: 20_000, intervalMs: 5, message: `node B working on the report\n${fleet.logs()}` });
-    await victim.kill();
-    expect(await done).toEqual({ error: expect.any(String) });
+      const onB = await call(b, 'GET', '/compliance/packs/naic-ais-bulletin/report', { token: auditor });
+      expect(onB.status, onB.text).toBe(200);
+      const reportB = onB.body as ComplianceReport;
+      expect(reportB.controls.find((c) => c.control_id === 'NAIC-01')).toMatchObject({
+        status: 'Satisfied',
+        attestation: { id: attestation.id, state: 'valid', identity: 'external-auditor' },
+      });
+      expect(reportB.integrity).toMatchObject({ valid: true });
+      expect(reportB.integrity.entry_count).toBeGreaterThan(TRAIL_ENTRIES);
 
-    // Node A answers the same report: same state, same statuses, same integrity anchor.
-    const pdf = await fetch(`${a}/compliance/packs/naic-ais-bulletin/report?format=pdf`, { headers: { authorization: `Bearer ${auditor}` } });
-    expect(pdf.status).toBe(200);
-    expect(pdf.headers.get('content-disposition')).toBe('attachment; filename=compliance-report-naic-ais-bulletin.pdf');
-    const pages = await pdfPages(new Uint8Array(await pdf.arrayBuffer()));
-    const text = pages.join(' ');
-    expect(text).toContain(reportB.integrity.tip_hash!);
-    expect(text).toContain('By external-auditor (auditor)');
-    const onA = (await call(a, 'GET', '/compliance/packs/naic-ais-bulletin/report', { token: auditor })).body as ComplianceReport;
-    expect(stable(onA)).toEqual(stable(reportB));
-    const verify = await call(a, 'GET', '/security/verify?full=true', { token: auditor });
-    expect(verify.body).toMatchObject({ valid: true, entry_count: reportB.integrity.entry_count });
-  });
-});
+      // Node B builds the PDF (a full walk of the chain first); once it has spent CPU on it, SIGKILL.
+      const victim = fleet.apis[1]!;
+      const pid = victim.child.pid!;
+      const before = await cpuTicks(pid);
+      const { done } = await startGet(`${b}/compliance/packs/naic-ais-bulletin/report?format=pdf`, auditor);
+      await waitUntil(async () => (await cpuTicks(pid)) - before >= 15, {
+        timeoutMs: 20_000,
+        intervalMs: 5,
+        message: `node B working on the report\n${fleet.logs()}`,
+      });
+      await victim.kill();
+      expect(await done).toEqual({ error: expect.any(String) });
+
+      // Node A answers the same report: same state, same statuses, same integrity anchor.
+      const pdf = await fetch(`${a}/compliance/packs/naic-ais-bulletin/report?format=pdf`, {
+        headers: { authorization: `Bearer ${auditor}` },
+      });
+      expect(pdf.status).toBe(200);
+      expect(pdf.headers.get('content-disposition')).toBe(
+        'attachment; filename=compliance-report-naic-ais-bulletin.pdf',
+      );
+      const pages = await pdfPages(new Uint8Array(await pdf.arrayBuffer()));
+      const text = pages.join(' ');
+      expect(text).toContain(reportB.integrity.tip_hash!);
+      expect(text).toContain('By external-auditor (auditor)');
+      const onA = (await call(a, 'GET', '/compliance/packs/naic-ais-bulletin/report', { token: auditor }))
+        .body as ComplianceReport;
+      expect(stable(onA)).toEqual(stable(reportB));
+      const verify = await call(a, 'GET', '/security/verify?full=true', { token: auditor });
+      expect(verify.body).toMatchObject({ valid: true, entry_count: reportB.integrity.entry_count });
+    });
+  },
+);

@@ -31,7 +31,15 @@ describe('README compliance walkthrough', () => {
     await mkdir(data);
     // The tour's platform (API keys, a licence), on a free port instead of 4200.
     const port = await freePort();
-    await writeFile(join(dir, 'agent-platform.toml'), stringify({ server: { listen: `127.0.0.1:${port}` }, storage: { data_dir: './.agent-platform' }, auth: { mode: 'local' }, licence: await writeLicence(data, {}) }));
+    await writeFile(
+      join(dir, 'agent-platform.toml'),
+      stringify({
+        server: { listen: `127.0.0.1:${port}` },
+        storage: { data_dir: './.agent-platform' },
+        auth: { mode: 'local' },
+        licence: await writeLicence(data, {}),
+      }),
+    );
     platform = startPlatform(dir);
     const B = await platform.listening(90_000);
     const admin = await call(B, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } });
@@ -49,7 +57,8 @@ describe('README compliance walkthrough', () => {
     await w.next('export AUDITOR=', { value: key.json.secret as string });
     await w.next('A=');
     await w.next('curl -s -H "$A" $B/compliance/packs');
-    const before = (await w.next('curl -s -H "$A" $B/compliance/packs/naic-ais-bulletin/report')).json as ComplianceReport;
+    const before = (await w.next('curl -s -H "$A" $B/compliance/packs/naic-ais-bulletin/report'))
+      .json as ComplianceReport;
     expect(before.carrier).toEqual({ carrier_name: 'Fleet Mutual', carrier_id: 'fleet-mutual' });
     expect(before.controls.find((c) => c.control_id === 'NAIC-01')!.status).toBe('Unknown');
 
@@ -63,8 +72,12 @@ describe('README compliance walkthrough', () => {
     expect(pages.at(-1)).toContain('Sign-off');
 
     await w.next('curl -s -H "$A" -X POST $B/compliance/attestations');
-    const after = (await w.next('curl -s -H "$A" $B/compliance/packs/naic-ais-bulletin/report')).json as ComplianceReport;
-    expect(after.controls.find((c) => c.control_id === 'NAIC-01')).toMatchObject({ status: 'Satisfied', attestation: { identity: 'auditor', state: 'valid' } });
+    const after = (await w.next('curl -s -H "$A" $B/compliance/packs/naic-ais-bulletin/report'))
+      .json as ComplianceReport;
+    expect(after.controls.find((c) => c.control_id === 'NAIC-01')).toMatchObject({
+      status: 'Satisfied',
+      attestation: { identity: 'auditor', state: 'valid' },
+    });
     expect(w.remaining()).toEqual([]);
   });
 });

@@ -176,7 +176,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     });
     const keys = instrumentKeys(createKeyService({ store, clock }), metrics);
     // Compliance packs, reports and attestations (docs/compliance.md); attestations are signed with the checkpoint key.
-    const { compliance, attestations } = await openCompliance({ config, store, clock, logger, audit, keys, vault, licence: licence.state, signer: checkpointSigner, version });
+    const { compliance, attestations } = await openCompliance({ config, store, clock, logger, audit, keys, vault, licence: () => licence.state(), signer: checkpointSigner, version });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({
       store,

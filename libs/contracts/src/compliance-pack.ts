@@ -27,7 +27,12 @@ const Text = (description: string, maxLength = 2000) => Type.String({ minLength:
  * parameters are checked per kind when the pack is loaded.
  */
 export const PackEvidenceCheck = Type.Object(
-  { kind: Type.String({ minLength: 1, description: 'An evidence kind (docs/compliance.md "Evidence kinds").' }) },
+  {
+    kind: Type.String({
+      minLength: 1,
+      description: 'An evidence kind (docs/compliance.md "Evidence kinds").',
+    }),
+  },
   { additionalProperties: true, description: 'An evidence check: its kind and the parameters of that kind.' },
 );
 export type PackEvidenceCheck = Static<typeof PackEvidenceCheck>;
@@ -35,22 +40,29 @@ export type PackEvidenceCheck = Static<typeof PackEvidenceCheck>;
 export const PackControl = Type.Object(
   {
     id: Type.String({ pattern: CONTROL_ID_PATTERN, description: 'Unique within the pack, e.g. NAIC-01.' }),
-    requirement: Text('The requirement, paraphrased (never presented as the regulation\'s own text).'),
+    requirement: Text("The requirement, paraphrased (never presented as the regulation's own text)."),
     source: Type.Optional(Text('Where the requirement comes from: article, section, paragraph.', 300)),
-    unconfirmed: Type.Optional(Text('What about this control could not be confirmed against the primary text.', 500)),
+    unconfirmed: Type.Optional(
+      Text('What about this control could not be confirmed against the primary text.', 500),
+    ),
     platform_controls: Type.Optional(
       Type.Array(Type.String({ pattern: CONTROL_ID_PATTERN }), {
         maxItems: 32,
         description: 'Ids of controls of the built-in platform-controls pack whose evidence backs this one.',
       }),
     ),
-    evidence: Type.Optional(Type.Array(PackEvidenceCheck, { maxItems: 32, description: 'Checks of this control\'s own.' })),
+    evidence: Type.Optional(
+      Type.Array(PackEvidenceCheck, { maxItems: 32, description: "Checks of this control's own." }),
+    ),
     attestation: Type.Optional(
       Type.Union([Type.Literal('required'), Type.Literal('none')], {
-        description: '`required`: the control has a manual part; it stays Unknown until a valid signed attestation exists.',
+        description:
+          '`required`: the control has a manual part; it stays Unknown until a valid signed attestation exists.',
       }),
     ),
-    attestation_guidance: Type.Optional(Text('What the attesting document must show (the manual part).', 1000)),
+    attestation_guidance: Type.Optional(
+      Text('What the attesting document must show (the manual part).', 1000),
+    ),
   },
   strict,
 );
@@ -60,14 +72,22 @@ export const CompliancePackFile = Type.Object(
   {
     format: Type.Literal(COMPLIANCE_PACK_FORMAT),
     id: Type.String({ pattern: PACK_ID_PATTERN, description: 'Pack id (framework_id in reports).' }),
-    urn: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'A URN naming the framework, as CISO Assistant libraries carry.' })),
+    urn: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 300,
+        description: 'A URN naming the framework, as CISO Assistant libraries carry.',
+      }),
+    ),
     name: Text('Framework name.', 300),
     version: Text('Framework version (a date or an edition).', 100),
     jurisdiction: Text('Where it applies.', 300),
     provider: Type.Optional(Text('Who issued the framework.', 200)),
     packager: Type.Optional(Text('Who wrote this pack.', 200)),
     description: Type.Optional(Text('What the framework is.', 4000)),
-    disclaimer: Type.Optional(Text('Printed on every report of this pack, e.g. that requirements are paraphrased.', 2000)),
+    disclaimer: Type.Optional(
+      Text('Printed on every report of this pack, e.g. that requirements are paraphrased.', 2000),
+    ),
     controls: Type.Array(PackControl, { minItems: 1, maxItems: 500 }),
   },
   strict,

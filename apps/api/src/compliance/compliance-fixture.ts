@@ -4,7 +4,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import type { LicenceClaims, PlatformConfig } from '@agent-platform/contracts';
-import { catalogCollections, createAgentStore, workflowRuns, type Clock, type InstalledPackageRecord, type WorkflowRunRecord } from '@agent-platform/domain';
+import {
+  catalogCollections,
+  createAgentStore,
+  workflowRuns,
+  type Clock,
+  type InstalledPackageRecord,
+  type WorkflowRunRecord,
+} from '@agent-platform/domain';
 import { agentFixture } from '@agent-platform/domain/testing';
 import { startTestApi, type DeepPartial, type TestApi, type TestResponse } from '../testing/index.ts';
 
@@ -48,7 +55,27 @@ async function wellRunConfig(dir: string, now: Date): Promise<DeepPartial<Platfo
   await writeFile(join(dir, 'licence.jwt'), `${await issueLicence(keys.privateKeyPem, claims(now))}\n`);
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   await mkdir(join(dir, 'sink'), { recursive: true });
   return {
     server: { tls: { cert_file: cert, key_file: key } },
@@ -59,7 +86,12 @@ async function wellRunConfig(dir: string, now: Date): Promise<DeepPartial<Platfo
   };
 }
 
-function packageRecord(name: string, type: InstalledPackageRecord['type'], source: 'registry' | 'path', at: string): InstalledPackageRecord {
+function packageRecord(
+  name: string,
+  type: InstalledPackageRecord['type'],
+  source: 'registry' | 'path',
+  at: string,
+): InstalledPackageRecord {
   return {
     id: name,
     name,
@@ -79,33 +111,92 @@ function packageRecord(name: string, type: InstalledPackageRecord['type'], sourc
 }
 
 function runRecord(id: string, state: WorkflowRunRecord['state'], at: string): WorkflowRunRecord {
-  return { id, workflow_id: 'wf-1', workflow_name: 'claims-review', input: 'x', state, step_results: [], output: null, error: null, started_at: at, completed_at: at } as unknown as WorkflowRunRecord;
+  return {
+    id,
+    workflow_id: 'wf-1',
+    workflow_name: 'claims-review',
+    input: 'x',
+    state,
+    step_results: [],
+    output: null,
+    error: null,
+    started_at: at,
+    completed_at: at,
+  } as unknown as WorkflowRunRecord;
 }
 
 /** The privacy gateway's entries as its helper specifies them (category privacy). */
-async function privacyEvents(api: TestApi, forced: number, eligible: number, tokenised: number): Promise<void> {
+async function privacyEvents(
+  api: TestApi,
+  forced: number,
+  eligible: number,
+  tokenised: number,
+): Promise<void> {
   const record = (action: string, metadata: Record<string, unknown>) =>
-    api.deps.audit.record({ category: 'privacy', identity: 'agent:claims-intake', role: 'service', action, target: 'fake/m', result: 'success', metadata });
+    api.deps.audit.record({
+      category: 'privacy',
+      identity: 'agent:claims-intake',
+      role: 'service',
+      action,
+      target: 'fake/m',
+      result: 'success',
+      metadata,
+    });
   if (tokenised > 0) {
-    await record('gateway.pii.tokenised', { count: tokenised, categories: ['name', 'policy_number'], provider: 'fake', model: 'm', correlation_id: 'c-1' });
-    await record('gateway.pii.hydrated', { count: tokenised, categories: ['name', 'policy_number'], correlation_id: 'c-1' });
+    await record('gateway.pii.tokenised', {
+      count: tokenised,
+      categories: ['name', 'policy_number'],
+      provider: 'fake',
+      model: 'm',
+      correlation_id: 'c-1',
+    });
+    await record('gateway.pii.hydrated', {
+      count: tokenised,
+      categories: ['name', 'policy_number'],
+      correlation_id: 'c-1',
+    });
   }
   for (let i = 0; i < eligible; i++) {
-    await record('gateway.routing', { pii_detected: true, pii_categories: ['name'], local_eligible: true, forced_local: i < forced, requested_provider: 'fake', provider: i < forced ? 'local' : 'fake', model: 'm', correlation_id: `r-${i}` });
+    await record('gateway.routing', {
+      pii_detected: true,
+      pii_categories: ['name'],
+      local_eligible: true,
+      forced_local: i < forced,
+      requested_provider: 'fake',
+      provider: i < forced ? 'local' : 'fake',
+      model: 'm',
+      correlation_id: `r-${i}`,
+    });
   }
   // Without detected-PII metadata: left out of the forced-local figures (spec §Compliance).
-  await record('gateway.routing', { local_eligible: true, forced_local: false, requested_provider: 'fake', provider: 'fake', model: 'm', correlation_id: 'r-x' });
+  await record('gateway.routing', {
+    local_eligible: true,
+    forced_local: false,
+    requested_provider: 'fake',
+    provider: 'fake',
+    model: 'm',
+    correlation_id: 'r-x',
+  });
 }
 
 function expectStatus(response: TestResponse, status: number, what: string): void {
-  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${response.status} ${JSON.stringify(response.body)}`);
 }
 
 /** Starts a platform in the given state; `extra` config is merged over the fixture's. */
-export async function startCompliancePlatform(kind: FixtureKind, options: { clock: Clock; dir: string; config?: DeepPartial<PlatformConfig> }): Promise<CompliancePlatform> {
+export async function startCompliancePlatform(
+  kind: FixtureKind,
+  options: { clock: Clock; dir: string; config?: DeepPartial<PlatformConfig> },
+): Promise<CompliancePlatform> {
   const now = options.clock.now();
-  const base = kind === 'well-run' ? await wellRunConfig(options.dir, now) : { auth: { mode: 'disabled' as const } };
-  const api = await startTestApi({ config: { ...base, ...options.config }, clock: options.clock, listen: false });
+  const base =
+    kind === 'well-run' ? await wellRunConfig(options.dir, now) : { auth: { mode: 'disabled' as const } };
+  const api = await startTestApi({
+    config: { ...base, ...options.config },
+    clock: options.clock,
+    listen: false,
+  });
   const at = now.toISOString();
   const store = api.deps.store;
   const packages = catalogCollections(store).packages;
@@ -119,9 +210,16 @@ export async function startCompliancePlatform(kind: FixtureKind, options: { cloc
     return { api, admin: '', auditor: '' };
   }
 
-  const admin = (await api.deps.keys.create({ name: 'ciso-office', role: 'admin', expires_in: '90d' })).secret;
-  const auditor = (await api.deps.keys.create({ name: 'external-auditor', role: 'auditor', expires_in: '90d' })).secret;
-  expectStatus(await api.request('PUT', '/vault/fake-api-key', { token: admin, body: { value: 'sk-fixture' } }), 200, 'vault put');
+  const admin = (await api.deps.keys.create({ name: 'ciso-office', role: 'admin', expires_in: '90d' }))
+    .secret;
+  const auditor = (
+    await api.deps.keys.create({ name: 'external-auditor', role: 'auditor', expires_in: '90d' })
+  ).secret;
+  expectStatus(
+    await api.request('PUT', '/vault/fake-api-key', { token: admin, body: { value: 'sk-fixture' } }),
+    200,
+    'vault put',
+  );
   await packages.insert(packageRecord('claims-intake', 'agent-template', 'registry', at));
   await packages.insert(packageRecord('fnol-triage', 'competency', 'registry', at));
   expectStatus(await api.request('POST', `/agents/${agent.id}/suspend`, { token: admin }), 200, 'suspend');
@@ -129,7 +227,8 @@ export async function startCompliancePlatform(kind: FixtureKind, options: { cloc
   await workflowRuns(store).insert(runRecord('00000000-0000-4000-8000-000000000002', 'Escalated', at));
   await privacyEvents(api, 9, 10, 3);
   // The auditor anchors the trail outside the store (and so shows the auditor role in use).
-  if (api.deps.audit.enabled) expectStatus(await api.request('POST', '/security/checkpoints', { token: auditor }), 201, 'checkpoint');
+  if (api.deps.audit.enabled)
+    expectStatus(await api.request('POST', '/security/checkpoints', { token: auditor }), 201, 'checkpoint');
   return { api, admin, auditor };
 }
 

@@ -8,7 +8,14 @@ import {
   type ComplianceService,
   type PackSet,
 } from '@agent-platform/compliance';
-import type { AuditTrail, CheckpointSigner, Clock, KeyService, LicenceState, Vault } from '@agent-platform/domain';
+import type {
+  AuditTrail,
+  CheckpointSigner,
+  Clock,
+  KeyService,
+  LicenceState,
+  Vault,
+} from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Store } from '@agent-platform/store';
 
@@ -29,7 +36,10 @@ export interface OpenComplianceDeps {
 /** Each refused carrier pack is an error line naming the file and every fault (docs/compliance.md). */
 function logFailures(logger: Logger, set: PackSet): void {
   for (const failure of set.failed) {
-    logger.error({ file: failure.file, errors: failure.errors }, `compliance pack ${failure.file} refused: ${failure.errors.join('; ')}`);
+    logger.error(
+      { file: failure.file, errors: failure.errors },
+      `compliance pack ${failure.file} refused: ${failure.errors.join('; ')}`,
+    );
   }
 }
 
@@ -38,10 +48,14 @@ function logFailures(logger: Logger, set: PackSet): void {
  * every successful POST /config/reload), the attestations and the report service. A bad carrier
  * pack never stops the platform: it is logged and listed in GET /compliance/packs `failed_packs`.
  */
-export async function openCompliance(deps: OpenComplianceDeps): Promise<{ compliance: ComplianceService; attestations: AttestationService }> {
+export async function openCompliance(
+  deps: OpenComplianceDeps,
+): Promise<{ compliance: ComplianceService; attestations: AttestationService }> {
   const packs = await createPackRegistry({ packsDir: deps.config.current().compliance.packs_dir });
   logFailures(deps.logger, packs.current());
-  deps.config.onChange(async ({ config }) => logFailures(deps.logger, await packs.reload(config.compliance.packs_dir)));
+  deps.config.onChange(async ({ config }) =>
+    logFailures(deps.logger, await packs.reload(config.compliance.packs_dir)),
+  );
   const attestations = createAttestationService({
     store: deps.store,
     clock: deps.clock,
@@ -58,5 +72,14 @@ export async function openCompliance(deps: OpenComplianceDeps): Promise<{ compli
     config: () => deps.config.current(),
     licence: deps.licence,
   });
-  return { compliance: createComplianceService({ packs, evidence, attestations, clock: deps.clock, platformVersion: deps.version }), attestations };
+  return {
+    compliance: createComplianceService({
+      packs,
+      evidence,
+      attestations,
+      clock: deps.clock,
+      platformVersion: deps.version,
+    }),
+    attestations,
+  };
 }

@@ -6,7 +6,11 @@ import { pdfPages, renderPng } from '@agent-platform/compliance/testing';
 import { fixedClock } from '@agent-platform/domain';
 import { requireBinary } from '@agent-platform/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { editStore, startCompliancePlatform, type CompliancePlatform } from '../compliance/compliance-fixture.ts';
+import {
+  editStore,
+  startCompliancePlatform,
+  type CompliancePlatform,
+} from '../compliance/compliance-fixture.ts';
 
 const NOW = '2026-11-10T12:00:00.000Z';
 const CARRIER_PACK = `
@@ -40,7 +44,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function wellRun(config: Parameters<typeof startCompliancePlatform>[1]['config'] = {}): Promise<CompliancePlatform> {
+async function wellRun(
+  config: Parameters<typeof startCompliancePlatform>[1]['config'] = {},
+): Promise<CompliancePlatform> {
   platform = await startCompliancePlatform('well-run', { clock, dir, config });
   return platform;
 }
@@ -72,12 +78,27 @@ describe('GET /compliance/packs', () => {
     const packsDir = join(dir, 'packs');
     await mkdir(packsDir);
     await writeFile(join(packsDir, 'acme.yaml'), CARRIER_PACK);
-    await writeFile(join(packsDir, 'typo.yaml'), CARRIER_PACK.replace('acme-internal', 'acme-typo').replace('kind: audit_retention', 'kind: audit_retension'));
+    await writeFile(
+      join(packsDir, 'typo.yaml'),
+      CARRIER_PACK.replace('acme-internal', 'acme-typo').replace(
+        'kind: audit_retention',
+        'kind: audit_retension',
+      ),
+    );
     const { api, auditor, admin } = await wellRun({ compliance: { packs_dir: packsDir } });
     const listed = await api.request('GET', '/compliance/packs', { token: auditor });
-    expect(listed.body.packs).toContainEqual(expect.objectContaining({ id: 'acme-internal', origin: 'carrier', control_count: 1 }));
+    expect(listed.body.packs).toContainEqual(
+      expect.objectContaining({ id: 'acme-internal', origin: 'carrier', control_count: 1 }),
+    );
     expect(listed.body.failed_packs).toEqual([
-      { file: 'typo.yaml', errors: [expect.stringContaining(`control ACME-1: field 'evidence[0].kind': unknown evidence kind 'audit_retension' (did you mean "audit_retention"?)`)] },
+      {
+        file: 'typo.yaml',
+        errors: [
+          expect.stringContaining(
+            `control ACME-1: field 'evidence[0].kind': unknown evidence kind 'audit_retension' (did you mean "audit_retention"?)`,
+          ),
+        ],
+      },
     ]);
     expect(api.logs().some((line) => line.includes('compliance pack typo.yaml refused'))).toBe(true);
 
@@ -85,7 +106,10 @@ describe('GET /compliance/packs', () => {
     expect(report.status).toBe(200);
     expect(report.body).toMatchObject({ framework_id: 'acme-internal', pack_origin: 'carrier' });
     // Seq 1 is still there: nothing was ever removed, so seven years of retention holds so far.
-    expect(report.body.controls[0]).toMatchObject({ status: 'Satisfied', platform_controls: ['PC-AUDIT-01', 'PC-AUDIT-02'] });
+    expect(report.body.controls[0]).toMatchObject({
+      status: 'Satisfied',
+      platform_controls: ['PC-AUDIT-01', 'PC-AUDIT-02'],
+    });
 
     await writeFile(join(packsDir, 'typo.yaml'), CARRIER_PACK.replace('acme-internal', 'acme-typo'));
     await rm(join(packsDir, 'acme.yaml'));
@@ -93,14 +117,21 @@ describe('GET /compliance/packs', () => {
     const reloaded = await api.request('GET', '/compliance/packs', { token: auditor });
     expect(reloaded.body.failed_packs).toEqual([]);
     expect((reloaded.body.packs as Array<{ id: string }>).map((p) => p.id)).toContain('acme-typo');
-    expect((await api.request('GET', '/compliance/packs/acme-internal/report', { token: auditor })).status).toBe(404);
+    expect(
+      (await api.request('GET', '/compliance/packs/acme-internal/report', { token: auditor })).status,
+    ).toBe(404);
   });
 
   it('a packs_dir that cannot be read does not stop the platform: it is listed as failed', async () => {
     const { api, auditor } = await wellRun({ compliance: { packs_dir: join(dir, 'nowhere') } });
     const res = await api.request('GET', '/compliance/packs', { token: auditor });
     expect((res.body.packs as unknown[]).length).toBe(7);
-    expect(res.body.failed_packs).toEqual([{ file: join(dir, 'nowhere'), errors: [expect.stringMatching(/^\[compliance\] packs_dir cannot be read: ENOENT/)] }]);
+    expect(res.body.failed_packs).toEqual([
+      {
+        file: join(dir, 'nowhere'),
+        errors: [expect.stringMatching(/^\[compliance\] packs_dir cannot be read: ENOENT/)],
+      },
+    ]);
   });
 });
 
@@ -110,15 +141,26 @@ describe('GET /compliance/packs/{id}/report', () => {
     for (const query of ['', '?format=pdf']) {
       const res = await api.request('GET', `/compliance/packs/hipaa/report${query}`, { token: auditor });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: { category: 'NotFound', message: "compliance pack 'hipaa' not found", details: { kind: 'compliance pack', id: 'hipaa' } } });
+      expect(res.body).toEqual({
+        error: {
+          category: 'NotFound',
+          message: "compliance pack 'hipaa' not found",
+          details: { kind: 'compliance pack', id: 'hipaa' },
+        },
+      });
     }
   });
 
   it('400 ValidationError for a format other than json or pdf, naming both', async () => {
     const { api, auditor } = await wellRun();
-    const res = await api.request('GET', '/compliance/packs/naic-ais-bulletin/report?format=docx', { token: auditor });
+    const res = await api.request('GET', '/compliance/packs/naic-ais-bulletin/report?format=docx', {
+      token: auditor,
+    });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ category: 'ValidationError', message: "query parameter 'format' must be one of: json, pdf" });
+    expect(res.body.error).toMatchObject({
+      category: 'ValidationError',
+      message: "query parameter 'format' must be one of: json, pdf",
+    });
   });
 
   it('json is the default; pdf is a download named after the framework', async () => {
@@ -136,18 +178,37 @@ describe('GET /compliance/packs/{id}/report', () => {
       'unsatisfied_count',
       'unknown_count',
     ]);
-    expect(Object.keys((json.body as ComplianceReport).controls[0]!).slice(0, 6)).toEqual(['control_id', 'requirement', 'platform_controls', 'status', 'evidence_description', 'evaluated_at']);
-    const pdf = await api.app.inject({ method: 'GET', url: '/compliance/packs/naic-ais-bulletin/report?format=pdf', headers: { authorization: `Bearer ${auditor}` } });
+    expect(Object.keys((json.body as ComplianceReport).controls[0]!).slice(0, 6)).toEqual([
+      'control_id',
+      'requirement',
+      'platform_controls',
+      'status',
+      'evidence_description',
+      'evaluated_at',
+    ]);
+    const pdf = await api.app.inject({
+      method: 'GET',
+      url: '/compliance/packs/naic-ais-bulletin/report?format=pdf',
+      headers: { authorization: `Bearer ${auditor}` },
+    });
     expect(pdf.statusCode).toBe(200);
     expect(pdf.headers['content-type']).toBe('application/pdf');
-    expect(pdf.headers['content-disposition']).toBe('attachment; filename=compliance-report-naic-ais-bulletin.pdf');
+    expect(pdf.headers['content-disposition']).toBe(
+      'attachment; filename=compliance-report-naic-ais-bulletin.pdf',
+    );
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
   });
 
   it('is the same report, byte for byte, for the same state at the same time; any new audit entry changes it', async () => {
     const { api, auditor, admin } = await wellRun();
     const get = async (format: string) =>
-      (await api.app.inject({ method: 'GET', url: `/compliance/packs/naic-ais-bulletin/report?format=${format}`, headers: { authorization: `Bearer ${auditor}` } })).rawPayload;
+      (
+        await api.app.inject({
+          method: 'GET',
+          url: `/compliance/packs/naic-ais-bulletin/report?format=${format}`,
+          headers: { authorization: `Bearer ${auditor}` },
+        })
+      ).rawPayload;
     const [json1, pdf1] = [await get('json'), await get('pdf')];
     const [json2, pdf2] = [await get('json'), await get('pdf')];
     expect(json2.equals(json1)).toBe(true);
@@ -163,8 +224,15 @@ describe('GET /compliance/packs/{id}/report', () => {
 
   it('the NAIC report as PDF reads back with every control and the integrity anchor, and renders as pages', async () => {
     const { api, auditor } = await wellRun();
-    const json = (await api.request('GET', '/compliance/packs/naic-ais-bulletin/report', { token: auditor })).body as ComplianceReport;
-    const pdf = (await api.app.inject({ method: 'GET', url: '/compliance/packs/naic-ais-bulletin/report?format=pdf', headers: { authorization: `Bearer ${auditor}` } })).rawPayload;
+    const json = (await api.request('GET', '/compliance/packs/naic-ais-bulletin/report', { token: auditor }))
+      .body as ComplianceReport;
+    const pdf = (
+      await api.app.inject({
+        method: 'GET',
+        url: '/compliance/packs/naic-ais-bulletin/report?format=pdf',
+        headers: { authorization: `Bearer ${auditor}` },
+      })
+    ).rawPayload;
     const pages = await pdfPages(pdf);
     const all = pages.join(' ');
     expect(pages[0]).toContain('NAIC Model Bulletin: Use of Artificial Intelligence Systems by Insurers');
@@ -173,7 +241,8 @@ describe('GET /compliance/packs/{id}/report', () => {
     expect(all).toContain(json.integrity.tip_hash!);
     expect(all).toContain(`Entries ${json.integrity.entry_count}`);
     expect(all).toMatch(/Checkpoint status verified/);
-    for (const control of json.controls) expect(all).toContain(`${control.control_id} ${control.requirement.split(' ').slice(0, 4).join(' ')}`);
+    for (const control of json.controls)
+      expect(all).toContain(`${control.control_id} ${control.requirement.split(' ').slice(0, 4).join(' ')}`);
     expect(all).toContain('Sign-off');
     pages.forEach((text, i) => expect(text).toContain(`Page ${i + 1} of ${pages.length}`));
 
@@ -187,30 +256,56 @@ describe('GET /compliance/packs/{id}/report', () => {
 
   it('an edited audit entry makes the anchor invalid and the chain control Unsatisfied, naming the entry', async () => {
     const { api, auditor } = await wellRun();
-    editStore(api.dataDir, 'UPDATE l_audit SET body = json_set(body, ?, ?) WHERE seq = ?', '$.identity', 'mallory', 3);
+    editStore(
+      api.dataDir,
+      'UPDATE l_audit SET body = json_set(body, ?, ?) WHERE seq = ?',
+      '$.identity',
+      'mallory',
+      3,
+    );
     const res = await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor });
     const report = res.body as ComplianceReport;
-    expect(report.integrity).toMatchObject({ valid: false, first_invalid_seq: 3, reason: expect.stringMatching(/^hash mismatch/) });
+    expect(report.integrity).toMatchObject({
+      valid: false,
+      first_invalid_seq: 3,
+      reason: expect.stringMatching(/^hash mismatch/),
+    });
     const chain = report.controls.find((c) => c.control_id === 'PC-AUDIT-02')!;
     expect(chain.status).toBe('Unsatisfied');
-    expect(chain.evidence[0]!.pointers).toEqual([{ type: 'audit_seq', ref: '3', detail: 'first invalid entry' }]);
+    expect(chain.evidence[0]!.pointers).toEqual([
+      { type: 'audit_seq', ref: '3', detail: 'first invalid entry' },
+    ]);
   });
 
   it('entries removed from the start of a young trail make retention Unsatisfied', async () => {
     const { api, auditor } = await wellRun();
     editStore(api.dataDir, 'DELETE FROM l_audit WHERE seq < 4');
-    const report = (await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor })).body as ComplianceReport;
+    const report = (
+      await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor })
+    ).body as ComplianceReport;
     const retention = report.controls.find((c) => c.control_id === 'PC-AUDIT-04')!;
     expect(retention.status).toBe('Unsatisfied');
-    expect(retention.evidence_description).toContain('Entries before seq 4 were removed although the oldest entry kept is only 0 days old; required: 183 days.');
+    expect(retention.evidence_description).toContain(
+      'Entries before seq 4 were removed although the oldest entry kept is only 0 days old; required: 183 days.',
+    );
   });
 
   it('with audit disabled, trail-based controls are Unknown, not Satisfied, and the anchor says disabled', async () => {
     const { api, auditor } = await wellRun({ audit: { enabled: false, checkpoints: { sink: '' } } });
-    const report = (await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor })).body as ComplianceReport;
+    const report = (
+      await api.request('GET', '/compliance/packs/platform-controls/report', { token: auditor })
+    ).body as ComplianceReport;
     expect(report.integrity).toMatchObject({ valid: null, checkpoint_status: 'disabled', entry_count: 0 });
     const status = (id: string) => report.controls.find((c) => c.control_id === id)!.status;
     expect(status('PC-AUDIT-01')).toBe('Unsatisfied');
-    for (const id of ['PC-AUDIT-02', 'PC-AUDIT-03', 'PC-AUDIT-04', 'PC-CHANGE-01', 'PC-PII-01', 'PC-ROUTE-01']) expect(status(id), id).toBe('Unknown');
+    for (const id of [
+      'PC-AUDIT-02',
+      'PC-AUDIT-03',
+      'PC-AUDIT-04',
+      'PC-CHANGE-01',
+      'PC-PII-01',
+      'PC-ROUTE-01',
+    ])
+      expect(status(id), id).toBe('Unknown');
   });
 });

@@ -27,7 +27,12 @@ export const complianceRoutes: RoutePlugin = (app, deps) => {
     '/compliance/packs',
     {
       config: { action: 'ComplianceRead' },
-      schema: { tags: TAGS, summary: 'The built-in packs and the carrier packs of [compliance] packs_dir (and those refused at load)', response: { 200: PackList } },
+      schema: {
+        tags: TAGS,
+        summary:
+          'The built-in packs and the carrier packs of [compliance] packs_dir (and those refused at load)',
+        response: { 200: PackList },
+      },
     },
     async () => deps.compliance.packs(),
   );
@@ -38,12 +43,14 @@ export const complianceRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'ComplianceRead' },
       schema: {
         tags: TAGS,
-        summary: 'Evaluate every control of a pack against the platform now: the Report as JSON, or as a PDF download',
+        summary:
+          'Evaluate every control of a pack against the platform now: the Report as JSON, or as a PDF download',
         params: PackIdParams,
         querystring: ReportFormatQuery,
         response: {
           200: {
-            description: 'format=json: the Report; format=pdf: the same report as a PDF download (docs/compliance.md "PDF report").',
+            description:
+              'format=json: the Report; format=pdf: the same report as a PDF download (docs/compliance.md "PDF report").',
             content: {
               'application/json': { schema: ComplianceReport },
               'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
@@ -72,7 +79,8 @@ export const complianceRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'ComplianceRead' },
       schema: {
         tags: TAGS,
-        summary: 'Signed attestations of manual controls, oldest first, with their state now and the key that verifies them',
+        summary:
+          'Signed attestations of manual controls, oldest first, with their state now and the key that verifies them',
         querystring: AttestationQuery,
         response: { 200: AttestationList },
       },
@@ -95,7 +103,8 @@ export const complianceRoutes: RoutePlugin = (app, deps) => {
         response: { 201: AttestationView, ...Errors400404 },
       },
     },
-    async (request, reply) => reply.code(201).send(await deps.attestations.create(request.body, request.caller)),
+    async (request, reply) =>
+      reply.code(201).send(await deps.attestations.create(request.body, request.caller)),
   );
 
   app.delete(
@@ -104,7 +113,8 @@ export const complianceRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'ComplianceAttest', audit: 'compliance' },
       schema: {
         tags: TAGS,
-        summary: 'Revoke an attestation: the record stays, its control is Unknown again unless another attestation is valid',
+        summary:
+          'Revoke an attestation: the record stays, its control is Unknown again unless another attestation is valid',
         params: AttestationIdParams,
         response: { 200: AttestationView, 404: ErrorEnvelope },
       },

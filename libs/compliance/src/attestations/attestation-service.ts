@@ -1,9 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { AttestationBody, AttestationView } from '@agent-platform/contracts';
-import { Errors, parseDuration, type AuditTrail, type Caller, type CheckpointSigner, type Clock } from '@agent-platform/domain';
+import {
+  Errors,
+  parseDuration,
+  type AuditTrail,
+  type Caller,
+  type CheckpointSigner,
+  type Clock,
+} from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import type { PackRegistry } from '../packs/pack-registry.ts';
-import { attestationSignatureValid, attestationState, signAttestation, type AttestationRecord } from './attestation-signature.ts';
+import {
+  attestationSignatureValid,
+  attestationState,
+  signAttestation,
+  type AttestationRecord,
+} from './attestation-signature.ts';
 
 export const ATTESTATIONS_COLLECTION = 'compliance_attestations';
 
@@ -39,42 +51,77 @@ export interface AttestationServiceDeps {
 const DAY_MS = 86_400_000;
 
 /** `expires_at` (an instant) or `expires_in` (a duration from now): exactly one. */
-function parseExpiry(body: Pick<AttestationBody, 'expires_at' | 'expires_in'>, now: Date, maxDays: number): string {
+function parseExpiry(
+  body: Pick<AttestationBody, 'expires_at' | 'expires_in'>,
+  now: Date,
+  maxDays: number,
+): string {
   if ((body.expires_at === undefined) === (body.expires_in === undefined)) {
-    throw Errors.validation("give exactly one of 'expires_at' (an ISO 8601 date) and 'expires_in' (a duration such as 365d)", { field: 'expires_at' });
+    throw Errors.validation(
+      "give exactly one of 'expires_at' (an ISO 8601 date) and 'expires_in' (a duration such as 365d)",
+      { field: 'expires_at' },
+    );
   }
   let ms: number;
   if (body.expires_in !== undefined) ms = now.getTime() + parseDuration(body.expires_in);
   else {
     const value = body.expires_at!.trim();
-    ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(value) ? Date.parse(value.replace(' ', 'T')) : Number.NaN;
-    if (Number.isNaN(ms)) throw Errors.validation(`field 'expires_at' must be an ISO 8601 date or date-time (got '${value.slice(0, 40)}')`, { field: 'expires_at' });
+    ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(value)
+      ? Date.parse(value.replace(' ', 'T'))
+      : Number.NaN;
+    if (Number.isNaN(ms))
+      throw Errors.validation(
+        `field 'expires_at' must be an ISO 8601 date or date-time (got '${value.slice(0, 40)}')`,
+        { field: 'expires_at' },
+      );
   }
-  if (ms <= now.getTime()) throw Errors.validation(`field 'expires_at' must be in the future (now is ${now.toISOString()})`, { field: 'expires_at' });
-  if (ms > now.getTime() + maxDays * DAY_MS) {
-    throw Errors.validation(`the expiry is more than ${maxDays} days ahead ([compliance] attestation_max_days): attestations must be renewed`, {
+  if (ms <= now.getTime())
+    throw Errors.validation(`field 'expires_at' must be in the future (now is ${now.toISOString()})`, {
       field: 'expires_at',
-      maximum_days: maxDays,
     });
+  if (ms > now.getTime() + maxDays * DAY_MS) {
+    throw Errors.validation(
+      `the expiry is more than ${maxDays} days ahead ([compliance] attestation_max_days): attestations must be renewed`,
+      {
+        field: 'expires_at',
+        maximum_days: maxDays,
+      },
+    );
   }
   return new Date(ms).toISOString();
 }
 
 export function createAttestationService(deps: AttestationServiceDeps): AttestationService {
-  const records = deps.store.collection<StoredAttestation>(ATTESTATIONS_COLLECTION, { indexes: [{ field: 'pack_id' }, { field: 'control_id' }] });
-  const view = (record: StoredAttestation, now: Date): AttestationView => ({ ...record, state: attestationState(record, now, attestationSignatureValid(record, deps.signer)) });
+  const records = deps.store.collection<StoredAttestation>(ATTESTATIONS_COLLECTION, {
+    indexes: [{ field: 'pack_id' }, { field: 'control_id' }],
+  });
+  const view = (record: StoredAttestation, now: Date): AttestationView => ({
+    ...record,
+    state: attestationState(record, now, attestationSignatureValid(record, deps.signer)),
+  });
 
   function target(body: AttestationBody): void {
     const pack = deps.packs.get(body.pack_id);
     if (pack === undefined) throw Errors.notFound('compliance pack', body.pack_id);
     const control = pack.controls.find((c) => c.id === body.control_id);
-    if (control === undefined) throw Errors.validation(`pack ${body.pack_id} has no control '${body.control_id}'`, { field: 'control_id' });
+    if (control === undefined)
+      throw Errors.validation(`pack ${body.pack_id} has no control '${body.control_id}'`, {
+        field: 'control_id',
+      });
     if (control.attestation !== 'required') {
-      throw Errors.validation(`control ${body.control_id} of pack ${body.pack_id} is checked from platform evidence alone; it takes no attestation`, { field: 'control_id' });
+      throw Errors.validation(
+        `control ${body.control_id} of pack ${body.pack_id} is checked from platform evidence alone; it takes no attestation`,
+        { field: 'control_id' },
+      );
     }
   }
 
-  async function audit(action: string, record: StoredAttestation, caller: Caller, extra: Record<string, unknown> = {}): Promise<void> {
+  async function audit(
+    action: string,
+    record: StoredAttestation,
+    caller: Caller,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
     await deps.audit.record({
       category: 'compliance',
       identity: caller.identity,
@@ -112,7 +159,10 @@ export function createAttestationService(deps: AttestationServiceDeps): Attestat
           expires_at: parseExpiry(body, now, deps.maxDays()),
           identity: caller.identity,
           role: caller.role,
-          external: caller.external === undefined ? null : { issuer: caller.external.issuer, subject: caller.external.subject },
+          external:
+            caller.external === undefined
+              ? null
+              : { issuer: caller.external.issuer, subject: caller.external.subject },
           revoked_at: null,
           revoked_by: null,
         },
@@ -147,7 +197,10 @@ export function createAttestationService(deps: AttestationServiceDeps): Attestat
         return { ...current.doc, revoked_at: now.toISOString(), revoked_by: caller.identity };
       });
       if (updated === null) throw Errors.notFound('attestation', id);
-      if (revokedNow) await audit('compliance.attestation.revoked', updated.doc, caller, { revoked_at: updated.doc.revoked_at });
+      if (revokedNow)
+        await audit('compliance.attestation.revoked', updated.doc, caller, {
+          revoked_at: updated.doc.revoked_at,
+        });
       return view(updated.doc, now);
     },
   };

@@ -36,23 +36,41 @@ export function attestationBytes(record: AttestationRecord): Buffer {
   return Buffer.from(canonicalJson(attestationStatement(record)), 'utf8');
 }
 
-export function signAttestation(unsigned: Omit<AttestationRecord, 'signature'>, signer: CheckpointSigner): AttestationRecord {
-  const pending: AttestationRecord = { ...unsigned, signature: { algorithm: 'Ed25519', key_id: signer.keyId, value: '' } };
+export function signAttestation(
+  unsigned: Omit<AttestationRecord, 'signature'>,
+  signer: CheckpointSigner,
+): AttestationRecord {
+  const pending: AttestationRecord = {
+    ...unsigned,
+    signature: { algorithm: 'Ed25519', key_id: signer.keyId, value: '' },
+  };
   return { ...pending, signature: { ...pending.signature, value: signer.sign(attestationBytes(pending)) } };
 }
 
 /** True when the record was signed by `signer`'s key and nothing it covers changed since. */
-export function attestationSignatureValid(record: AttestationRecord, signer: Pick<CheckpointSigner, 'keyId' | 'publicKeyPem'>): boolean {
+export function attestationSignatureValid(
+  record: AttestationRecord,
+  signer: Pick<CheckpointSigner, 'keyId' | 'publicKeyPem'>,
+): boolean {
   if (record.signature.algorithm !== 'Ed25519' || record.signature.key_id !== signer.keyId) return false;
   try {
-    return verify(null, attestationBytes(record), createPublicKey(signer.publicKeyPem), Buffer.from(record.signature.value, 'base64url'));
+    return verify(
+      null,
+      attestationBytes(record),
+      createPublicKey(signer.publicKeyPem),
+      Buffer.from(record.signature.value, 'base64url'),
+    );
   } catch {
     return false;
   }
 }
 
 /** Whether an attestation counts at `now`; only `valid` moves a control off Unknown. */
-export function attestationState(record: AttestationRecord, now: Date, signatureValid: boolean): AttestationState {
+export function attestationState(
+  record: AttestationRecord,
+  now: Date,
+  signatureValid: boolean,
+): AttestationState {
   if (!signatureValid) return 'invalid_signature';
   if (record.revoked_at !== null) return 'revoked';
   if (Date.parse(record.attested_at) > now.getTime()) return 'not_yet_valid';

@@ -36,12 +36,22 @@ export function integrityAnchor(report: VerifyReport | AuditDisabledReport): Int
     algorithm: report.algorithm,
     walk: 'full',
     first_invalid_seq: report.first_invalid_seq ?? null,
-    reason: report.valid ? null : (report.reason ?? report.first_invalid_reason ?? 'the chain does not verify'),
+    reason: report.valid
+      ? null
+      : (report.reason ?? report.first_invalid_reason ?? 'the chain does not verify'),
     checkpoint_status: report.checkpoint_status ?? 'not_configured',
     checkpoint:
       cp === null
         ? null
-        : { at: cp.at, entry_count: cp.entry_count, tip_seq: cp.tip_seq, tip_hash: cp.tip_hash, key_id: cp.key_id, sink: cp.sink, signature_valid: cp.signature_valid },
+        : {
+            at: cp.at,
+            entry_count: cp.entry_count,
+            tip_seq: cp.tip_seq,
+            tip_hash: cp.tip_hash,
+            key_id: cp.key_id,
+            sink: cp.sink,
+            signature_valid: cp.signature_valid,
+          },
   };
 }
 
@@ -58,12 +68,20 @@ export async function oldestEntry(log: AppendLog<StoredAuditEntry>): Promise<Sca
  * wants, found through the timestamp index: a report over the last 90 days of a long trail
  * does not read the years before them.
  */
-export async function scanAudit(log: AppendLog<StoredAuditEntry>, lastSeq: number, taps: readonly AuditTap[]): Promise<void> {
+export async function scanAudit(
+  log: AppendLog<StoredAuditEntry>,
+  lastSeq: number,
+  taps: readonly AuditTap[],
+): Promise<void> {
   if (taps.length === 0 || lastSeq < 1) return;
   const earliest = taps.some((t) => t.since === null) ? null : taps.map((t) => t.since as string).sort()[0]!;
   let next = 1;
   if (earliest !== null) {
-    const [first] = await log.list({ since: { field: 'timestamp', value: earliest }, order: 'asc', limit: 1 });
+    const [first] = await log.list({
+      since: { field: 'timestamp', value: earliest },
+      order: 'asc',
+      limit: 1,
+    });
     if (first === undefined) return;
     next = first.seq;
   }

@@ -51,7 +51,9 @@ export function evidenceKind<S extends TSchema>(kind: EvidenceKind<S>): Evidence
 }
 
 /** A check that needs no audit entries. */
-export function direct(evaluate: (facts: EvidenceFacts) => Promise<EvidenceOutcome> | EvidenceOutcome): PlannedCheck {
+export function direct(
+  evaluate: (facts: EvidenceFacts) => Promise<EvidenceOutcome> | EvidenceOutcome,
+): PlannedCheck {
   return { taps: [], evaluate: async (facts) => evaluate(facts) };
 }
 

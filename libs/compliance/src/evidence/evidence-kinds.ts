@@ -1,7 +1,19 @@
 import type { EvidenceKind } from './evidence-kind.ts';
-import { auditActivity, auditChain, auditCheckpoints, auditEnabled, auditRetention } from './kinds/audit-kinds.ts';
+import {
+  auditActivity,
+  auditChain,
+  auditCheckpoints,
+  auditEnabled,
+  auditRetention,
+} from './kinds/audit-kinds.ts';
 import { authEnforced, keyExpiry, roleAssigned, tlsEnabled } from './kinds/auth-kinds.ts';
-import { humanEscalation, licenceBudgets, packageInventory, packagesSigned, vaultInUse } from './kinds/platform-kinds.ts';
+import {
+  humanEscalation,
+  licenceBudgets,
+  packageInventory,
+  packagesSigned,
+  vaultInUse,
+} from './kinds/platform-kinds.ts';
 import { forcedLocalRouting, piiTokenisation } from './kinds/privacy-kinds.ts';
 import { providerInventory } from './kinds/vendor-kinds.ts';
 

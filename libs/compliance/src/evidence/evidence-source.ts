@@ -67,13 +67,19 @@ export function createEvidenceSource(deps: EvidenceSourceDeps): EvidenceSource {
     verifyAudit: () => deps.audit.verify({ full: true }),
     auditLog: () => log,
     keys: () => deps.keys.list(),
-    packages: async () => (await packages.find({ orderBy: { field: 'id', direction: 'asc' } })).map((v) => v.doc),
-    vault: async () => [...(await deps.vault.list())].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    packages: async () =>
+      (await packages.find({ orderBy: { field: 'id', direction: 'asc' } })).map((v) => v.doc),
+    vault: async () =>
+      [...(await deps.vault.list())].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
     runs: async () => {
       const [total, escalated, first] = await Promise.all([
         runs.count(),
         runs.count({ state: 'Escalated' }),
-        runs.find({ where: { state: 'Escalated' }, orderBy: { field: 'started_at', direction: 'asc' }, limit: ESCALATED_IDS }),
+        runs.find({
+          where: { state: 'Escalated' },
+          orderBy: { field: 'started_at', direction: 'asc' },
+          limit: ESCALATED_IDS,
+        }),
       ]);
       return { total, escalated, escalated_ids: first.map((r) => r.doc.id) };
     },

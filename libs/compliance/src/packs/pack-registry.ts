@@ -43,17 +43,29 @@ async function readPackText(path: string): Promise<string> {
  * Reads the built-in packs. They ship with the code, so a fault in one is a bug: this throws
  * (the process does not start) rather than running without a pack the docs promise.
  */
-export async function loadBuiltinPacks(dir = BUILTIN_PACKS_DIR): Promise<Pick<PackSet, 'packs' | 'platformControls'>> {
+export async function loadBuiltinPacks(
+  dir = BUILTIN_PACKS_DIR,
+): Promise<Pick<PackSet, 'packs' | 'platformControls'>> {
   const files = packFiles(await readdir(dir));
   const platformFile = files.find((f) => f.startsWith(`${PLATFORM_CONTROLS_PACK}.`));
-  if (platformFile === undefined) throw new Error(`the built-in ${PLATFORM_CONTROLS_PACK} pack is missing from ${dir}`);
-  const platform = parsePack(await readPackText(join(dir, platformFile)), { file: platformFile, origin: 'built-in', platformControls: null });
+  if (platformFile === undefined)
+    throw new Error(`the built-in ${PLATFORM_CONTROLS_PACK} pack is missing from ${dir}`);
+  const platform = parsePack(await readPackText(join(dir, platformFile)), {
+    file: platformFile,
+    origin: 'built-in',
+    platformControls: null,
+  });
   const platformControls = new Map(platform.controls.map((c) => [c.id, c]));
   const ids = new Set(platformControls.keys());
   const packs = [platform];
   for (const file of files.filter((f) => f !== platformFile)) {
-    const pack = parsePack(await readPackText(join(dir, file)), { file, origin: 'built-in', platformControls: ids });
-    if (packs.some((p) => p.meta.id === pack.meta.id)) throw new Error(`two built-in packs have the id ${pack.meta.id}`);
+    const pack = parsePack(await readPackText(join(dir, file)), {
+      file,
+      origin: 'built-in',
+      platformControls: ids,
+    });
+    if (packs.some((p) => p.meta.id === pack.meta.id))
+      throw new Error(`two built-in packs have the id ${pack.meta.id}`);
     packs.push(pack);
   }
   return { packs, platformControls };
@@ -64,13 +76,19 @@ export async function loadBuiltinPacks(dir = BUILTIN_PACKS_DIR): Promise<Pick<Pa
  * listed in `failed` with every fault (and logged by the caller), the other packs load. Boot and
  * reload go on, because a report file must never take the carrier's agents down.
  */
-export async function loadCarrierPacks(dir: string, builtin: Pick<PackSet, 'packs' | 'platformControls'>): Promise<Pick<PackSet, 'packs' | 'failed'>> {
+export async function loadCarrierPacks(
+  dir: string,
+  builtin: Pick<PackSet, 'packs' | 'platformControls'>,
+): Promise<Pick<PackSet, 'packs' | 'failed'>> {
   if (dir === '') return { packs: [], failed: [] };
   let names: string[];
   try {
     names = packFiles(await readdir(dir));
   } catch (error) {
-    return { packs: [], failed: [{ file: dir, errors: [`[compliance] packs_dir cannot be read: ${(error as Error).message}`] }] };
+    return {
+      packs: [],
+      failed: [{ file: dir, errors: [`[compliance] packs_dir cannot be read: ${(error as Error).message}`] }],
+    };
   }
   const ids = new Set(builtin.platformControls.keys());
   const taken = new Map(builtin.packs.map((p) => [p.meta.id, `the built-in pack ${p.file}`]));
@@ -78,32 +96,57 @@ export async function loadCarrierPacks(dir: string, builtin: Pick<PackSet, 'pack
   const failed: PackLoadFailure[] = [];
   for (const file of names) {
     try {
-      const pack = parsePack(await readPackText(join(dir, file)), { file, origin: 'carrier', platformControls: ids });
+      const pack = parsePack(await readPackText(join(dir, file)), {
+        file,
+        origin: 'carrier',
+        platformControls: ids,
+      });
       const holder = taken.get(pack.meta.id);
-      if (holder !== undefined) throw new PackLoadError(file, [`field 'id': pack id '${pack.meta.id}' is already taken by ${holder}; a carrier pack may not shadow another pack`]);
+      if (holder !== undefined)
+        throw new PackLoadError(file, [
+          `field 'id': pack id '${pack.meta.id}' is already taken by ${holder}; a carrier pack may not shadow another pack`,
+        ]);
       taken.set(pack.meta.id, file);
       packs.push(pack);
     } catch (error) {
-      failed.push({ file, errors: error instanceof PackLoadError ? error.problems : [`cannot be read: ${(error as Error).message}`] });
+      failed.push({
+        file,
+        errors:
+          error instanceof PackLoadError ? error.problems : [`cannot be read: ${(error as Error).message}`],
+      });
     }
   }
   return { packs, failed };
 }
 
 export function summaryOf(pack: LoadedPack): PackSummary {
-  return { id: pack.meta.id, name: pack.meta.name, version: pack.meta.version, jurisdiction: pack.meta.jurisdiction, control_count: pack.controls.length, origin: pack.origin };
+  return {
+    id: pack.meta.id,
+    name: pack.meta.name,
+    version: pack.meta.version,
+    jurisdiction: pack.meta.jurisdiction,
+    control_count: pack.controls.length,
+    origin: pack.origin,
+  };
 }
 
 /**
  * The loaded packs of one api process. Every node reads its own `[compliance] packs_dir`; a
  * fleet gives each node the same directory content (docs/compliance.md "Carrier packs").
  */
-export async function createPackRegistry(options: { packsDir: string; builtinDir?: string }): Promise<PackRegistry> {
+export async function createPackRegistry(options: {
+  packsDir: string;
+  builtinDir?: string;
+}): Promise<PackRegistry> {
   const builtin = await loadBuiltinPacks(options.builtinDir);
   let set: PackSet = { ...builtin, packs: builtin.packs, failed: [] };
   const reload = async (packsDir: string): Promise<PackSet> => {
     const carrier = await loadCarrierPacks(packsDir, builtin);
-    set = { platformControls: builtin.platformControls, packs: [...builtin.packs, ...carrier.packs], failed: carrier.failed };
+    set = {
+      platformControls: builtin.platformControls,
+      packs: [...builtin.packs, ...carrier.packs],
+      failed: carrier.failed,
+    };
     return set;
   };
   await reload(options.packsDir);

@@ -11,7 +11,10 @@ const MAX_ERRORS = 200;
  * (`controls[2].attestation: must be one of "required", "none"`). The caller replaces the
  * `controls[N]` prefix with the control's id, so that a message names the control too.
  */
-export function describeSchemaErrors(schema: TSchema, value: unknown): Array<{ path: string[]; message: string }> {
+export function describeSchemaErrors(
+  schema: TSchema,
+  value: unknown,
+): Array<{ path: string[]; message: string }> {
   const errors = collect(schema, value);
   // A union's own error speaks for its branches; their errors would only repeat it.
   const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/anyOf/`);
@@ -44,12 +47,18 @@ function describe(error: TLocalizedValidationError): Array<{ path: string[]; mes
   const path = segments(error.instancePath);
   switch (error.keyword) {
     case 'additionalProperties':
-      return error.params.additionalProperties.map((name) => ({ path: [...path, name], message: 'unknown field' }));
+      return error.params.additionalProperties.map((name) => ({
+        path: [...path, name],
+        message: 'unknown field',
+      }));
     case 'boolean':
       // The `additionalProperties: false` twin of the error above.
       return error.schemaPath.endsWith('/additionalProperties') ? [] : [{ path, message: error.message }];
     case 'required':
-      return error.params.requiredProperties.map((name) => ({ path: [...path, name], message: 'required field is missing' }));
+      return error.params.requiredProperties.map((name) => ({
+        path: [...path, name],
+        message: 'required field is missing',
+      }));
     case 'const':
       return [{ path, message: `must be ${JSON.stringify(error.params.allowedValue)}` }];
     default:

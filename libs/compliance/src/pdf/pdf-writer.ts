@@ -84,7 +84,13 @@ export class PdfWriter {
   }
 
   /** Draws blocks at (x, y) within `width`; clips at `maxHeight` with an ellipsis when given. */
-  drawBlocks(blocks: readonly Block[], x: number, y: number, width: number, maxHeight = Number.POSITIVE_INFINITY): void {
+  drawBlocks(
+    blocks: readonly Block[],
+    x: number,
+    y: number,
+    width: number,
+    maxHeight = Number.POSITIVE_INFINITY,
+  ): void {
     let at = y;
     for (const block of blocks) {
       const room = y + maxHeight - at;
@@ -92,7 +98,11 @@ export class PdfWriter {
       this.style(block);
       const text = toWinAnsi(block.text);
       const height = this.doc.heightOfString(text, { width, lineGap: 0.5 });
-      this.doc.text(text, x, at, { width, lineGap: 0.5, ...(height > room ? { height: room, ellipsis: true } : {}) });
+      this.doc.text(text, x, at, {
+        width,
+        lineGap: 0.5,
+        ...(height > room ? { height: room, ellipsis: true } : {}),
+      });
       at += Math.min(height, room) + (block.gap ?? 1.5);
     }
   }
@@ -118,7 +128,12 @@ export class PdfWriter {
     this.style({ text, font: 'Helvetica-Bold', size: 11.5 });
     this.doc.text(toWinAnsi(text), MARGIN.left, this.y, { width: CONTENT_WIDTH });
     this.y += 16;
-    this.doc.moveTo(MARGIN.left, this.y).lineTo(MARGIN.left + CONTENT_WIDTH, this.y).lineWidth(0.6).strokeColor(COLORS.border).stroke();
+    this.doc
+      .moveTo(MARGIN.left, this.y)
+      .lineTo(MARGIN.left + CONTENT_WIDTH, this.y)
+      .lineWidth(0.6)
+      .strokeColor(COLORS.border)
+      .stroke();
     this.y += 6;
   }
 
@@ -129,7 +144,14 @@ export class PdfWriter {
     this.y += height;
   }
 
-  box(x: number, y: number, width: number, height: number, fill: string | null, stroke: string | null = COLORS.border): void {
+  box(
+    x: number,
+    y: number,
+    width: number,
+    height: number,
+    fill: string | null,
+    stroke: string | null = COLORS.border,
+  ): void {
     this.doc.rect(x, y, width, height).lineWidth(0.5);
     if (fill !== null && stroke !== null) this.doc.fillAndStroke(fill, stroke);
     else if (fill !== null) this.doc.fill(fill);

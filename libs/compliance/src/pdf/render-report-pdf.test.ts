@@ -1,5 +1,10 @@
 import { mkdir } from 'node:fs/promises';
-import type { AttestationView, ComplianceControl, ComplianceReport, ControlStatus } from '@agent-platform/contracts';
+import type {
+  AttestationView,
+  ComplianceControl,
+  ComplianceReport,
+  ControlStatus,
+} from '@agent-platform/contracts';
 import { requireBinary } from '@agent-platform/testkit';
 import { describe, expect, it } from 'vitest';
 import { pdfPages, renderPng } from '../testing/pdf-reader.ts';
@@ -48,24 +53,30 @@ function sampleReport(controlCount: number): ComplianceReport {
       unconfirmed: i % 2 === 0 ? 'The item number comes from a secondary source.' : null,
       attestation_required: manual,
       attestation_guidance: manual ? 'Committee minutes approving the program.' : null,
-      evidence: manual && status === 'Unknown'
-        ? []
-        : [
-            {
-              platform_control: 'PC-AUDIT-02',
-              kind: 'audit_chain',
-              status,
-              summary: `The audit chain verifies: ${1000 + i} entries, every one re-hashed.`,
-              pointers: [{ type: 'audit_seq', ref: `1-${1000 + i}`, detail: `tip ${TIP}` }],
-            },
-            {
-              platform_control: 'PC-PKG-01',
-              kind: 'package_inventory',
-              status: 'Satisfied',
-              summary: '9 installed packages (3 agents), each with its version, source and sha256 content hash.',
-              pointers: Array.from({ length: 9 }, (_, p) => ({ type: 'package', ref: `package-${p}@1.0.${p}`, detail: `agent-template, registry, sha256:${'d'.repeat(64)}` })),
-            },
-          ],
+      evidence:
+        manual && status === 'Unknown'
+          ? []
+          : [
+              {
+                platform_control: 'PC-AUDIT-02',
+                kind: 'audit_chain',
+                status,
+                summary: `The audit chain verifies: ${1000 + i} entries, every one re-hashed.`,
+                pointers: [{ type: 'audit_seq', ref: `1-${1000 + i}`, detail: `tip ${TIP}` }],
+              },
+              {
+                platform_control: 'PC-PKG-01',
+                kind: 'package_inventory',
+                status: 'Satisfied',
+                summary:
+                  '9 installed packages (3 agents), each with its version, source and sha256 content hash.',
+                pointers: Array.from({ length: 9 }, (_, p) => ({
+                  type: 'package',
+                  ref: `package-${p}@1.0.${p}`,
+                  detail: `agent-template, registry, sha256:${'d'.repeat(64)}`,
+                })),
+              },
+            ],
       attestation: manual ? (i % 8 === 2 ? attestation('valid') : attestation('revoked')) : null,
     };
   });
@@ -94,7 +105,15 @@ function sampleReport(controlCount: number): ComplianceReport {
       first_invalid_seq: null,
       reason: null,
       checkpoint_status: 'verified',
-      checkpoint: { at: '2026-11-10T11:00:00.000Z', entry_count: 1030, tip_seq: 1030, tip_hash: TIP, key_id: 'sha256:3f1c2b9a8d7e6f5a4b3c2d1e0f9a8b7c', sink: 'dir:/mnt/worm/audit', signature_valid: true },
+      checkpoint: {
+        at: '2026-11-10T11:00:00.000Z',
+        entry_count: 1030,
+        tip_seq: 1030,
+        tip_hash: TIP,
+        key_id: 'sha256:3f1c2b9a8d7e6f5a4b3c2d1e0f9a8b7c',
+        sink: 'dir:/mnt/worm/audit',
+        signature_valid: true,
+      },
     },
     report_sha256: 'e'.repeat(64),
   };
@@ -104,7 +123,10 @@ function sampleReport(controlCount: number): ComplianceReport {
 function withHugeRow(report: ComplianceReport, index: number): ComplianceReport {
   const huge = report.controls[index]!;
   huge.requirement = `Huge requirement. ${'Every model decision is documented, explained, tested and reviewed. '.repeat(28)}`;
-  huge.evidence = Array.from({ length: 24 }, (_, i) => ({ ...huge.evidence[0]!, summary: `Check ${i + 1}: ${'the chain verifies and nothing was removed; '.repeat(4)}` }));
+  huge.evidence = Array.from({ length: 24 }, (_, i) => ({
+    ...huge.evidence[0]!,
+    summary: `Check ${i + 1}: ${'the chain verifies and nothing was removed; '.repeat(4)}`,
+  }));
   return report;
 }
 
@@ -114,10 +136,12 @@ describe('renderReportPdf', () => {
     const [a, b] = await Promise.all([renderReportPdf(report), renderReportPdf(structuredClone(report))]);
     expect(a.equals(b)).toBe(true);
     expect(a.subarray(0, 5).toString()).toBe('%PDF-');
-    expect((await renderReportPdf({ ...report, generated_at: '2026-11-10T12:00:01.000Z' })).equals(a)).toBe(false);
+    expect((await renderReportPdf({ ...report, generated_at: '2026-11-10T12:00:01.000Z' })).equals(a)).toBe(
+      false,
+    );
   });
 
-  it('reads back as a reader\'s tool sees it: header, summary, anchor, every control, sign-off, page numbers', async () => {
+  it("reads back as a reader's tool sees it: header, summary, anchor, every control, sign-off, page numbers", async () => {
     const report = sampleReport(40);
     const pages = await pdfPages(await renderReportPdf(report));
     expect(pages.length).toBeGreaterThan(3);
@@ -144,7 +168,8 @@ describe('renderReportPdf', () => {
     const pages = await pdfPages(await renderReportPdf(sampleReport(40)));
     const tablePages = pages.filter((p) => /ACME-\d{3}/.test(p));
     expect(tablePages.length).toBeGreaterThan(2);
-    for (const page of tablePages) expect(page).toMatch(/^.*Control Requirement \(paraphrased\) Status Evidence and pointers Attestation/);
+    for (const page of tablePages)
+      expect(page).toMatch(/^.*Control Requirement \(paraphrased\) Status Evidence and pointers Attestation/);
     // A row is never split: each control's id and its requirement's last words are on one page.
     const long = pages.find((p) => p.includes('ACME-004'))!;
     expect(long).toContain('Requirement 4:');
@@ -158,7 +183,9 @@ describe('renderReportPdf', () => {
     expect(pages[index]).toContain('ACME-002');
     expect(pages.join(' ')).toContain('Check 1:');
     expect(pages.join(' ')).not.toContain('Check 24:');
-    expect(pages[index]).toContain('Row cut to fit one page: the JSON report (format=json) has ACME-002 in full.');
+    expect(pages[index]).toContain(
+      'Row cut to fit one page: the JSON report (format=json) has ACME-002 in full.',
+    );
     expect(pages[index]).toMatch(/Page \d+ of \d+/);
     // The next row starts on the next page, under a repeated header.
     expect(pages[index + 1]).toMatch(/^Control Requirement \(paraphrased\).* ACME-003 Requirement 3:/);

@@ -1,11 +1,21 @@
-import type { AttestationView, ComplianceControl, ComplianceReport, EvidenceResult } from '@agent-platform/contracts';
+import type {
+  AttestationView,
+  ComplianceControl,
+  ComplianceReport,
+  EvidenceResult,
+} from '@agent-platform/contracts';
 import { canonicalJson, sha256Hex } from '@agent-platform/domain';
 import { integrityAnchor, oldestEntry, scanAudit } from '../evidence/audit-scan.ts';
 import { createEvidenceFacts } from '../evidence/evidence-facts.ts';
 import type { PlannedCheck } from '../evidence/evidence-kind.ts';
 import { evidenceKindOf } from '../evidence/evidence-kinds.ts';
 import type { EvidenceSource } from '../evidence/evidence-source.ts';
-import { PLATFORM_CONTROLS_PACK, type LoadedControl, type LoadedPack, type PackCheck } from '../packs/pack-model.ts';
+import {
+  PLATFORM_CONTROLS_PACK,
+  type LoadedControl,
+  type LoadedPack,
+  type PackCheck,
+} from '../packs/pack-model.ts';
 import { controlResult } from './control-result.ts';
 
 /** Printed on every report (docs/compliance.md "What a report is and is not"). */
@@ -75,7 +85,11 @@ export async function buildReport(input: BuildReportInput): Promise<ComplianceRe
   const everyCheck = [...new Set(plans.flatMap((p) => p.checks))];
   // Entries appended while the report is built stay out of it: the scan ends where the verify walk did.
   const lastSeq = oldest === null ? 0 : oldest.seq + integrity.entry_count - 1;
-  await scanAudit(log, lastSeq, everyCheck.flatMap((c) => c.planned.taps));
+  await scanAudit(
+    log,
+    lastSeq,
+    everyCheck.flatMap((c) => c.planned.taps),
+  );
   const outcomes = new Map<Planned, EvidenceResult>();
   for (const check of everyCheck) {
     const outcome = await check.planned.evaluate(facts);
@@ -105,9 +119,13 @@ export async function buildReport(input: BuildReportInput): Promise<ComplianceRe
     unknown_count: count('Unknown'),
     pack_origin: pack.origin,
     framework_provider: pack.meta.provider ?? null,
-    disclaimer: pack.meta.disclaimer === undefined ? REPORT_DISCLAIMER : `${pack.meta.disclaimer} ${REPORT_DISCLAIMER}`,
+    disclaimer:
+      pack.meta.disclaimer === undefined ? REPORT_DISCLAIMER : `${pack.meta.disclaimer} ${REPORT_DISCLAIMER}`,
     platform_version: input.platformVersion,
-    carrier: licence.kind === 'loaded' ? { carrier_name: licence.licence.carrier_name, carrier_id: licence.licence.carrier_id } : null,
+    carrier:
+      licence.kind === 'loaded'
+        ? { carrier_name: licence.licence.carrier_name, carrier_id: licence.licence.carrier_id }
+        : null,
     integrity,
   };
   return { ...report, report_sha256: sha256Hex(canonicalJson(report)) };

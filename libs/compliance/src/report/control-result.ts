@@ -1,4 +1,9 @@
-import type { AttestationView, ComplianceControl, ControlStatus, EvidenceResult } from '@agent-platform/contracts';
+import type {
+  AttestationView,
+  ComplianceControl,
+  ControlStatus,
+  EvidenceResult,
+} from '@agent-platform/contracts';
 import type { LoadedControl } from '../packs/pack-model.ts';
 
 /**
@@ -8,7 +13,11 @@ import type { LoadedControl } from '../packs/pack-model.ts';
  * 3. else, any check Unknown (no evidence either way, e.g. audit disabled): Unknown;
  * 4. else Satisfied.
  */
-export function controlStatus(evidence: readonly EvidenceResult[], attestationRequired: boolean, attested: boolean): ControlStatus {
+export function controlStatus(
+  evidence: readonly EvidenceResult[],
+  attestationRequired: boolean,
+  attested: boolean,
+): ControlStatus {
   if (evidence.some((e) => e.status === 'Unsatisfied')) return 'Unsatisfied';
   if (attestationRequired && !attested) return 'Unknown';
   if (evidence.some((e) => e.status === 'Unknown')) return 'Unknown';
@@ -22,13 +31,15 @@ export function controlStatus(evidence: readonly EvidenceResult[], attestationRe
 export function shownAttestation(attestations: readonly AttestationView[]): AttestationView | null {
   const valid = attestations.filter((a) => a.state === 'valid');
   const pick = (list: readonly AttestationView[], key: 'expires_at' | 'attested_at') =>
-    [...list].sort((a, b) => (a[key] === b[key] ? (a.id < b.id ? 1 : -1) : a[key] < b[key] ? 1 : -1))[0] ?? null;
+    [...list].sort((a, b) => (a[key] === b[key] ? (a.id < b.id ? 1 : -1) : a[key] < b[key] ? 1 : -1))[0] ??
+    null;
   return valid.length > 0 ? pick(valid, 'expires_at') : pick(attestations, 'attested_at');
 }
 
 function attestationSentence(control: LoadedControl, attestation: AttestationView | null): string {
   if (control.attestation !== 'required') return '';
-  const guidance = control.attestation_guidance === undefined ? '' : ` (${control.attestation_guidance.replace(/\.$/, '')})`;
+  const guidance =
+    control.attestation_guidance === undefined ? '' : ` (${control.attestation_guidance.replace(/\.$/, '')})`;
   if (attestation === null) return `Manual part: no attestation yet${guidance}.`;
   const who = `${attestation.identity} (${attestation.role})`;
   const doc = `document sha256 ${attestation.document_sha256}`;
@@ -62,7 +73,12 @@ export function controlResult(input: {
   const manual = attestationSentence(control, attestation);
   if (manual !== '') sentences.push(manual);
   // Evaluated when a check ran now; a manual-only control when its valid attestation was made.
-  const evaluatedAt = evidence.length > 0 ? input.generatedAt : attestation !== null && attested ? attestation.attested_at : null;
+  const evaluatedAt =
+    evidence.length > 0
+      ? input.generatedAt
+      : attestation !== null && attested
+        ? attestation.attested_at
+        : null;
   return {
     control_id: control.id,
     requirement: control.requirement,

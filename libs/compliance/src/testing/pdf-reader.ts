@@ -12,7 +12,12 @@ export async function pdfPages(bytes: Uint8Array): Promise<string[]> {
     const pages: string[] = [];
     for (let n = 1; n <= doc.numPages; n++) {
       const content = await (await doc.getPage(n)).getTextContent();
-      pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' ').replace(/\s+/g, ' '));
+      pages.push(
+        content.items
+          .map((item) => ('str' in item ? item.str : ''))
+          .join(' ')
+          .replace(/\s+/g, ' '),
+      );
     }
     return pages;
   } finally {
@@ -24,7 +29,12 @@ export async function pdfPages(bytes: Uint8Array): Promise<string[]> {
  * Renders every page to PNG with poppler's `pdftoppm`, as a viewer would draw it, into `outDir`
  * (kept, for a person to look at) or a temp dir (removed). Returns the PNG sizes in bytes.
  */
-export async function renderPng(pdftoppm: string, bytes: Uint8Array, name: string, outDir?: string): Promise<{ files: string[]; sizes: number[] }> {
+export async function renderPng(
+  pdftoppm: string,
+  bytes: Uint8Array,
+  name: string,
+  outDir?: string,
+): Promise<{ files: string[]; sizes: number[] }> {
   const dir = outDir ?? (await mkdtemp(join(tmpdir(), 'ap-pdf-png-')));
   try {
     const pdf = join(dir, `${name}.pdf`);

@@ -10,7 +10,11 @@ import { CONTROL_ID_PATTERN, PACK_ID_PATTERN } from '../compliance-pack.ts';
 const Timestamp = Type.String({ description: 'ISO 8601 UTC.' });
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
-export const ControlStatus = Type.Union([Type.Literal('Satisfied'), Type.Literal('Unsatisfied'), Type.Literal('Unknown')]);
+export const ControlStatus = Type.Union([
+  Type.Literal('Satisfied'),
+  Type.Literal('Unsatisfied'),
+  Type.Literal('Unknown'),
+]);
 export type ControlStatus = Static<typeof ControlStatus>;
 
 /** Spec "Pack summary", plus where the pack came from. */
@@ -35,21 +39,31 @@ export type PackLoadFailure = Static<typeof PackLoadFailure>;
 
 export const PackList = Type.Object({
   packs: Type.Array(PackSummary),
-  failed_packs: Type.Array(PackLoadFailure, { description: 'Carrier pack files refused at load; [] when none.' }),
+  failed_packs: Type.Array(PackLoadFailure, {
+    description: 'Carrier pack files refused at load; [] when none.',
+  }),
 });
 export type PackList = Static<typeof PackList>;
 
 export const ReportFormatQuery = Type.Object({
-  format: Type.Union([Type.Literal('json'), Type.Literal('pdf')], { default: 'json', description: 'json (default) or pdf.' }),
+  format: Type.Union([Type.Literal('json'), Type.Literal('pdf')], {
+    default: 'json',
+    description: 'json (default) or pdf.',
+  }),
 });
 export type ReportFormatQuery = Static<typeof ReportFormatQuery>;
 
-export const PackIdParams = Type.Object({ id: Type.String({ description: 'Pack id, as GET /compliance/packs lists it.' }) });
+export const PackIdParams = Type.Object({
+  id: Type.String({ description: 'Pack id, as GET /compliance/packs lists it.' }),
+});
 export type PackIdParams = Static<typeof PackIdParams>;
 
 /** Where a piece of evidence can be found: an audit seq range, a config key, a package... */
 export const EvidencePointer = Type.Object({
-  type: Type.String({ description: 'audit_seq, config, package, api_key, licence, vault_key, workflow_run, checkpoint, attestation.' }),
+  type: Type.String({
+    description:
+      'audit_seq, config, package, api_key, licence, vault_key, workflow_run, checkpoint, attestation.',
+  }),
   ref: Type.String({ description: 'The seq range (`12-40`), key, name or id.' }),
   detail: Type.Optional(Type.String()),
 });
@@ -57,7 +71,9 @@ export type EvidencePointer = Static<typeof EvidencePointer>;
 
 /** The result of one evidence check, evaluated fresh for the report. */
 export const EvidenceResult = Type.Object({
-  platform_control: NullableString('The platform control the check belongs to; null for a check of the control\'s own.'),
+  platform_control: NullableString(
+    "The platform control the check belongs to; null for a check of the control's own.",
+  ),
   kind: Type.String(),
   status: ControlStatus,
   summary: Type.String({ description: 'What was found, in a sentence.' }),
@@ -66,7 +82,13 @@ export const EvidenceResult = Type.Object({
 export type EvidenceResult = Static<typeof EvidenceResult>;
 
 export const AttestationState = Type.Union(
-  [Type.Literal('valid'), Type.Literal('expired'), Type.Literal('revoked'), Type.Literal('not_yet_valid'), Type.Literal('invalid_signature')],
+  [
+    Type.Literal('valid'),
+    Type.Literal('expired'),
+    Type.Literal('revoked'),
+    Type.Literal('not_yet_valid'),
+    Type.Literal('invalid_signature'),
+  ],
   { description: 'Only `valid` moves a control off Unknown.' },
 );
 export type AttestationState = Static<typeof AttestationState>;
@@ -83,12 +105,15 @@ export const AttestationView = Type.Object({
   identity: Type.String({ description: 'The authenticated caller who attested.' }),
   role: Type.String(),
   external: Type.Union([Type.Object({ issuer: Type.String(), subject: Type.String() }), Type.Null()], {
-    description: 'For a caller signed in with an identity provider (auth mode oidc): the token\'s issuer and subject; null for an API key.',
+    description:
+      "For a caller signed in with an identity provider (auth mode oidc): the token's issuer and subject; null for an API key.",
   }),
   signature: Type.Object({
     algorithm: Type.Literal('Ed25519'),
     key_id: Type.String(),
-    value: Type.String({ description: 'base64url Ed25519 signature of the canonical JSON of the statement fields.' }),
+    value: Type.String({
+      description: 'base64url Ed25519 signature of the canonical JSON of the statement fields.',
+    }),
   }),
   revoked_at: NullableString('When it was revoked; null while not.'),
   revoked_by: NullableString('Who revoked it.'),
@@ -100,10 +125,27 @@ export const AttestationBody = Type.Object(
   {
     pack_id: Type.String({ pattern: PACK_ID_PATTERN }),
     control_id: Type.String({ pattern: CONTROL_ID_PATTERN }),
-    document_sha256: Type.String({ pattern: '^(sha256:)?[0-9a-fA-F]{64}$', description: 'sha256 of the document (hex, optional `sha256:` prefix).' }),
-    statement: Type.String({ minLength: 1, maxLength: 2000, description: 'What the attester states, in their words.' }),
-    expires_at: Type.Optional(Type.String({ minLength: 1, description: 'ISO 8601: after this the control is Unknown again. Give this or expires_in.' })),
-    expires_in: Type.Optional(Type.String({ minLength: 1, description: 'A duration from now (`365d`, `52w`), as for API keys. Give this or expires_at.' })),
+    document_sha256: Type.String({
+      pattern: '^(sha256:)?[0-9a-fA-F]{64}$',
+      description: 'sha256 of the document (hex, optional `sha256:` prefix).',
+    }),
+    statement: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'What the attester states, in their words.',
+    }),
+    expires_at: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'ISO 8601: after this the control is Unknown again. Give this or expires_in.',
+      }),
+    ),
+    expires_in: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'A duration from now (`365d`, `52w`), as for API keys. Give this or expires_at.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -119,7 +161,7 @@ export const AttestationIdParams = Type.Object({ id: Type.String() });
 export type AttestationIdParams = Static<typeof AttestationIdParams>;
 
 export const AttestationList = Type.Object({
-  key_id: Type.String({ description: 'The key that signs attestations (the platform\'s checkpoint key).' }),
+  key_id: Type.String({ description: "The key that signs attestations (the platform's checkpoint key)." }),
   public_key: Type.String({ description: '`ed25519:<base64url>` of that key.' }),
   attestations: Type.Array(AttestationView),
 });
@@ -132,14 +174,19 @@ export const ComplianceControl = Type.Object({
   platform_controls: Type.Array(Type.String()),
   status: ControlStatus,
   evidence_description: Type.String(),
-  evaluated_at: Type.Union([Timestamp, Type.Null()], { description: 'Null when never evaluated (a manual control without a valid attestation).' }),
+  evaluated_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'Null when never evaluated (a manual control without a valid attestation).',
+  }),
   source: NullableString('Citation of the requirement.'),
-  unconfirmed: NullableString('What could not be confirmed against the primary text; null when nothing is marked.'),
+  unconfirmed: NullableString(
+    'What could not be confirmed against the primary text; null when nothing is marked.',
+  ),
   attestation_required: Type.Boolean(),
   attestation_guidance: NullableString('What an attesting document must show.'),
   evidence: Type.Array(EvidenceResult),
   attestation: Type.Union([AttestationView, Type.Null()], {
-    description: 'The valid attestation expiring last, else the newest one with its state; null when none was made.',
+    description:
+      'The valid attestation expiring last, else the newest one with its state; null when none was made.',
   }),
 });
 export type ComplianceControl = Static<typeof ComplianceControl>;
@@ -191,10 +238,15 @@ export const ComplianceReport = Type.Object({
   framework_provider: NullableString('Who issued the framework.'),
   disclaimer: Type.String(),
   platform_version: Type.String(),
-  carrier: Type.Union([Type.Object({ carrier_name: Type.String(), carrier_id: Type.String() }), Type.Null()], {
-    description: 'From the loaded licence; null without one.',
-  }),
+  carrier: Type.Union(
+    [Type.Object({ carrier_name: Type.String(), carrier_id: Type.String() }), Type.Null()],
+    {
+      description: 'From the loaded licence; null without one.',
+    },
+  ),
   integrity: IntegrityAnchor,
-  report_sha256: Type.String({ description: 'sha256 (hex) of the canonical JSON of this report without this field.' }),
+  report_sha256: Type.String({
+    description: 'sha256 (hex) of the canonical JSON of this report without this field.',
+  }),
 });
 export type ComplianceReport = Static<typeof ComplianceReport>;

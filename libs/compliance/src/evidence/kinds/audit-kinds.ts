@@ -1,7 +1,16 @@
 import type { EvidencePointer } from '@agent-platform/contracts';
 import { Type } from 'typebox';
 import type { EvidenceFacts } from '../evidence-facts.ts';
-import { daysBefore, direct, evidenceKind, listSome, plural, seqRange, type EvidenceOutcome, type ScannedEntry } from '../evidence-kind.ts';
+import {
+  daysBefore,
+  direct,
+  evidenceKind,
+  listSome,
+  plural,
+  seqRange,
+  type EvidenceOutcome,
+  type ScannedEntry,
+} from '../evidence-kind.ts';
 
 const NoParams = Type.Object({}, { additionalProperties: false });
 const DAY_MS = 86_400_000;
@@ -25,73 +34,145 @@ export const auditEnabled = evidenceKind({
   plan: () =>
     direct((facts) =>
       facts.auditEnabled
-        ? { status: 'Satisfied', summary: 'The audit trail is enabled.', pointers: [{ type: 'config', ref: 'audit.enabled', detail: 'true' }] }
-        : { status: 'Unsatisfied', summary: 'The audit trail is disabled: nothing the platform does is recorded.', pointers: [{ type: 'config', ref: 'audit.enabled', detail: 'false' }] },
+        ? {
+            status: 'Satisfied',
+            summary: 'The audit trail is enabled.',
+            pointers: [{ type: 'config', ref: 'audit.enabled', detail: 'true' }],
+          }
+        : {
+            status: 'Unsatisfied',
+            summary: 'The audit trail is disabled: nothing the platform does is recorded.',
+            pointers: [{ type: 'config', ref: 'audit.enabled', detail: 'false' }],
+          },
     ),
 });
 
 export const auditChain = evidenceKind({
   kind: 'audit_chain',
-  describes: 'Every entry of the audit chain re-hashes and links (a full walk), and the latest external checkpoint, if any, matches.',
+  describes:
+    'Every entry of the audit chain re-hashes and links (a full walk), and the latest external checkpoint, if any, matches.',
   params: NoParams,
   plan: () =>
     direct((facts) => {
       const anchor = facts.integrity;
       if (anchor.valid === null) return disabled('the integrity of the record');
       if (anchor.valid) {
-        return { status: 'Satisfied', summary: `The audit chain verifies: ${anchor.entry_count} entries, every one re-hashed.`, pointers: chainPointers(facts) };
+        return {
+          status: 'Satisfied',
+          summary: `The audit chain verifies: ${anchor.entry_count} entries, every one re-hashed.`,
+          pointers: chainPointers(facts),
+        };
       }
       const at = anchor.first_invalid_seq === null ? '' : ` at seq ${anchor.first_invalid_seq}`;
       return {
         status: 'Unsatisfied',
         summary: `The audit chain does not verify${at}: ${anchor.reason ?? 'broken'}.`,
-        pointers: anchor.first_invalid_seq === null ? chainPointers(facts) : [{ type: 'audit_seq', ref: String(anchor.first_invalid_seq), detail: 'first invalid entry' }],
+        pointers:
+          anchor.first_invalid_seq === null
+            ? chainPointers(facts)
+            : [{ type: 'audit_seq', ref: String(anchor.first_invalid_seq), detail: 'first invalid entry' }],
       };
     }),
 });
 
 export const auditCheckpoints = evidenceKind({
   kind: 'audit_checkpoints',
-  describes: 'A signed checkpoint kept outside the store verifies against the chain (docs/audit.md "Checkpoints"), optionally no older than max_age_hours.',
-  params: Type.Object({ max_age_hours: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+  describes:
+    'A signed checkpoint kept outside the store verifies against the chain (docs/audit.md "Checkpoints"), optionally no older than max_age_hours.',
+  params: Type.Object(
+    { max_age_hours: Type.Optional(Type.Integer({ minimum: 1 })) },
+    { additionalProperties: false },
+  ),
   plan: (params) =>
     direct((facts) => {
       const { checkpoint_status: status, checkpoint } = facts.integrity;
-      const sink: EvidencePointer = { type: 'config', ref: 'audit.checkpoints.sink', detail: checkpoint?.sink ?? (status === 'not_configured' ? 'not set' : 'set') };
+      const sink: EvidencePointer = {
+        type: 'config',
+        ref: 'audit.checkpoints.sink',
+        detail: checkpoint?.sink ?? (status === 'not_configured' ? 'not set' : 'set'),
+      };
       if (status === 'disabled') return disabled('a checkpoint');
       if (status === 'not_configured') {
-        return { status: 'Unsatisfied', summary: 'No checkpoint sink is configured: entries cut off the end of the trail would go unnoticed.', pointers: [sink] };
+        return {
+          status: 'Unsatisfied',
+          summary:
+            'No checkpoint sink is configured: entries cut off the end of the trail would go unnoticed.',
+          pointers: [sink],
+        };
       }
-      if (status === 'none_written') return { status: 'Unsatisfied', summary: 'A checkpoint sink is configured but no checkpoint was written yet.', pointers: [sink] };
-      if (checkpoint === null) return { status: 'Unsatisfied', summary: 'The latest checkpoint could not be read.', pointers: [sink] };
-      const pointer: EvidencePointer = { type: 'checkpoint', ref: checkpoint.at, detail: `${checkpoint.entry_count} entries, key ${checkpoint.key_id}` };
+      if (status === 'none_written')
+        return {
+          status: 'Unsatisfied',
+          summary: 'A checkpoint sink is configured but no checkpoint was written yet.',
+          pointers: [sink],
+        };
+      if (checkpoint === null)
+        return {
+          status: 'Unsatisfied',
+          summary: 'The latest checkpoint could not be read.',
+          pointers: [sink],
+        };
+      const pointer: EvidencePointer = {
+        type: 'checkpoint',
+        ref: checkpoint.at,
+        detail: `${checkpoint.entry_count} entries, key ${checkpoint.key_id}`,
+      };
       if (status === 'failed') {
-        return { status: 'Unsatisfied', summary: `The latest checkpoint does not match the chain: ${facts.integrity.reason ?? 'failed'}.`, pointers: [sink, pointer] };
+        return {
+          status: 'Unsatisfied',
+          summary: `The latest checkpoint does not match the chain: ${facts.integrity.reason ?? 'failed'}.`,
+          pointers: [sink, pointer],
+        };
       }
       const ageHours = Math.floor((facts.now.getTime() - Date.parse(checkpoint.at)) / 3_600_000);
       if (params.max_age_hours !== undefined && ageHours > params.max_age_hours) {
-        return { status: 'Unsatisfied', summary: `The latest checkpoint verifies but is ${ageHours} hours old (at most ${params.max_age_hours} allowed).`, pointers: [sink, pointer] };
+        return {
+          status: 'Unsatisfied',
+          summary: `The latest checkpoint verifies but is ${ageHours} hours old (at most ${params.max_age_hours} allowed).`,
+          pointers: [sink, pointer],
+        };
       }
-      return { status: 'Satisfied', summary: `The latest checkpoint (${checkpoint.at}, ${checkpoint.entry_count} entries) is signed and matches the chain.`, pointers: [sink, pointer] };
+      return {
+        status: 'Satisfied',
+        summary: `The latest checkpoint (${checkpoint.at}, ${checkpoint.entry_count} entries) is signed and matches the chain.`,
+        pointers: [sink, pointer],
+      };
     }),
 });
 
 export const auditRetention = evidenceKind({
   kind: 'audit_retention',
-  describes: 'No entry younger than min_days was removed: the trail still starts at seq 1, or its oldest entry is at least min_days old.',
-  params: Type.Object({ min_days: Type.Integer({ minimum: 1, maximum: 36_600 }) }, { additionalProperties: false }),
+  describes:
+    'No entry younger than min_days was removed: the trail still starts at seq 1, or its oldest entry is at least min_days old.',
+  params: Type.Object(
+    { min_days: Type.Integer({ minimum: 1, maximum: 36_600 }) },
+    { additionalProperties: false },
+  ),
   plan: (params) =>
     direct((facts) => {
       if (!facts.auditEnabled) return disabled('retention');
       const oldest = facts.oldestEntry;
-      if (oldest === null) return { status: 'Unknown', summary: 'The audit trail holds no entry yet.', pointers: [] };
+      if (oldest === null)
+        return { status: 'Unknown', summary: 'The audit trail holds no entry yet.', pointers: [] };
       const ageDays = Math.floor((facts.now.getTime() - Date.parse(oldest.timestamp)) / DAY_MS);
-      const pointer: EvidencePointer = { type: 'audit_seq', ref: String(oldest.seq), detail: `oldest entry kept, ${oldest.timestamp}` };
+      const pointer: EvidencePointer = {
+        type: 'audit_seq',
+        ref: String(oldest.seq),
+        detail: `oldest entry kept, ${oldest.timestamp}`,
+      };
       if (oldest.seq === 1) {
-        return { status: 'Satisfied', summary: `Nothing was ever removed: the trail starts at seq 1 (${oldest.timestamp}, ${ageDays} days ago); required: ${params.min_days} days.`, pointers: [pointer] };
+        return {
+          status: 'Satisfied',
+          summary: `Nothing was ever removed: the trail starts at seq 1 (${oldest.timestamp}, ${ageDays} days ago); required: ${params.min_days} days.`,
+          pointers: [pointer],
+        };
       }
       if (ageDays >= params.min_days) {
-        return { status: 'Satisfied', summary: `Entries are kept for ${ageDays} days (oldest kept: seq ${oldest.seq}); required: ${params.min_days} days.`, pointers: [pointer] };
+        return {
+          status: 'Satisfied',
+          summary: `Entries are kept for ${ageDays} days (oldest kept: seq ${oldest.seq}); required: ${params.min_days} days.`,
+          pointers: [pointer],
+        };
       }
       return {
         status: 'Unsatisfied',
@@ -103,7 +184,15 @@ export const auditRetention = evidenceKind({
 
 /** `POST /agents/:id/*` style patterns: `*` matches any run of characters. */
 export function actionMatcher(patterns: readonly string[]): (value: string) => boolean {
-  const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`));
+  const regexes = patterns.map(
+    (p) =>
+      new RegExp(
+        `^${p
+          .split('*')
+          .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      ),
+  );
   return (value) => regexes.some((r) => r.test(value));
 }
 
@@ -115,16 +204,29 @@ const ActivityParams = Type.Object(
       description: 'Audit `action` values; `*` matches any characters (`POST /agents/:id/*`, `gateway.*`).',
     }),
     category: Type.Optional(Type.String({ minLength: 1 })),
-    roles: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Only entries of callers in these roles.' })),
-    results: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Only entries whose `result` matches (`2*` for successes).' })),
-    within_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_600, description: 'Only entries of the last N days.' })),
+    roles: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: 'Only entries of callers in these roles.',
+      }),
+    ),
+    results: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: 'Only entries whose `result` matches (`2*` for successes).',
+      }),
+    ),
+    within_days: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 36_600, description: 'Only entries of the last N days.' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const auditActivity = evidenceKind({
   kind: 'audit_activity',
-  describes: 'The trail records matching events (actions, optionally category, roles, results, the last within_days): evidence that the control operated.',
+  describes:
+    'The trail records matching events (actions, optionally category, roles, results, the last within_days): evidence that the control operated.',
   params: ActivityParams,
   plan: (params, now) => {
     const action = actionMatcher(params.actions);
@@ -155,7 +257,11 @@ export const auditActivity = evidenceKind({
         if (!facts.auditEnabled) return disabled('activity');
         if (count === 0 || last === null) {
           const roles = params.roles === undefined ? '' : ` by the ${params.roles.join(' or ')} role`;
-          return { status: 'Unknown', summary: `No matching entry (${listSome(params.actions, 3)})${roles} was recorded${window}: nothing shows the control operating.`, pointers: [] };
+          return {
+            status: 'Unknown',
+            summary: `No matching entry (${listSome(params.actions, 3)})${roles} was recorded${window}: nothing shows the control operating.`,
+            pointers: [],
+          };
         }
         const final: ScannedEntry = last;
         const first = seen[0]!;
@@ -163,7 +269,16 @@ export const auditActivity = evidenceKind({
         return {
           status: 'Satisfied',
           summary: `${plural(count, 'entry')} recorded${window} (${listSome([...actions].sort(), 3)}), each with the caller's identity and role, e.g. ${listSome(identities, 3)}.`,
-          pointers: [{ type: 'audit_seq', ref: seqRange(first.seq, final.seq), detail: `${count} entries, e.g. seq ${listSome(seen.map((e) => String(e.seq)), 5)}` }],
+          pointers: [
+            {
+              type: 'audit_seq',
+              ref: seqRange(first.seq, final.seq),
+              detail: `${count} entries, e.g. seq ${listSome(
+                seen.map((e) => String(e.seq)),
+                5,
+              )}`,
+            },
+          ],
         };
       },
     };

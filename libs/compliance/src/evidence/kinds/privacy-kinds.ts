@@ -1,5 +1,11 @@
 import { Type } from 'typebox';
-import { daysBefore, evidenceKind, seqRange, type EvidenceOutcome, type ScannedEntry } from '../evidence-kind.ts';
+import {
+  daysBefore,
+  evidenceKind,
+  seqRange,
+  type EvidenceOutcome,
+  type ScannedEntry,
+} from '../evidence-kind.ts';
 
 /**
  * Evidence over the privacy gateway's audit entries (category `privacy`): `gateway.pii.tokenised`
@@ -8,7 +14,9 @@ import { daysBefore, evidenceKind, seqRange, type EvidenceOutcome, type ScannedE
  * local_eligible, forced_local, requested_provider, provider, model, correlation_id}`.
  */
 
-const WithinDays = Type.Optional(Type.Integer({ minimum: 1, maximum: 36_600, description: 'Only entries of the last N days.' }));
+const WithinDays = Type.Optional(
+  Type.Integer({ minimum: 1, maximum: 36_600, description: 'Only entries of the last N days.' }),
+);
 
 /** Values an event stands for: its `count` metadata when it is a non-negative integer, else 1. */
 function countOf(entry: ScannedEntry): number {
@@ -25,13 +33,15 @@ class SeqSpan {
     this.last = seq;
   }
   pointer(what: string) {
-    return this.first === null || this.last === null ? [] : [{ type: 'audit_seq', ref: seqRange(this.first, this.last), detail: what }];
+    return this.first === null || this.last === null
+      ? []
+      : [{ type: 'audit_seq', ref: seqRange(this.first, this.last), detail: what }];
   }
 }
 
 const disabled: EvidenceOutcome = {
   status: 'Unknown',
-  summary: 'The audit trail is disabled: the privacy gateway\'s events are not recorded.',
+  summary: "The audit trail is disabled: the privacy gateway's events are not recorded.",
   pointers: [{ type: 'config', ref: 'audit.enabled', detail: 'false' }],
 };
 
@@ -40,7 +50,12 @@ export const piiTokenisation = evidenceKind({
   describes:
     'The privacy gateway tokenised PII before it left for a model (gateway.pii.tokenised) and restored it in replies (gateway.pii.hydrated); coverage = hydrated / tokenised x 100, at least min_coverage_pct when given.',
   params: Type.Object(
-    { min_coverage_pct: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'An internal target; no regulator sets one.' })), within_days: WithinDays },
+    {
+      min_coverage_pct: Type.Optional(
+        Type.Number({ minimum: 0, maximum: 100, description: 'An internal target; no regulator sets one.' }),
+      ),
+      within_days: WithinDays,
+    },
     { additionalProperties: false },
   ),
   plan: (params, now) => {
@@ -63,14 +78,27 @@ export const piiTokenisation = evidenceKind({
       ],
       evaluate: async (facts) => {
         if (!facts.auditEnabled) return disabled;
-        if (tokenised === 0) return { status: 'Unknown', summary: `The privacy gateway recorded no tokenised PII${window}.`, pointers: span.pointer('privacy events') };
+        if (tokenised === 0)
+          return {
+            status: 'Unknown',
+            summary: `The privacy gateway recorded no tokenised PII${window}.`,
+            pointers: span.pointer('privacy events'),
+          };
         const coverage = (hydrated / tokenised) * 100;
         const figures = `${tokenised} PII values tokenised and ${hydrated} restored${window} (coverage ${coverage.toFixed(1)}%)`;
         const pointers = span.pointer('gateway.pii.tokenised / hydrated');
         if (params.min_coverage_pct !== undefined && coverage < params.min_coverage_pct) {
-          return { status: 'Unsatisfied', summary: `${figures}, below the ${params.min_coverage_pct}% target.`, pointers };
+          return {
+            status: 'Unsatisfied',
+            summary: `${figures}, below the ${params.min_coverage_pct}% target.`,
+            pointers,
+          };
         }
-        return { status: 'Satisfied', summary: `${figures}: PII left the platform only as tokens.`, pointers };
+        return {
+          status: 'Satisfied',
+          summary: `${figures}: PII left the platform only as tokens.`,
+          pointers,
+        };
       },
     };
   },
@@ -81,7 +109,16 @@ export const forcedLocalRouting = evidenceKind({
   describes:
     'Of the model calls carrying detected PII that a local model could serve (gateway.routing, local_eligible), at least target_pct % were forced to the local model; routing events without detected-PII metadata are left out.',
   params: Type.Object(
-    { target_pct: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Default 85.0, the platform\'s internal target.' })), within_days: WithinDays },
+    {
+      target_pct: Type.Optional(
+        Type.Number({
+          minimum: 0,
+          maximum: 100,
+          description: "Default 85.0, the platform's internal target.",
+        }),
+      ),
+      within_days: WithinDays,
+    },
     { additionalProperties: false },
   ),
   plan: (params, now) => {
@@ -107,7 +144,12 @@ export const forcedLocalRouting = evidenceKind({
       ],
       evaluate: async (facts) => {
         if (!facts.auditEnabled) return disabled;
-        if (eligible === 0) return { status: 'Unknown', summary: `No local-eligible model call with PII metadata was routed${window}.`, pointers: [] };
+        if (eligible === 0)
+          return {
+            status: 'Unknown',
+            summary: `No local-eligible model call with PII metadata was routed${window}.`,
+            pointers: [],
+          };
         const pct = (forced / eligible) * 100;
         const figures = `${forced} of ${eligible} local-eligible calls with detected PII (${pct.toFixed(1)}%) were forced to the local model${window}`;
         const pointers = span.pointer('gateway.routing, local-eligible');
