@@ -57,6 +57,7 @@ describe('readme-shell', () => {
       body: '{}',
     });
     expect(curlRequest(['curl', 'http://r/y'])).toMatchObject({ method: 'GET', body: undefined });
+    expect(curlRequest(['curl', '-s', '-o', 'report.pdf', 'http://r/z'])).toEqual({ method: 'GET', url: 'http://r/z', headers: {}, body: undefined, output: 'report.pdf' });
     expect(() => curlRequest(['curl', '-F', 'a=b', 'http://r'])).toThrow(/not understood/);
   });
 

@@ -174,6 +174,8 @@ export interface CurlRequest {
   url: string;
   headers: Record<string, string>;
   body: string | undefined;
+  /** `-o FILE`: the answer is saved to FILE (relative to the working directory), not printed. */
+  output?: string;
 }
 
 export function curlRequest(words: readonly string[]): CurlRequest {
@@ -181,6 +183,7 @@ export function curlRequest(words: readonly string[]): CurlRequest {
   let method: string | undefined;
   let url: string | undefined;
   let body: string | undefined;
+  let output: string | undefined;
   const headers: Record<string, string> = {};
   for (let i = 1; i < words.length; i++) {
     const w = words[i]!;
@@ -197,6 +200,7 @@ export function curlRequest(words: readonly string[]): CurlRequest {
       if (colon < 1) throw new Error(`curl -H '${header}' is not 'Name: value'`);
       headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
     } else if (w === '-d' || w === '--data' || w === '--data-raw') body = value();
+    else if (w === '-o') output = value();
     else if (w.startsWith('-')) throw new Error(`curl option ${w} is not understood by the README runner`);
     else if (url === undefined) url = w;
     else throw new Error(`curl with two URLs: ${url} and ${w}`);
@@ -204,7 +208,7 @@ export function curlRequest(words: readonly string[]): CurlRequest {
   if (url === undefined) throw new Error(`curl without a URL: ${words.join(' ')}`);
   // curl -d without -X posts, form-encoded unless a content-type is given.
   if (body !== undefined) headers['content-type'] ??= 'application/x-www-form-urlencoded';
-  return { method: method ?? (body === undefined ? 'GET' : 'POST'), url, headers, body };
+  return { method: method ?? (body === undefined ? 'GET' : 'POST'), url, headers, body, ...(output === undefined ? {} : { output }) };
 }
 
 /**

@@ -86,6 +86,11 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
   async function curl(c: ReadmeCommand, words: string[]): Promise<StepResult> {
     const request = curlRequest(words);
     const res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body ?? null });
+    if (request.output !== undefined) {
+      // `curl -o FILE` prints nothing; the bytes land in the reader's directory.
+      await writeFile(join(options.dir, request.output), new Uint8Array(await res.arrayBuffer()));
+      return { command: c, status: res.status, text: '' };
+    }
     const text = await res.text();
     let json: unknown;
     try {

@@ -52,6 +52,7 @@ import type { ApiDeps } from './deps.ts';
 import { instrumentKeys, instrumentVault } from './instrument.ts';
 import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
 import { openLicence } from './open-licence.ts';
+import { openCompliance } from './compliance/open-compliance.ts';
 
 export interface ComposeApiOptions {
   env: Record<string, string | undefined>;
@@ -160,11 +161,12 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
     const checkpointSink = openCheckpointSink(boot.audit.checkpoints, () => clock.now());
     closeSink = async () => void (await checkpointSink?.close());
+    const checkpointSigner = await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file));
     const auditCheckpoints = createAuditCheckpoints({
       store,
       clock,
       sink: checkpointSink,
-      signer: await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file)),
+      signer: checkpointSigner,
       intervalSecs: () => config.current().audit.checkpoints.interval_secs,
     });
     const audit = createAuditTrail({
@@ -175,6 +177,9 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       events,
       ...(auditCheckpoints.configured ? { checkpoints: auditCheckpoints } : {}),
     });
+    const keys = instrumentKeys(createKeyService({ store, clock }), metrics);
+    // Compliance packs, reports and attestations (docs/compliance.md); attestations are signed with the checkpoint key.
+    const { compliance, attestations } = await openCompliance({ config, store, clock, logger, audit, keys, vault, licence: () => licence.state(), signer: checkpointSigner, version });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({
       store,
@@ -199,7 +204,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       store,
       bus,
       queue,
-      keys: instrumentKeys(createKeyService({ store, clock }), metrics),
+      keys,
       audit,
       auditCheckpoints,
       vault,
@@ -259,6 +264,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         traffic: createGatewayTraffic(store, () => clock.now()),
         audit: createPrivacyAudit({ audit, counters: store.counters }),
       }),
+      compliance,
+      attestations,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

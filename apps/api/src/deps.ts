@@ -30,6 +30,7 @@ import type {
   WorkflowService,
 } from '@agent-platform/domain';
 import type { ChannelService } from '@agent-platform/channels';
+import type { AttestationService, ComplianceService } from '@agent-platform/compliance';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -108,6 +109,10 @@ export interface ApiDeps {
   transcripts: TranscriptStore;
   /** The privacy gateway's pools, recent decisions and compliance figures, from the store (docs/privacy-gateway.md). */
   gateway: GatewayViews;
+  /** Compliance packs and reports (spec §Compliance; docs/compliance.md). */
+  compliance: ComplianceService;
+  /** Signed attestations of manual compliance controls (docs/compliance.md "Attestations"). */
+  attestations: AttestationService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -30,5 +30,6 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
       ...(licence.file === undefined ? {} : { file: at(licence.file) }),
       ...(licence.public_key_file === undefined ? {} : { public_key_file: at(licence.public_key_file) }),
     },
+    compliance: { ...config.compliance, packs_dir: optional(config.compliance.packs_dir) },
   };
 }

@@ -502,6 +502,17 @@ export const GatewayConfig = Type.Object(
   section('The privacy gateway at every model call: tokens for personal data, local routing, audit (docs/privacy-gateway.md).'),
 );
 
+export const ComplianceConfig = Type.Object(
+  {
+    packs_dir: Type.String({
+      default: '',
+      description: 'Directory of carrier compliance packs (*.yaml, *.yml, *.json), read at boot and on POST /config/reload; empty = built-in packs only.',
+    }),
+    attestation_max_days: Positive('Longest validity (expires_at - now) a signed attestation of a manual control may be given.', 1096),
+  },
+  section('Compliance packs and reports, attestations of manual controls (docs/compliance.md).'),
+);
+
 export const PlatformConfig = Type.Object(
   {
     server: ServerConfig,
@@ -531,6 +542,7 @@ export const PlatformConfig = Type.Object(
     channels: ChannelsConfig,
     catalog: CatalogConfig,
     gateway: GatewayConfig,
+    compliance: ComplianceConfig,
   },
   strict,
 );

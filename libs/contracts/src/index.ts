@@ -37,3 +37,5 @@ export * from './http/registry.ts';
 export * from './mcp-tools.ts';
 export * from './privacy.ts';
 export * from './http/gateway.ts';
+export * from './compliance-pack.ts';
+export * from './http/compliance.ts';

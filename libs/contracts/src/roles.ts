@@ -61,5 +61,6 @@ export const ACTIONS = [
   'ProviderRead',
   'MetricsRead',
   'RevocationOverride',
+  'ComplianceAttest',
 ] as const;
 export type Action = (typeof ACTIONS)[number];

@@ -5,6 +5,7 @@ import { catalogRoutes } from './catalog-routes.ts';
 import { channelRoutes } from './channel-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
 import { competencyRoutes } from './competency-routes.ts';
+import { complianceRoutes } from './compliance-routes.ts';
 import { connectorRoutes } from './connector-routes.ts';
 import { contractRoutes } from './contract-routes.ts';
 import { cronJobRoutes } from './cron-job-routes.ts';
@@ -31,7 +32,7 @@ import { mcpRoutes } from '../mcp/mcp-routes.ts';
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
 export const routePlugins: RoutePlugin[] = [
-  ] = [daemonRoutes,
+  daemonRoutes,
   authRoutes,
   securityRoutes,
   vaultRoutes,
@@ -57,4 +58,5 @@ export const routePlugins: RoutePlugin[] = [
   transcriptRoutes,
   mcpRoutes,
   gatewayRoutes,
+  complianceRoutes,
 ];

@@ -23,6 +23,8 @@ export const AUDIT_CATEGORIES = [
   'integrations',
   'channels',
   'request',
+  // Compliance attestations, created and revoked (docs/compliance.md "Attestations").
+  'compliance',
   // The privacy gateway's PII and routing events (docs/privacy-gateway.md "Audit events").
   'privacy',
 ] as const;

@@ -118,6 +118,11 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
     source: 'decision',
     why: 'Lets a package a registry revoked for security be installed and activated again: those who run the platform, not every installer.',
   },
+  ComplianceAttest: {
+    roles: ['admin', 'auditor'],
+    source: 'decision',
+    why: 'Signed attestations of manual compliance controls (create, revoke): the roles that read compliance reports; an auditor signs off what the platform cannot check.',
+  },
 };
 
 /** True when `role` may perform `action`. */

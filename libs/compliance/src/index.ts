@@ -1,0 +1,11 @@
+export * from './compliance-service.ts';
+export * from './attestations/attestation-service.ts';
+export * from './attestations/attestation-signature.ts';
+export * from './evidence/evidence-source.ts';
+export { EVIDENCE_KINDS, evidenceKindOf } from './evidence/evidence-kinds.ts';
+export type { EvidenceKind } from './evidence/evidence-kind.ts';
+export * from './packs/pack-model.ts';
+export * from './packs/pack-registry.ts';
+export { parsePack } from './packs/parse-pack.ts';
+export { buildReport, REPORT_DISCLAIMER } from './report/build-report.ts';
+export { controlStatus } from './report/control-result.ts';

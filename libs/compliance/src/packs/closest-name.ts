@@ -1,0 +1,23 @@
+/** ` (did you mean "x"?)` for the known name closest to `name` within two edits, else ''. */
+export function didYouMean(name: string, known: readonly string[]): string {
+  let best: { name: string; distance: number } | null = null;
+  for (const candidate of known) {
+    const distance = editDistance(candidate, name);
+    if (distance <= 2 && (best === null || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best === null ? '' : ` (did you mean "${best.name}"?)`;
+}
+
+/** Levenshtein distance with two rows of memory. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

@@ -1,0 +1,2 @@
+export { renderReportPdf } from './render-report-pdf.ts';
+export { toWinAnsi } from './win-ansi.ts';

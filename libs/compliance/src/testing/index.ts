@@ -1,0 +1,1 @@
+export { pdfPages, renderPng } from './pdf-reader.ts';
