@@ -4,7 +4,6 @@ import {
   evidenceKind,
   seqRange,
   type EvidenceOutcome,
-  type ScannedEntry,
 } from '../evidence-kind.ts';
 
 /**
@@ -19,10 +18,6 @@ const WithinDays = Type.Optional(
 );
 
 /** Values an event stands for: its `count` metadata when it is a non-negative integer, else 1. */
-function countOf(entry: ScannedEntry): number {
-  const count = entry.metadata?.count;
-  return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : 1;
-}
 
 /** First and last seq of the entries a check counted. */
 class SeqSpan {
@@ -69,8 +64,11 @@ export const piiTokenisation = evidenceKind({
           since: params.within_days === undefined ? null : daysBefore(now, params.within_days),
           see: (entry) => {
             if (entry.category !== 'privacy') return;
-            if (entry.action === 'gateway.pii.tokenised') tokenised += countOf(entry);
-            else if (entry.action === 'gateway.pii.hydrated') hydrated += countOf(entry);
+            // Entries, not their `count` of values: one tokenised entry per model request with PII,
+            // one hydrated entry per reply put back, exactly as GET /compliance/pii-coverage counts
+            // (docs/privacy-gateway.md), so the report and the route never disagree.
+            if (entry.action === 'gateway.pii.tokenised') tokenised += 1;
+            else if (entry.action === 'gateway.pii.hydrated') hydrated += 1;
             else return;
             span.add(entry.seq);
           },
