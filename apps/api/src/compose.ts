@@ -1,6 +1,7 @@
 import { checkpointKeyPath, loadCheckpointSigner } from './audit/load-checkpoint-signer.ts';
 import { openCheckpointSink } from './audit/open-checkpoint-sink.ts';
 import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
 import {
   createAgentLifecycle,
@@ -8,6 +9,7 @@ import {
   createAgentStore,
   createAuditCheckpoints,
   createAuditTrail,
+  createRetentionService,
   createAuthBackoff,
   createCatalogService,
   createEquipEffects,
@@ -171,6 +173,19 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       onAppend: () => metrics.auditEntriesTotal.inc(),
       events,
       ...(auditCheckpoints.configured ? { checkpoints: auditCheckpoints } : {}),
+      archive: auditCheckpoints.archive,
+    });
+    const retention = createRetentionService({
+      store,
+      clock,
+      settings: () => config.current().retention,
+      auditEnabled: boot.audit.enabled,
+      archive: auditCheckpoints.archive,
+      writeCheckpoint: () => auditCheckpoints.write(),
+      audit,
+      licence: () => licence.state(),
+      node: `${options.processName ?? 'api'}@${hostname()}:${process.pid}`,
+      log: logger,
     });
     const webhookSecrets = createWebhookSecrets(vaultKey);
     const workflows = createWorkflowService({
@@ -199,6 +214,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       keys: instrumentKeys(createKeyService({ store, clock }), metrics),
       audit,
       auditCheckpoints,
+      retention,
       vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,

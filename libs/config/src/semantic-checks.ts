@@ -27,6 +27,7 @@ export function semanticProblems(file: Table): string[] {
     ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
     ...catalogProblems(table(file.catalog)),
+    ...retentionProblems(table(file.retention), table(table(file.audit).checkpoints)),
   ];
   return problems;
 }
@@ -191,4 +192,20 @@ function isHttpUrl(text: string): boolean {
   if (!URL.canParse(text)) return false;
   const { protocol } = new URL(text);
   return protocol === 'http:' || protocol === 'https:';
+}
+
+/**
+ * Audit entries leave the live store only once archived to the checkpoint sink as verifiable
+ * segments (docs/retention.md "The audit archive"): audit retention without a sink is refused.
+ */
+function retentionProblems(retention: Table, checkpoints: Table): string[] {
+  const days = retention.audit_days;
+  if (typeof days !== 'number' || days <= 0) return [];
+  const hasSink = (typeof checkpoints.sink === 'string' && checkpoints.sink !== '') || checkpoints.s3 !== undefined;
+  return hasSink
+    ? []
+    : [
+        `retention.audit_days: ${days} needs an archive for the expired entries: set [audit.checkpoints] sink (a directory) or [audit.checkpoints.s3]; ` +
+          'audit entries are archived there as signed, verifiable segments before they leave the store (docs/retention.md). Use 0 to keep every entry.',
+      ];
 }

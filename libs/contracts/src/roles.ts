@@ -61,5 +61,7 @@ export const ACTIONS = [
   'ProviderRead',
   'MetricsRead',
   'RevocationOverride',
+  'RetentionRead',
+  'RetentionManage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];

@@ -118,6 +118,16 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
     source: 'decision',
     why: 'Lets a package a registry revoked for security be installed and activated again: those who run the platform, not every installer.',
   },
+  RetentionRead: {
+    roles: ['admin', 'operator', 'auditor'],
+    source: 'decision',
+    why: 'Retention periods, legal holds and sweep results (GET /retention/status, /retention/holds) describe what the platform keeps: those who run and audit it read them.',
+  },
+  RetentionManage: {
+    roles: ['admin', 'auditor'],
+    source: 'decision',
+    why: 'Legal holds are placed and lifted by the legal and compliance side (auditors) or admins, without a restart (POST/DELETE /retention/holds, POST /retention/sweep); operators may not lift a hold.',
+  },
 };
 
 /** True when `role` may perform `action`. */
