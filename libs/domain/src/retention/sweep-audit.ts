@@ -46,7 +46,12 @@ export interface AuditSweepDeps {
  * manifest, finishes a deletion it finds half done (the live copies of archived entries), resumes
  * the pending range, and goes on.
  */
-export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff: string, result: ClassSweep): Promise<void> {
+export async function sweepAudit(
+  deps: AuditSweepDeps,
+  ctx: SweepContext,
+  cutoff: string,
+  result: ClassSweep,
+): Promise<void> {
   const log = deps.store.log<StoredAuditEntry>('audit', { indexes: ['category', 'identity', 'timestamp'] });
   const state = deps.store.collection<PendingSegment>(RETENTION_STATE_COLLECTION);
   result.archived_segments = 0;
@@ -61,11 +66,14 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
   result.archived_to_seq = archivedTo === 0 ? null : archivedTo;
 
   // A sweep killed while deleting left live copies of archived entries: finish that first.
-  result.deleted += await dropArchived();
+  await dropArchived();
 
   for (;;) {
     const pending = (await state.get(PENDING_SEGMENT_ID))?.doc ?? null;
-    let range: { from: number; to: number } | null = pending !== null && pending.from_seq === archivedTo + 1 ? { from: pending.from_seq, to: pending.to_seq } : null;
+    let range: { from: number; to: number } | null =
+      pending !== null && pending.from_seq === archivedTo + 1
+        ? { from: pending.from_seq, to: pending.to_seq }
+        : null;
     let heldFrom: number | null = null;
     if (range === null) {
       const next = await nextRange(archivedTo + 1);
@@ -77,9 +85,17 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
       }
       range = { from: archivedTo + 1, to: next.to };
       await ctx.stillHolder();
-      await state.upsert({ id: PENDING_SEGMENT_ID, from_seq: range.from, to_seq: range.to, started_at: ctx.now.toISOString() });
+      await state.upsert({
+        id: PENDING_SEGMENT_ID,
+        from_seq: range.from,
+        to_seq: range.to,
+        started_at: ctx.now.toISOString(),
+      });
     } else {
-      ctx.log({ class: 'audit', from_seq: range.from, to_seq: range.to }, 'retention: resuming the audit segment an earlier sweep started');
+      ctx.log(
+        { class: 'audit', from_seq: range.from, to_seq: range.to },
+        'retention: resuming the audit segment an earlier sweep started',
+      );
     }
 
     const segment = await exportRange(log, range.from, range.to, lastHash);
@@ -89,10 +105,16 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
         `the live audit chain does not continue the archive at seq ${range.from} (expected ${expected} entries linked to the archived seq ${archivedTo}); nothing archived or deleted: run GET /security/verify`,
       );
     }
-    if (pending !== null && segment.entries.some((e) => ctx.holds.coversAudit(e) || !(e.timestamp < cutoff))) {
+    if (
+      pending !== null &&
+      segment.entries.some((e) => ctx.holds.coversAudit(e) || !(e.timestamp < cutoff))
+    ) {
       // A hold placed (or a period raised) since the killed sweep chose this range: choose again.
       // An object it may have written stays in the sink, outside the manifest.
-      ctx.log({ class: 'audit', from_seq: range.from, to_seq: range.to }, 'retention: the pending audit segment is now held or not expired; choosing the range again');
+      ctx.log(
+        { class: 'audit', from_seq: range.from, to_seq: range.to },
+        'retention: the pending audit segment is now held or not expired; choosing the range again',
+      );
       await state.delete(PENDING_SEGMENT_ID);
       continue;
     }
@@ -103,11 +125,14 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
     lastHash = last.hash;
     result.archived_segments += 1;
     result.archived_to_seq = archivedTo;
-    ctx.log({ class: 'audit', from_seq: range.from, to_seq: range.to, sink: deps.archive.describe }, 'retention: audit segment archived and verified');
+    ctx.log(
+      { class: 'audit', from_seq: range.from, to_seq: range.to, sink: deps.archive.describe },
+      'retention: audit segment archived and verified',
+    );
     await ctx.stillHolder();
     await deps.writeCheckpoint();
     await state.delete(PENDING_SEGMENT_ID);
-    result.deleted += await dropArchived();
+    await dropArchived();
     if (heldFrom !== null) {
       result.held_from_seq = heldFrom;
       result.held = await countHeld(heldFrom);
@@ -115,22 +140,25 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
     }
   }
 
-  /** Deletes the live entries up to `archivedTo`, a batch per write, after checking the live copy of its last one. */
-  async function dropArchived(): Promise<number> {
+  /** Deletes the live entries up to `archivedTo`, a batch per write (counted as they go), after checking the live copy of its last one. */
+  async function dropArchived(): Promise<void> {
     const [first] = await log.scan(1, 1);
-    if (first === undefined || first.seq > archivedTo) return 0;
+    if (first === undefined || first.seq > archivedTo) return;
     const [atBoundary] = await log.scan(archivedTo, 1);
     if (atBoundary?.seq === archivedTo && atBoundary.hash !== lastHash) {
-      throw new Error(`live audit entry ${archivedTo} differs from the archived one; nothing deleted: run GET /security/verify`);
+      throw new Error(
+        `live audit entry ${archivedTo} differs from the archived one; nothing deleted: run GET /security/verify`,
+      );
     }
-    let removed = 0;
     for (let from = first.seq; from <= archivedTo; from += ctx.batchSize) {
       const before = Math.min(from + ctx.batchSize, archivedTo + 1);
       await ctx.stillHolder();
-      removed += await log.dropBefore(before, { fromSeq: from });
-      ctx.progress({ class: 'audit', deleted_through_seq: before - 1 }, 'retention: archived audit entries removed from the live store');
+      result.deleted += await log.dropBefore(before, { fromSeq: from });
+      ctx.progress(
+        { class: 'audit', deleted_through_seq: before - 1 },
+        'retention: archived audit entries removed from the live store',
+      );
     }
-    return removed;
   }
 
   /**
@@ -143,10 +171,14 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
     let to: number | null = null;
     let expectedSeq = from;
     while (expectedSeq - from < deps.segmentEntries) {
-      const batch = await log.scan(expectedSeq, Math.min(ctx.batchSize, deps.segmentEntries - (expectedSeq - from)));
+      const batch = await log.scan(
+        expectedSeq,
+        Math.min(ctx.batchSize, deps.segmentEntries - (expectedSeq - from)),
+      );
       for (const entry of batch) {
         // A gap (entries missing from the live chain) is never archived across: verify reports it.
-        if (entry.seq !== expectedSeq || entry.seq >= tip.seq || !(String(entry.timestamp) < cutoff)) return { to, heldFrom: null };
+        if (entry.seq !== expectedSeq || entry.seq >= tip.seq || !(String(entry.timestamp) < cutoff))
+          return { to, heldFrom: null };
         if (ctx.holds.coversAudit(entry)) return { to, heldFrom: entry.seq };
         to = entry.seq;
         expectedSeq += 1;
@@ -159,7 +191,7 @@ export async function sweepAudit(deps: AuditSweepDeps, ctx: SweepContext, cutoff
   /** Expired entries from `from` on (capped): what the hold keeps live. */
   async function countHeld(from: number): Promise<number> {
     let n = 0;
-    for (let next = from; n < HELD_COUNT_CAP; ) {
+    for (let next = from; n < HELD_COUNT_CAP;) {
       const batch = await log.scan(next, ctx.batchSize);
       const expired = batch.filter((e) => String(e.timestamp) < cutoff);
       n += expired.length;
