@@ -51,13 +51,22 @@ describe('kill -9 of the all-in-one platform mid-sweep', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const s3Settings = () => ({ bucket: BUCKET, endpoint: s3.endpoint, path_style: true, region: 'us-east-1', prefix: '', ...S3RVER_KEY });
+  const s3Settings = () => ({
+    bucket: BUCKET,
+    endpoint: s3.endpoint,
+    path_style: true,
+    region: 'us-east-1',
+    prefix: '',
+    ...S3RVER_KEY,
+  });
 
   async function manifest(): Promise<Manifest['manifest']['segments']> {
     const objects = openS3ArchiveStore(s3Settings(), { contentType: 'application/json' });
     try {
       const bytes = await objects.get('archive/manifest.json');
-      return bytes === null ? [] : (JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest).manifest.segments;
+      return bytes === null
+        ? []
+        : (JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest).manifest.segments;
     } finally {
       await objects.close();
     }
@@ -84,7 +93,10 @@ describe('kill -9 of the all-in-one platform mid-sweep', () => {
 
     // 1. Killed after the first segment is archived, before any deletion.
     await start();
-    await Promise.race([gate.held, platform!.exited.then(() => Promise.reject(new Error(`platform exited:\n${platform!.output()}`)))]);
+    await Promise.race([
+      gate.held,
+      platform!.exited.then(() => Promise.reject(new Error(`platform exited:\n${platform!.output()}`))),
+    ]);
     platform!.kill();
     await platform!.exited;
     expect((await manifest()).map((s) => [s.from_seq, s.to_seq])).toEqual([[1, SEGMENT]]);
@@ -94,7 +106,11 @@ describe('kill -9 of the all-in-one platform mid-sweep', () => {
     // entries; it is stopped (SIGSTOP, then SIGKILL) as soon as the first batch is gone.
     await start();
     const pid = platform!.child.pid!;
-    await waitUntil(async () => ((await liveRange(store!)).first ?? 1) > 1, { timeoutMs: 60_000, intervalMs: 2, message: 'the deletion of the archived entries to begin' });
+    await waitUntil(async () => ((await liveRange(store!)).first ?? 1) > 1, {
+      timeoutMs: 60_000,
+      intervalMs: 2,
+      message: 'the deletion of the archived entries to begin',
+    });
     process.kill(pid, 'SIGSTOP');
     platform!.kill();
     await platform!.exited;
@@ -104,10 +120,15 @@ describe('kill -9 of the all-in-one platform mid-sweep', () => {
 
     // 3. Restarted again: it finishes deleting, archives the rest, and everything checks out.
     const base = await start();
-    await waitUntil(async () => (await liveRange(store!)).first === OLD_ENTRIES + 1 && (await manifest()).at(-1)?.to_seq === OLD_ENTRIES, {
-      timeoutMs: 90_000,
-      message: 'the sweep to archive every old entry',
-    });
+    await waitUntil(
+      async () =>
+        (await liveRange(store!)).first === OLD_ENTRIES + 1 &&
+        (await manifest()).at(-1)?.to_seq === OLD_ENTRIES,
+      {
+        timeoutMs: 90_000,
+        message: 'the sweep to archive every old entry',
+      },
+    );
     const segments = await manifest();
     expect(segments.map((s) => [s.from_seq, s.to_seq])).toEqual([
       [1, SEGMENT],
@@ -125,7 +146,11 @@ describe('kill -9 of the all-in-one platform mid-sweep', () => {
     const live = await liveRange(store);
     expect(live.count).toBe(live.tip! - OLD_ENTRIES);
     const status = await call(base, 'GET', '/retention/status');
-    expect(status.body.classes.audit).toMatchObject({ live_from_seq: OLD_ENTRIES + 1, pending_segment: null, archive: { segments: 2, to_seq: OLD_ENTRIES } });
+    expect(status.body.classes.audit).toMatchObject({
+      live_from_seq: OLD_ENTRIES + 1,
+      pending_segment: null,
+      archive: { segments: 2, to_seq: OLD_ENTRIES },
+    });
     expect(platform!.output()).toMatch(/taking over a sweep whose process stopped renewing its lease/);
   }, 300_000);
 });

@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import { createAuditTrail, fixedClock, RETENTION_STATE_COLLECTION, workflowRuns, type WorkflowRunRecord } from '@agent-platform/domain';
+import {
+  createAuditTrail,
+  fixedClock,
+  RETENTION_STATE_COLLECTION,
+  workflowRuns,
+  type WorkflowRunRecord,
+} from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 
@@ -17,7 +23,15 @@ export async function seedOldAudit(dataDir: string, n: number): Promise<void> {
     const clock = fixedClock(new Date(Date.now() - 365 * 86_400_000));
     const audit = createAuditTrail({ store, clock, enabled: true });
     for (let i = 0; i < n; i++) {
-      await audit.record({ category: 'request', identity: 'ops', role: 'admin', action: 'PUT /vault/:key', target: `/vault/k${i}`, result: '200', metadata: { i } });
+      await audit.record({
+        category: 'request',
+        identity: 'ops',
+        role: 'admin',
+        action: 'PUT /vault/:key',
+        target: `/vault/k${i}`,
+        result: '200',
+        metadata: { i },
+      });
       clock.advance(1000);
     }
   } finally {
@@ -30,7 +44,12 @@ export async function seedOldAudit(dataDir: string, n: number): Promise<void> {
  * manifest: the moment a sweep has archived a segment (written, read back, verified) and has not
  * deleted anything yet. `held` resolves when that request arrives; the request is never answered.
  */
-export function afterArchiveGate(): { gate: (req: IncomingMessage) => Promise<void>; held: Promise<void>; armed: boolean; disarm(): void } {
+export function afterArchiveGate(): {
+  gate: (req: IncomingMessage) => Promise<void>;
+  held: Promise<void>;
+  armed: boolean;
+  disarm(): void;
+} {
   let manifestSeen = false;
   let arrive: () => void = () => undefined;
   const state = {
@@ -53,15 +72,23 @@ export function afterArchiveGate(): { gate: (req: IncomingMessage) => Promise<vo
 }
 
 /** The first live audit seq and the tip's. */
-export async function liveRange(store: Store): Promise<{ first: number | null; tip: number | null; count: number }> {
-  const log = store.log<{ hash: string }>('audit', { indexes: ['category', 'identity', 'timestamp'] });
+export async function liveRange(
+  store: Store,
+): Promise<{ first: number | null; tip: number | null; count: number }> {
+  const log = store.log<{ hash: string; category: string; identity: string; timestamp: string }>('audit', {
+    indexes: ['category', 'identity', 'timestamp'],
+  });
   const [first] = await log.scan(1, 1);
   return { first: first?.seq ?? null, tip: (await log.tip())?.seq ?? null, count: await log.count() };
 }
 
 /** The process holding the retention sweep lock now (`<name>@<host>:<pid>`), or null. */
 export async function sweepHolder(store: Store): Promise<{ holder: string; pid: number } | null> {
-  const lock = (await store.collection<{ id: string; holder: string | null; until: string }>(RETENTION_STATE_COLLECTION).get('sweep-lock'))?.doc;
+  const lock = (
+    await store
+      .collection<{ id: string; holder: string | null; until: string }>(RETENTION_STATE_COLLECTION)
+      .get('sweep-lock')
+  )?.doc;
   if (lock === undefined || lock.holder === null || lock.until <= new Date().toISOString()) return null;
   return { holder: lock.holder, pid: Number(lock.holder.split(':').at(-1)) };
 }

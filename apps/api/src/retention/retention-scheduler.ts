@@ -37,7 +37,8 @@ export function createRetentionScheduler(deps: RetentionSchedulerDeps): ProcessS
       lastFailure = '';
     } catch (error) {
       const message = (error as Error).message;
-      if (message !== lastFailure) deps.warn({ reason: message }, 'retention sweep failed; retrying at the next tick');
+      if (message !== lastFailure)
+        deps.warn({ reason: message }, 'retention sweep failed; retrying at the next tick');
       lastFailure = message;
     }
   }

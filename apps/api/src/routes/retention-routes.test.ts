@@ -31,7 +31,10 @@ afterEach(async () => {
   for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-async function start(config: DeepPartial<PlatformConfig>, clock = fixedClock('2026-01-01T00:00:00.000Z')): Promise<{ t: TestApi; clock: typeof clock }> {
+async function start(
+  config: DeepPartial<PlatformConfig>,
+  clock = fixedClock('2026-01-01T00:00:00.000Z'),
+): Promise<{ t: TestApi; clock: typeof clock }> {
   const t = await startTestApi({ config: { auth: { mode: 'local' }, ...config }, clock });
   apis.push(t);
   return { t, clock };
@@ -51,36 +54,76 @@ describe('legal holds through the api', () => {
     const operator = await t.issueKey('operator', 'ops');
     const viewer = await t.issueKey('viewer', 'v');
 
-    const placed = await t.request('POST', '/retention/holds', { token: auditor, body: { agent_id: AGENT, reason: 'matter 2026-17' } });
+    const placed = await t.request('POST', '/retention/holds', {
+      token: auditor,
+      body: { agent_id: AGENT, reason: 'matter 2026-17' },
+    });
     expect(placed.status).toBe(201);
-    expect(placed.body).toMatchObject({ agent_id: AGENT, business_key: null, reason: 'matter 2026-17', source: 'api', created_by: 'counsel' });
+    expect(placed.body).toMatchObject({
+      agent_id: AGENT,
+      business_key: null,
+      reason: 'matter 2026-17',
+      source: 'api',
+      created_by: 'counsel',
+    });
     clock.advance(1000);
-    const byKey = await t.request('POST', '/retention/holds', { token: admin, body: { business_key: 'CLM-2026-000123', reason: 'claim dispute' } });
+    const byKey = await t.request('POST', '/retention/holds', {
+      token: admin,
+      body: { business_key: 'CLM-2026-000123', reason: 'claim dispute' },
+    });
     expect(byKey.status).toBe(201);
 
     const listed = await t.request('GET', '/retention/holds', { token: operator });
     expect(listed.status).toBe(200);
-    expect((listed.body as { holds: Array<{ id: string }> }).holds.map((h) => h.id)).toEqual(['config:business_key:POL-77', placed.body.id, byKey.body.id]);
+    expect((listed.body as { holds: Array<{ id: string }> }).holds.map((h) => h.id)).toEqual([
+      'config:business_key:POL-77',
+      placed.body.id,
+      byKey.body.id,
+    ]);
 
-    expect((await t.request('POST', '/retention/holds', { token: operator, body: { agent_id: AGENT, reason: 'x' } })).status).toBe(403);
-    expect((await t.request('DELETE', `/retention/holds/${placed.body.id as string}`, { token: operator })).status).toBe(403);
+    expect(
+      (
+        await t.request('POST', '/retention/holds', {
+          token: operator,
+          body: { agent_id: AGENT, reason: 'x' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await t.request('DELETE', `/retention/holds/${placed.body.id as string}`, { token: operator })).status,
+    ).toBe(403);
     expect((await t.request('GET', '/retention/holds', { token: viewer })).status).toBe(403);
     expect((await t.request('GET', '/retention/status', { token: viewer })).status).toBe(403);
 
-    const lifted = await t.request('DELETE', `/retention/holds/${placed.body.id as string}`, { token: auditor });
+    const lifted = await t.request('DELETE', `/retention/holds/${placed.body.id as string}`, {
+      token: auditor,
+    });
     expect(lifted.status).toBe(200);
     expect(lifted.body).toMatchObject({ id: placed.body.id, agent_id: AGENT });
-    expect((await t.request('DELETE', `/retention/holds/${placed.body.id as string}`, { token: auditor })).status).toBe(404);
-    const configHold = await t.request('DELETE', '/retention/holds/config:business_key:POL-77', { token: admin });
+    expect(
+      (await t.request('DELETE', `/retention/holds/${placed.body.id as string}`, { token: auditor })).status,
+    ).toBe(404);
+    const configHold = await t.request('DELETE', '/retention/holds/config:business_key:POL-77', {
+      token: admin,
+    });
     expect(configHold.status).toBe(409);
     expect(configHold.body.error.message).toMatch(/configured in \[retention\]/);
 
     // Each change is in the trail twice: the request, and the hold with its subject and reason.
     const trail = await t.request('GET', '/security/audit?category=retention&limit=20', { token: auditor });
-    const entries = (trail.body as { entries: Array<{ action: string; identity: string; metadata: Record<string, unknown> }> }).entries;
+    const entries = (
+      trail.body as {
+        entries: Array<{ action: string; identity: string; metadata: Record<string, unknown> }>;
+      }
+    ).entries;
     expect(entries.filter((e) => e.action === 'POST /retention/holds')).toHaveLength(2);
-    expect(entries.find((e) => e.action === 'retention.hold.placed' && e.identity === 'counsel')?.metadata).toMatchObject({ agent_id: AGENT, reason: 'matter 2026-17' });
-    expect(entries.find((e) => e.action === 'retention.hold.lifted')?.metadata).toMatchObject({ hold_id: placed.body.id, agent_id: AGENT });
+    expect(
+      entries.find((e) => e.action === 'retention.hold.placed' && e.identity === 'counsel')?.metadata,
+    ).toMatchObject({ agent_id: AGENT, reason: 'matter 2026-17' });
+    expect(entries.find((e) => e.action === 'retention.hold.lifted')?.metadata).toMatchObject({
+      hold_id: placed.body.id,
+      agent_id: AGENT,
+    });
   });
 
   it('refuses bad holds with a clear error and stores nothing', async () => {
@@ -90,12 +133,26 @@ describe('legal holds through the api', () => {
       const res = await t.request('POST', '/retention/holds', { token: admin, body });
       return { status: res.status, message: String(res.body?.error?.message ?? '') };
     };
-    expect(await bad({ reason: 'nothing named' })).toMatchObject({ status: 400, message: expect.stringMatching(/exactly one of agent_id and business_key/) });
-    expect(await bad({ agent_id: AGENT, business_key: 'CLM-1', reason: 'both' })).toMatchObject({ status: 400 });
-    expect(await bad({ agent_id: 'not-a-uuid', reason: 'x' })).toMatchObject({ status: 400, message: expect.stringMatching(/agent_id/) });
-    expect(await bad({ business_key: 'CLM\n1', reason: 'x' })).toMatchObject({ status: 400, message: expect.stringMatching(/business_key/) });
+    expect(await bad({ reason: 'nothing named' })).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/exactly one of agent_id and business_key/),
+    });
+    expect(await bad({ agent_id: AGENT, business_key: 'CLM-1', reason: 'both' })).toMatchObject({
+      status: 400,
+    });
+    expect(await bad({ agent_id: 'not-a-uuid', reason: 'x' })).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/agent_id/),
+    });
+    expect(await bad({ business_key: 'CLM\n1', reason: 'x' })).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/business_key/),
+    });
     expect(await bad({ business_key: 'K'.repeat(129), reason: 'x' })).toMatchObject({ status: 400 });
-    expect(await bad({ agent_id: AGENT })).toMatchObject({ status: 400, message: expect.stringMatching(/reason/) });
+    expect(await bad({ agent_id: AGENT })).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/reason/),
+    });
     expect(await bad({ agent_id: AGENT, reason: 'x', until: 'forever' })).toMatchObject({ status: 400 });
     expect((await t.request('GET', '/retention/holds', { token: admin })).body).toEqual({ holds: [] });
   });
@@ -112,25 +169,53 @@ describe('configuration', () => {
 describe('an audit sweep through the api', () => {
   it('archives old entries to the sink, GET /security/verify stays valid, and cutting the live end is still caught', async () => {
     const sink = await sinkDir();
-    const { t, clock } = await start({ audit: { checkpoints: { sink } }, retention: { audit_days: 30, audit_segment_entries: 20 } });
+    const { t, clock } = await start({
+      audit: { checkpoints: { sink } },
+      retention: { audit_days: 30, audit_segment_entries: 20 },
+    });
     const admin = await t.issueKey('admin', 'root');
-    for (let i = 0; i < 30; i++) expect((await t.request('POST', '/audit/append', { token: admin, body: { event_type: `old-${i}` } })).status).toBe(201);
+    for (let i = 0; i < 30; i++)
+      expect(
+        (await t.request('POST', '/audit/append', { token: admin, body: { event_type: `old-${i}` } })).status,
+      ).toBe(201);
     clock.advance(60 * DAY);
-    for (let i = 0; i < 3; i++) await t.request('POST', '/audit/append', { token: admin, body: { event_type: `new-${i}` } });
+    for (let i = 0; i < 3; i++)
+      await t.request('POST', '/audit/append', { token: admin, body: { event_type: `new-${i}` } });
 
     const sweep = await t.request('POST', '/retention/sweep', { token: admin });
     expect(sweep.status).toBe(200);
-    expect(sweep.body).toMatchObject({ trigger: 'manual', status: 'completed', classes: { audit: { status: 'done', deleted: 60, archived_segments: 3, archived_to_seq: 60 } } });
+    expect(sweep.body).toMatchObject({
+      trigger: 'manual',
+      status: 'completed',
+      classes: { audit: { status: 'done', deleted: 60, archived_segments: 3, archived_to_seq: 60 } },
+    });
 
     const status = (await t.request('GET', '/retention/status', { token: admin })).body;
-    expect(status).toMatchObject({ classes: { audit: { retention_days: 30, live_from_seq: 61, archive: { sink: `dir:${sink}`, segments: 3, from_seq: 1, to_seq: 60 } } }, last_sweep: { trigger: 'manual' } });
+    expect(status).toMatchObject({
+      classes: {
+        audit: {
+          retention_days: 30,
+          live_from_seq: 61,
+          archive: { sink: `dir:${sink}`, segments: 3, from_seq: 1, to_seq: 60 },
+        },
+      },
+      last_sweep: { trigger: 'manual' },
+    });
 
     const verify = await t.request('GET', '/security/verify?full=true', { token: admin });
-    expect(verify.body).toMatchObject({ valid: true, checkpoint_status: 'verified', live: { from_seq: 61 }, archive: { status: 'verified', segments: 3, to_seq: 60 } });
+    expect(verify.body).toMatchObject({
+      valid: true,
+      checkpoint_status: 'verified',
+      live: { from_seq: 61 },
+      archive: { status: 'verified', segments: 3, to_seq: 60 },
+    });
 
     // Offline, with the public key only: each archived segment and its checkpoint.
-    const { public_key: publicKey } = (await t.request('GET', '/security/checkpoints', { token: admin })).body as { public_key: string };
-    const manifest = JSON.parse(await readFile(join(sink, 'archive', 'manifest.json'), 'utf8')) as { manifest: { segments: Array<{ name: string; checkpoint: string }> } };
+    const { public_key: publicKey } = (await t.request('GET', '/security/checkpoints', { token: admin }))
+      .body as { public_key: string };
+    const manifest = JSON.parse(await readFile(join(sink, 'archive', 'manifest.json'), 'utf8')) as {
+      manifest: { segments: Array<{ name: string; checkpoint: string }> };
+    };
     for (const ref of manifest.manifest.segments) {
       const segment = JSON.parse(await readFile(join(sink, ref.name), 'utf8')) as AuditSegment;
       const checkpoint = parseSignedCheckpoint(await readFile(join(sink, ref.checkpoint), 'utf8'));
@@ -152,19 +237,32 @@ describe('an audit sweep through the api', () => {
   it('deletes nothing while the S3 sink is unreachable', async () => {
     s3 = await startS3rver(['audit-anchor']);
     const { t, clock } = await start({
-      audit: { checkpoints: { s3: { bucket: 'audit-anchor', endpoint: s3.endpoint, path_style: true, ...S3RVER_KEY } } },
+      audit: {
+        checkpoints: {
+          s3: { bucket: 'audit-anchor', endpoint: s3.endpoint, path_style: true, ...S3RVER_KEY },
+        },
+      },
       retention: { audit_days: 30 },
     });
     const admin = await t.issueKey('admin', 'root');
-    for (let i = 0; i < 5; i++) await t.request('POST', '/audit/append', { token: admin, body: { event_type: `old-${i}` } });
+    for (let i = 0; i < 5; i++)
+      await t.request('POST', '/audit/append', { token: admin, body: { event_type: `old-${i}` } });
     clock.advance(60 * DAY);
     await s3.close();
     s3 = null;
-    const before = (await t.request('GET', '/security/status', { token: admin })).body.audit_entries as number;
+    const before = (await t.request('GET', '/security/status', { token: admin })).body
+      .audit_entries as number;
     const sweep = await t.request('POST', '/retention/sweep', { token: admin });
-    expect(sweep.body).toMatchObject({ status: 'partial', classes: { audit: { status: 'failed', deleted: 0 } } });
-    expect((sweep.body as { classes: { audit: { error: string } } }).classes.audit.error).toMatch(/could not be read|ECONNREFUSED/);
+    expect(sweep.body).toMatchObject({
+      status: 'partial',
+      classes: { audit: { status: 'failed', deleted: 0 } },
+    });
+    expect((sweep.body as { classes: { audit: { error: string } } }).classes.audit.error).toMatch(
+      /could not be read|ECONNREFUSED/,
+    );
     // Nothing deleted: the only change is two new entries, the sweep's own and its request's.
-    expect((await t.request('GET', '/security/status', { token: admin })).body.audit_entries).toBe(before + 2);
+    expect((await t.request('GET', '/security/status', { token: admin })).body.audit_entries).toBe(
+      before + 2,
+    );
   });
 });

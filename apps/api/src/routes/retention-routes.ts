@@ -1,4 +1,12 @@
-import { CreateLegalHoldBody, ErrorEnvelope, LegalHoldList, LegalHoldParams, LegalHoldView, RetentionStatus, SweepReport } from '@agent-platform/contracts';
+import {
+  CreateLegalHoldBody,
+  ErrorEnvelope,
+  LegalHoldList,
+  LegalHoldParams,
+  LegalHoldView,
+  RetentionStatus,
+  SweepReport,
+} from '@agent-platform/contracts';
 import type { RoutePlugin } from '../api-app.ts';
 
 /**
@@ -16,7 +24,8 @@ export const retentionRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'RetentionRead' },
       schema: {
         tags: TAGS,
-        summary: 'Per data class: the period, the oldest item kept; the audit archive; legal holds; the last sweep',
+        summary:
+          'Per data class: the period, the oldest item kept; the audit archive; legal holds; the last sweep',
         response: { 200: RetentionStatus },
       },
     },
@@ -27,7 +36,11 @@ export const retentionRoutes: RoutePlugin = (app, deps) => {
     '/retention/holds',
     {
       config: { action: 'RetentionRead' },
-      schema: { tags: TAGS, summary: 'Legal holds in force: those of [retention], then those placed through the api', response: { 200: LegalHoldList } },
+      schema: {
+        tags: TAGS,
+        summary: 'Legal holds in force: those of [retention], then those placed through the api',
+        response: { 200: LegalHoldList },
+      },
     },
     async () => ({ holds: await deps.retention.holds.list() }),
   );
@@ -38,14 +51,18 @@ export const retentionRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'RetentionManage', audit: 'retention' },
       schema: {
         tags: TAGS,
-        summary: 'Place a legal hold on an agent or a business key: nothing it covers is deleted until it is lifted',
+        summary:
+          'Place a legal hold on an agent or a business key: nothing it covers is deleted until it is lifted',
         body: CreateLegalHoldBody,
         response: { 201: LegalHoldView, 400: ErrorEnvelope },
       },
     },
     async (request, reply) => {
       const { agent_id, business_key, reason } = request.body;
-      const hold = await deps.retention.holds.add({ agent_id, business_key, reason }, { identity: request.caller.identity, role: request.caller.role });
+      const hold = await deps.retention.holds.add(
+        { agent_id, business_key, reason },
+        { identity: request.caller.identity, role: request.caller.role },
+      );
       return reply.code(201).send(hold);
     },
   );
@@ -56,12 +73,17 @@ export const retentionRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'RetentionManage', audit: 'retention' },
       schema: {
         tags: TAGS,
-        summary: 'Lift a legal hold placed through the api (the next sweep may then remove what it kept); 409 for a hold of [retention]',
+        summary:
+          'Lift a legal hold placed through the api (the next sweep may then remove what it kept); 409 for a hold of [retention]',
         params: LegalHoldParams,
         response: { 200: LegalHoldView, 404: ErrorEnvelope, 409: ErrorEnvelope },
       },
     },
-    async (request) => deps.retention.holds.remove(request.params.id, { identity: request.caller.identity, role: request.caller.role }),
+    async (request) =>
+      deps.retention.holds.remove(request.params.id, {
+        identity: request.caller.identity,
+        role: request.caller.role,
+      }),
   );
 
   app.post(
@@ -74,6 +96,7 @@ export const retentionRoutes: RoutePlugin = (app, deps) => {
         response: { 200: SweepReport, 409: ErrorEnvelope },
       },
     },
-    async (request) => deps.retention.sweepNow({ identity: request.caller.identity, role: request.caller.role }),
+    async (request) =>
+      deps.retention.sweepNow({ identity: request.caller.identity, role: request.caller.role }),
   );
 };

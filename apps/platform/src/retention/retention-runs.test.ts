@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowRuns } from '@agent-platform/domain';
 import type { PlatformTestApi } from '../testing/platform-test-api.ts';
-import { startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
+import {
+  startWorkflowPlatform,
+  type WorkflowHarness,
+  type WorkflowPlatform,
+} from '../testing/workflow-harness.ts';
 
 // Business keys on runs and the run class of retention, in the all-in-one: a run started with a
 // claim number shows it, its audit entry names it, a legal hold on the claim keeps the run
@@ -15,19 +19,30 @@ let wf: WorkflowHarness;
 let workflowId: string;
 
 beforeAll(async () => {
-  platform = await startWorkflowPlatform({ agents: ['clerk'], key: { role: 'admin' }, config: { retention: { runs_days: 30 } } });
+  platform = await startWorkflowPlatform({
+    agents: ['clerk'],
+    key: { role: 'admin' },
+    config: { retention: { runs_days: 30 } },
+  });
   ({ api, token, wf } = platform);
-  workflowId = await wf.install('claims-flow', { agents_required: ['clerk'], steps: [{ name: 'read', agent: 'clerk', prompt: 'read {{input}}' }] });
+  workflowId = await wf.install('claims-flow', {
+    agents_required: ['clerk'],
+    steps: [{ name: 'read', agent: 'clerk', prompt: 'read {{input}}' }],
+  });
 });
 afterAll(async () => platform?.close());
 
-async function startRun(body: Record<string, unknown>): Promise<{ status: number; body: { id: string; business_key?: string; error?: { message: string } } }> {
+async function startRun(
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: { id: string; business_key?: string; error?: { message: string } } }> {
   return api.request('POST', `/workflows/${workflowId}/run`, { token, body });
 }
 
 /** The run ended long ago, as far as retention can tell (its completed_at moved back a year). */
 async function age(runId: string): Promise<void> {
-  await workflowRuns(api.deps.store).update(runId, (cur) => (cur === null ? null : { ...cur.doc, completed_at: '2025-01-01T00:00:00.000Z' }));
+  await workflowRuns(api.deps.store).update(runId, (cur) =>
+    cur === null ? null : { ...cur.doc, completed_at: '2025-01-01T00:00:00.000Z' },
+  );
 }
 
 describe('business keys on runs', () => {
@@ -37,10 +52,31 @@ describe('business keys on runs', () => {
     expect(started.body.business_key).toBe(CLAIM);
     const run = await wf.waitFor(started.body.id, (r) => r.state === 'Completed');
     expect(run.business_key).toBe(CLAIM);
-    const trail = (await api.request('GET', '/security/audit?category=workflows&limit=5', { token })).body.entries as Array<{ action: string; metadata: Record<string, unknown> }>;
-    expect(trail.find((e) => e.action === 'POST /workflows/:id/run')?.metadata).toMatchObject({ run_id: started.body.id, business_key: CLAIM });
+    const trail = (await api.request('GET', '/security/audit?category=workflows&limit=5', { token })).body
+      .entries as Array<{ action: string; metadata: Record<string, unknown> }>;
+    expect(trail.find((e) => e.action === 'POST /workflows/:id/run')?.metadata).toMatchObject({
+      run_id: started.body.id,
+      business_key: CLAIM,
+    });
     const plain = await startRun({ input: 'no key' });
     expect(plain.body).not.toHaveProperty('business_key');
+  });
+
+  it('an Idempotency-Key repeat must carry the same business key', async () => {
+    const send = (business_key: string) =>
+      api.request('POST', `/workflows/${workflowId}/run`, {
+        token,
+        body: { input: 'same', business_key },
+        headers: { 'idempotency-key': 'claim-key-1' },
+      });
+    const first = await send('CLM-A');
+    expect(first.status).toBe(201);
+    const again = await send('CLM-A');
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const other = await send('CLM-B');
+    expect(other.status).toBe(409);
+    expect(other.body.error.message).toMatch(/business key/);
   });
 
   it('refuses a malformed key with 400 and starts nothing', async () => {
@@ -63,7 +99,10 @@ describe('run retention with a hold on a business key', () => {
     await age(old.id);
     await age(heldByKey.body.id);
     const auditor = await api.issueKey('auditor', 'counsel');
-    const hold = await api.request('POST', '/retention/holds', { token: auditor, body: { business_key: 'CLM-HELD-1', reason: 'coverage dispute' } });
+    const hold = await api.request('POST', '/retention/holds', {
+      token: auditor,
+      body: { business_key: 'CLM-HELD-1', reason: 'coverage dispute' },
+    });
     expect(hold.status).toBe(201);
 
     for (let i = 0; i < 2; i++) {
@@ -75,7 +114,9 @@ describe('run retention with a hold on a business key', () => {
     expect((await api.request('GET', `/runs/${old.id}`, { token })).status).toBe(404);
     expect((await api.request('GET', `/runs/${recent.id}`, { token })).status).toBe(200);
 
-    expect((await api.request('DELETE', `/retention/holds/${hold.body.id as string}`, { token: auditor })).status).toBe(200);
+    expect(
+      (await api.request('DELETE', `/retention/holds/${hold.body.id as string}`, { token: auditor })).status,
+    ).toBe(200);
     const after = await api.request('POST', '/retention/sweep', { token: auditor });
     expect(after.body.classes.runs).toMatchObject({ deleted: 1, held: 0 });
     expect((await api.request('GET', `/runs/${heldByKey.body.id}`, { token })).status).toBe(404);

@@ -31,16 +31,30 @@ export async function checkArchive(
   const state = await archive.state();
   const base = { sink: archive.describe, checked_segments: 0 };
   if (state.status === 'none') {
-    return { start: CHAIN_START, report: { ...base, status: 'none', segments: 0, from_seq: null, to_seq: null }, hashAt: async () => null };
+    return {
+      start: CHAIN_START,
+      report: { ...base, status: 'none', segments: 0, from_seq: null, to_seq: null },
+      hashAt: async () => null,
+    };
   }
   if (state.status === 'failed') {
     const [first] = await log.scan(1, 1);
     const start = first === undefined ? CHAIN_START : { seq: first.seq, prevHash: String(first.prev_hash) };
-    return { start, report: { ...base, status: 'failed', segments: 0, from_seq: null, to_seq: null, reason: state.reason }, hashAt: async () => null };
+    return {
+      start,
+      report: { ...base, status: 'failed', segments: 0, from_seq: null, to_seq: null, reason: state.reason },
+      hashAt: async () => null,
+    };
   }
   const { manifest, last } = state;
   if (full) verified.clear();
-  const report: ArchiveReport = { ...base, status: 'verified', segments: manifest.segments.length, from_seq: 1, to_seq: last.to_seq };
+  const report: ArchiveReport = {
+    ...base,
+    status: 'verified',
+    segments: manifest.segments.length,
+    from_seq: 1,
+    to_seq: last.to_seq,
+  };
   let failedSeq: number | undefined;
   for (const ref of manifest.segments) {
     const key = `${ref.name}:${ref.sha256}`;

@@ -99,7 +99,11 @@ function jsonBytes(value: unknown): Buffer {
 }
 
 export function signManifest(manifest: ArchiveManifest, signer: CheckpointSigner): SignedManifest {
-  return { manifest, algorithm: 'Ed25519', signature: signer.sign(Buffer.from(canonicalJson(manifest), 'utf8')) };
+  return {
+    manifest,
+    algorithm: 'Ed25519',
+    signature: signer.sign(Buffer.from(canonicalJson(manifest), 'utf8')),
+  };
 }
 
 /**
@@ -119,12 +123,15 @@ export function checkManifest(bytes: Uint8Array, publicKey: string): ArchiveMani
     return `${ARCHIVE_MANIFEST} is not an audit archive manifest (format ${ARCHIVE_FORMAT})`;
   }
   // The statement is the manifest's canonical JSON, exactly as for checkpoints.
-  if (!ed25519SignatureValid(Buffer.from(canonicalJson(m), 'utf8'), signed.signature, publicKey)) return `${ARCHIVE_MANIFEST}: signature does not verify with this platform's checkpoint key`;
+  if (!ed25519SignatureValid(Buffer.from(canonicalJson(m), 'utf8'), signed.signature, publicKey))
+    return `${ARCHIVE_MANIFEST}: signature does not verify with this platform's checkpoint key`;
   let expectedFrom = 1;
   let prevHash = CHAIN_ANCHOR;
   for (const s of m.segments) {
-    if (s.from_seq !== expectedFrom || s.to_seq < s.from_seq) return `${ARCHIVE_MANIFEST}: segment ${s.name} does not start at seq ${expectedFrom}`;
-    if (s.prev_hash !== prevHash) return `${ARCHIVE_MANIFEST}: segment ${s.name} does not link to the segment before it`;
+    if (s.from_seq !== expectedFrom || s.to_seq < s.from_seq)
+      return `${ARCHIVE_MANIFEST}: segment ${s.name} does not start at seq ${expectedFrom}`;
+    if (s.prev_hash !== prevHash)
+      return `${ARCHIVE_MANIFEST}: segment ${s.name} does not link to the segment before it`;
     expectedFrom = s.to_seq + 1;
     prevHash = s.last_hash;
   }
@@ -140,19 +147,26 @@ export function createAuditArchive(deps: { sink: CheckpointSink; signer: Checkpo
       bytes = await sink.read(ARCHIVE_MANIFEST);
     } catch (error) {
       // Worded as the checkpoint check words it: both live in the one sink.
-      return { status: 'failed', reason: `the checkpoint sink ${sink.describe} could not be read: ${(error as Error).message}` };
+      return {
+        status: 'failed',
+        reason: `the checkpoint sink ${sink.describe} could not be read: ${(error as Error).message}`,
+      };
     }
     if (bytes === null) return { status: 'none' };
     const manifest = checkManifest(bytes, signer.publicKeyPem);
-    if (typeof manifest === 'string') return { status: 'failed', reason: `audit archive in ${sink.describe}: ${manifest}` };
+    if (typeof manifest === 'string')
+      return { status: 'failed', reason: `audit archive in ${sink.describe}: ${manifest}` };
     const last = manifest.segments.at(-1);
     return last === undefined ? { status: 'none' } : { status: 'ok', manifest, last };
   }
 
-  async function readSegment(ref: ArchivedSegment): Promise<{ segment: AuditSegment; bytes: Uint8Array } | string> {
+  async function readSegment(
+    ref: ArchivedSegment,
+  ): Promise<{ segment: AuditSegment; bytes: Uint8Array } | string> {
     const bytes = await sink.read(ref.name);
     if (bytes === null) return `archived segment ${ref.name} is missing from ${sink.describe}`;
-    if (sha256Of(bytes) !== ref.sha256) return `archived segment ${ref.name} was altered (its sha256 differs from the manifest)`;
+    if (sha256Of(bytes) !== ref.sha256)
+      return `archived segment ${ref.name} was altered (its sha256 differs from the manifest)`;
     try {
       return { segment: JSON.parse(Buffer.from(bytes).toString('utf8')) as AuditSegment, bytes };
     } catch {
@@ -165,7 +179,8 @@ export function createAuditArchive(deps: { sink: CheckpointSink; signer: Checkpo
       const read = await readSegment(ref);
       if (typeof read === 'string') return read;
       const cpBytes = await sink.read(ref.checkpoint);
-      if (cpBytes === null) return `the checkpoint of archived segment ${ref.name} is missing from ${sink.describe}`;
+      if (cpBytes === null)
+        return `the checkpoint of archived segment ${ref.name} is missing from ${sink.describe}`;
       const signed = parseSignedCheckpoint(cpBytes);
       if (typeof signed === 'string') return `${ref.checkpoint}: ${signed}`;
       return segmentProblem(read.segment, signed, ref);
@@ -175,14 +190,24 @@ export function createAuditArchive(deps: { sink: CheckpointSink; signer: Checkpo
   }
 
   /** The segment's own chain, its checkpoint, and the manifest's account of it agree. */
-  async function segmentProblem(segment: AuditSegment, signed: SignedCheckpoint, ref: ArchivedSegment): Promise<string | null> {
+  async function segmentProblem(
+    segment: AuditSegment,
+    signed: SignedCheckpoint,
+    ref: ArchivedSegment,
+  ): Promise<string | null> {
     const verdict = await verifySegment(segment, signed, signer.publicKeyPem);
     if (!verdict.valid) return `archived segment ${ref.name}: ${verdict.reason ?? 'does not verify'}`;
     const last = segment.entries.at(-1);
-    if (segment.from_seq !== ref.from_seq || segment.prev_hash !== ref.prev_hash || last?.seq !== ref.to_seq || last.hash !== ref.last_hash) {
+    if (
+      segment.from_seq !== ref.from_seq ||
+      segment.prev_hash !== ref.prev_hash ||
+      last?.seq !== ref.to_seq ||
+      last.hash !== ref.last_hash
+    ) {
       return `archived segment ${ref.name} does not cover seqs ${ref.from_seq}..${ref.to_seq} as the manifest says`;
     }
-    if (signed.checkpoint.tip_seq !== ref.to_seq) return `the checkpoint of archived segment ${ref.name} is not at its last entry`;
+    if (signed.checkpoint.tip_seq !== ref.to_seq)
+      return `the checkpoint of archived segment ${ref.name} is not at its last entry`;
     return null;
   }
 
@@ -194,14 +219,20 @@ export function createAuditArchive(deps: { sink: CheckpointSink; signer: Checkpo
     return typeof read === 'string' ? null : (read.segment.entries[seq - ref.from_seq]?.hash ?? null);
   }
 
-  async function archive(segment: AuditSegment, manifest: ArchiveManifest | null, at: string): Promise<ArchiveManifest> {
+  async function archive(
+    segment: AuditSegment,
+    manifest: ArchiveManifest | null,
+    at: string,
+  ): Promise<ArchiveManifest> {
     const last = segment.entries.at(-1);
     if (segment.format !== SEGMENT_FORMAT || last === undefined) throw new Error('archive: an empty segment');
     const to = last.seq;
     const previous = manifest?.segments.at(-1);
     const expectedFrom = (previous?.to_seq ?? 0) + 1;
     if (segment.from_seq !== expectedFrom || segment.prev_hash !== (previous?.last_hash ?? CHAIN_ANCHOR)) {
-      throw new Error(`archive: segment ${segment.from_seq}..${to} does not continue the archive (next seq ${expectedFrom})`);
+      throw new Error(
+        `archive: segment ${segment.from_seq}..${to} does not continue the archive (next seq ${expectedFrom})`,
+      );
     }
     const base = segmentBaseName(segment.from_seq, to);
     const ref: ArchivedSegment = {
@@ -221,14 +252,25 @@ export function createAuditArchive(deps: { sink: CheckpointSink; signer: Checkpo
     // is archived twice); different bytes for the same seqs mean the live entries changed since.
     const existing = await sink.read(ref.name);
     if (existing !== null && sha256Of(existing) !== ref.sha256) {
-      throw new Error(`archive: ${ref.name} already exists in ${sink.describe} with other content; the live entries ${ref.from_seq}..${to} changed since it was written`);
+      throw new Error(
+        `archive: ${ref.name} already exists in ${sink.describe} with other content; the live entries ${ref.from_seq}..${to} changed since it was written`,
+      );
     }
     if (existing === null) await sink.put(ref.name, bytes);
     const existingCheckpoint = await sink.read(ref.checkpoint);
     const reusable = existingCheckpoint === null ? null : parseSignedCheckpoint(existingCheckpoint);
-    const keep = reusable !== null && typeof reusable !== 'string' && (await segmentProblem(segment, reusable, ref)) === null;
+    const keep =
+      reusable !== null &&
+      typeof reusable !== 'string' &&
+      (await segmentProblem(segment, reusable, ref)) === null;
     if (!keep) {
-      const checkpoint: AuditCheckpoint = { entry_count: to, tip_hash: last.hash, tip_seq: to, at, key_id: signer.keyId };
+      const checkpoint: AuditCheckpoint = {
+        entry_count: to,
+        tip_hash: last.hash,
+        tip_seq: to,
+        at,
+        key_id: signer.keyId,
+      };
       await sink.put(ref.checkpoint, jsonBytes(signCheckpoint(checkpoint, signer)));
     }
 
@@ -244,9 +286,13 @@ export function createAuditArchive(deps: { sink: CheckpointSink; signer: Checkpo
     };
     await sink.put(ARCHIVE_MANIFEST, jsonBytes(signManifest(next, signer)));
     const readBack = await sink.read(ARCHIVE_MANIFEST);
-    const checked = readBack === null ? 'the manifest is missing after writing it' : checkManifest(readBack, signer.publicKeyPem);
+    const checked =
+      readBack === null
+        ? 'the manifest is missing after writing it'
+        : checkManifest(readBack, signer.publicKeyPem);
     if (typeof checked === 'string') throw new Error(`archive: read-back of the manifest failed: ${checked}`);
-    if (checked.segments.at(-1)?.sha256 !== ref.sha256) throw new Error('archive: read-back of the manifest does not list the new segment');
+    if (checked.segments.at(-1)?.sha256 !== ref.sha256)
+      throw new Error('archive: read-back of the manifest does not list the new segment');
     return next;
   }
 

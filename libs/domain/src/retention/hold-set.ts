@@ -40,7 +40,8 @@ export async function buildHoldSet(input: HoldSetInput): Promise<HoldSet> {
     count: input.holds.length,
     coversAudit(entry) {
       if (needles.length === 0) return false;
-      const metadata = entry.metadata === null || entry.metadata === undefined ? '' : JSON.stringify(entry.metadata);
+      const metadata =
+        entry.metadata === null || entry.metadata === undefined ? '' : JSON.stringify(entry.metadata);
       return mentions(String(entry.target)) || mentions(metadata);
     },
     coversUsage(event) {
@@ -49,12 +50,23 @@ export async function buildHoldSet(input: HoldSetInput): Promise<HoldSet> {
     coversTranscript(doc) {
       if (agents.has(doc.agent_id)) return true;
       if (keys.length === 0) return false;
-      return (doc.conversation !== undefined && keys.includes(doc.conversation)) || doc.turns.some((t) => keyIn(t.content));
+      return (
+        (doc.conversation !== undefined && keys.includes(doc.conversation)) ||
+        doc.turns.some((t) => keyIn(t.content))
+      );
     },
     coversRun(run) {
-      if (heldRuns.has(run.id) || (run.business_key !== undefined && keys.includes(run.business_key)) || keyIn(run.input)) return true;
+      if (
+        heldRuns.has(run.id) ||
+        (run.business_key !== undefined && keys.includes(run.business_key)) ||
+        keyIn(run.input)
+      )
+        return true;
       if (agents.size === 0) return false;
-      return run.step_results.some((r) => agents.has(r.agent_id)) || [...agents].some((a) => JSON.stringify(run.definition.steps).includes(a));
+      return (
+        run.step_results.some((r) => agents.has(r.agent_id)) ||
+        [...agents].some((a) => JSON.stringify(run.definition.steps).includes(a))
+      );
     },
   };
 }

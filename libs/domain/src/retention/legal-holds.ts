@@ -50,14 +50,31 @@ export interface LegalHoldsDeps {
 }
 
 export function createLegalHolds(deps: LegalHoldsDeps): LegalHolds {
-  const holds = deps.store.collection<HoldRecord>(RETENTION_HOLDS_COLLECTION, { indexes: [{ field: 'created_at' }] });
+  const holds = deps.store.collection<HoldRecord>(RETENTION_HOLDS_COLLECTION, {
+    indexes: [{ field: 'created_at' }],
+  });
 
   function configHolds(): LegalHoldView[] {
     const { hold_agents: agents, hold_business_keys: keys } = deps.settings();
-    const base = { reason: 'configured in [retention]', source: 'config' as const, created_by: null, created_at: null };
+    const base = {
+      reason: 'configured in [retention]',
+      source: 'config' as const,
+      created_by: null,
+      created_at: null,
+    };
     return [
-      ...[...new Set(agents)].map((id) => ({ ...base, id: `config:agent:${id}`, agent_id: id, business_key: null })),
-      ...[...new Set(keys)].map((key) => ({ ...base, id: `config:business_key:${key}`, agent_id: null, business_key: key })),
+      ...[...new Set(agents)].map((id) => ({
+        ...base,
+        id: `config:agent:${id}`,
+        agent_id: id,
+        business_key: null,
+      })),
+      ...[...new Set(keys)].map((key) => ({
+        ...base,
+        id: `config:business_key:${key}`,
+        agent_id: null,
+        business_key: key,
+      })),
     ];
   }
 
@@ -90,7 +107,9 @@ export function createLegalHolds(deps: LegalHoldsDeps): LegalHolds {
       const hasAgent = input.agent_id !== undefined;
       const hasKey = input.business_key !== undefined;
       if (hasAgent === hasKey) {
-        throw Errors.validation('a legal hold names exactly one of agent_id and business_key', { fields: ['agent_id', 'business_key'] });
+        throw Errors.validation('a legal hold names exactly one of agent_id and business_key', {
+          fields: ['agent_id', 'business_key'],
+        });
       }
       const record: HoldRecord = {
         id: randomUUID(),
@@ -108,12 +127,16 @@ export function createLegalHolds(deps: LegalHoldsDeps): LegalHolds {
 
     async remove(id, caller) {
       if (id.startsWith('config:')) {
-        throw Errors.conflict(`legal hold '${id}' is configured in [retention]; lift it by editing the config and reloading`, { hold_id: id });
+        throw Errors.conflict(
+          `legal hold '${id}' is configured in [retention]; lift it by editing the config and reloading`,
+          { hold_id: id },
+        );
       }
       const found = await holds.get(id);
       if (found === null) throw Errors.notFound('legal hold', id);
       // The version check makes a concurrent lift of the same hold audited once.
-      if (!(await holds.delete(id, found.version).catch(() => false))) throw Errors.notFound('legal hold', id);
+      if (!(await holds.delete(id, found.version).catch(() => false)))
+        throw Errors.notFound('legal hold', id);
       const lifted = view(found.doc);
       await audit('retention.hold.lifted', lifted, caller);
       return lifted;

@@ -11,8 +11,20 @@ import type { Clock } from '../time/clock.ts';
 import { workflowRuns } from '../workflows/run-record.ts';
 import { buildHoldSet } from './hold-set.ts';
 import { createLegalHolds, type LegalHolds } from './legal-holds.ts';
-import { LostSweepLockError, RETENTION_CLASSES, startResult, type ClassSweep, type RetentionClass, type SweepContext } from './sweep-context.ts';
-import { PENDING_SEGMENT_ID, RETENTION_STATE_COLLECTION, sweepAudit, type PendingSegment } from './sweep-audit.ts';
+import {
+  LostSweepLockError,
+  RETENTION_CLASSES,
+  startResult,
+  type ClassSweep,
+  type RetentionClass,
+  type SweepContext,
+} from './sweep-context.ts';
+import {
+  PENDING_SEGMENT_ID,
+  RETENTION_STATE_COLLECTION,
+  sweepAudit,
+  type PendingSegment,
+} from './sweep-audit.ts';
 import { createSweepLock } from './sweep-lock.ts';
 import { sweepRuns } from './sweep-runs.ts';
 import { sweepTranscripts } from './sweep-transcripts.ts';
@@ -38,7 +50,11 @@ export interface RetentionServiceDeps {
   licence: () => LicenceState;
   /** This process, as the lock and the report name it (e.g. `api@host:pid`). */
   node: string;
-  log: { info(context: Record<string, unknown>, message: string): void; warn(context: Record<string, unknown>, message: string): void; debug(context: Record<string, unknown>, message: string): void };
+  log: {
+    info(context: Record<string, unknown>, message: string): void;
+    warn(context: Record<string, unknown>, message: string): void;
+    debug(context: Record<string, unknown>, message: string): void;
+  };
 }
 
 /**
@@ -61,19 +77,37 @@ export function sweepLeaseMs(intervalSecs: number): number {
 }
 
 export function createRetentionService(deps: RetentionServiceDeps): RetentionService {
-  const holds = createLegalHolds({ store: deps.store, clock: deps.clock, audit: deps.audit, settings: deps.settings });
-  const lock = createSweepLock({ store: deps.store, now: () => deps.clock.now(), node: deps.node, leaseMs: () => sweepLeaseMs(deps.settings().sweep_interval_secs) });
+  const holds = createLegalHolds({
+    store: deps.store,
+    clock: deps.clock,
+    audit: deps.audit,
+    settings: deps.settings,
+  });
+  const lock = createSweepLock({
+    store: deps.store,
+    now: () => deps.clock.now(),
+    node: deps.node,
+    leaseMs: () => sweepLeaseMs(deps.settings().sweep_interval_secs),
+  });
   const state = deps.store.collection<{ id: string; report: SweepReport }>(RETENTION_STATE_COLLECTION);
   const runs = workflowRuns(deps.store);
 
-  async function sweep(trigger: SweepReport['trigger'], period: number | null, token: string, caller: { identity: string; role: string }): Promise<SweepReport> {
+  async function sweep(
+    trigger: SweepReport['trigger'],
+    period: number | null,
+    token: string,
+    caller: { identity: string; role: string },
+  ): Promise<SweepReport> {
     const settings = deps.settings();
     const now = deps.clock.now();
     const ctx: SweepContext = {
       now,
       holds: await buildHoldSet({
         holds: await holds.list(),
-        runsWithKey: async (keys) => (await Promise.all(keys.map((k) => runs.find({ where: { business_key: k } })))).flat().map(({ doc }) => doc.id),
+        runsWithKey: async (keys) =>
+          (await Promise.all(keys.map((k) => runs.find({ where: { business_key: k } }))))
+            .flat()
+            .map(({ doc }) => doc.id),
       }),
       batchSize: settings.batch_size,
       stillHolder: async () => {
@@ -98,9 +132,16 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
         if (error instanceof LostSweepLockError) lost = error;
         result.status = 'failed';
         result.error = (error as Error).message;
-        deps.log.warn({ class: name, reason: result.error }, 'retention: sweep of a class failed; what was done is kept, the next sweep retries');
+        deps.log.warn(
+          { class: name, reason: result.error },
+          'retention: sweep of a class failed; what was done is kept, the next sweep retries',
+        );
       }
-      if (result.status === 'done') deps.log.info({ class: name, deleted: result.deleted, held: result.held, cutoff }, 'retention: class swept');
+      if (result.status === 'done')
+        deps.log.info(
+          { class: name, deleted: result.deleted, held: result.held, cutoff },
+          'retention: class swept',
+        );
     }
     const report: SweepReport = {
       trigger,
@@ -118,14 +159,39 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
     return report;
   }
 
-  async function sweepClass(name: RetentionClass, ctx: SweepContext, cutoff: string, result: ClassSweep, settings: RetentionSettings): Promise<void> {
+  async function sweepClass(
+    name: RetentionClass,
+    ctx: SweepContext,
+    cutoff: string,
+    result: ClassSweep,
+    settings: RetentionSettings,
+  ): Promise<void> {
     switch (name) {
       case 'audit':
-        if (deps.archive === null) throw new Error('audit retention needs [audit.checkpoints] sink (or [audit.checkpoints.s3]) to archive to; nothing archived or deleted');
-        return sweepAudit({ store: deps.store, archive: deps.archive, writeCheckpoint: deps.writeCheckpoint, segmentEntries: settings.audit_segment_entries }, ctx, cutoff, result);
+        if (deps.archive === null)
+          throw new Error(
+            'audit retention needs [audit.checkpoints] sink (or [audit.checkpoints.s3]) to archive to; nothing archived or deleted',
+          );
+        return sweepAudit(
+          {
+            store: deps.store,
+            archive: deps.archive,
+            writeCheckpoint: deps.writeCheckpoint,
+            segmentEntries: settings.audit_segment_entries,
+          },
+          ctx,
+          cutoff,
+          result,
+        );
       case 'usage': {
         const licence = deps.licence();
-        return sweepUsage(deps.store, ctx, cutoff, licence.kind === 'loaded' ? new Date(licence.licence.period_start).toISOString() : null, result);
+        return sweepUsage(
+          deps.store,
+          ctx,
+          cutoff,
+          licence.kind === 'loaded' ? new Date(licence.licence.period_start).toISOString() : null,
+          result,
+        );
       }
       case 'transcripts':
         return sweepTranscripts(deps.store, ctx, cutoff, result);
@@ -136,20 +202,41 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
 
   /** One entry per sweep: counts and outcome, never contents. */
   async function auditSweep(report: SweepReport, caller: { identity: string; role: string }): Promise<void> {
-    const metadata: Record<string, unknown> = { trigger: report.trigger, period: report.period, node: report.node, status: report.status };
+    const metadata: Record<string, unknown> = {
+      trigger: report.trigger,
+      period: report.period,
+      node: report.node,
+      status: report.status,
+    };
     for (const name of RETENTION_CLASSES) {
       const c = report.classes[name];
       metadata[name] = {
         status: c.status,
         deleted: c.deleted,
         held: c.held,
-        ...(c.archived_segments === undefined ? {} : { archived_segments: c.archived_segments, archived_to_seq: c.archived_to_seq, held_from_seq: c.held_from_seq }),
+        ...(c.archived_segments === undefined
+          ? {}
+          : {
+              archived_segments: c.archived_segments,
+              archived_to_seq: c.archived_to_seq,
+              held_from_seq: c.held_from_seq,
+            }),
         ...(c.error === undefined ? {} : { error: c.error }),
       };
     }
     await deps.audit
-      .record({ category: 'retention', identity: caller.identity, role: caller.role, action: 'retention.sweep', target: report.node, result: report.status, metadata })
-      .catch((err: unknown) => deps.log.warn({ err }, 'retention: the audit entry of the sweep could not be written'));
+      .record({
+        category: 'retention',
+        identity: caller.identity,
+        role: caller.role,
+        action: 'retention.sweep',
+        target: report.node,
+        result: report.status,
+        metadata,
+      })
+      .catch((err: unknown) =>
+        deps.log.warn({ err }, 'retention: the audit entry of the sweep could not be written'),
+      );
   }
 
   function anythingToSweep(settings: RetentionSettings): boolean {
@@ -167,7 +254,11 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
       const period = Math.floor(deps.clock.now().getTime() / (settings.sweep_interval_secs * 1000));
       const claim = await lock.claim(period);
       if (claim === null) return null;
-      if (claim.tookOverFrom !== null) deps.log.warn({ previous: claim.tookOverFrom, period }, 'retention: taking over a sweep whose process stopped renewing its lease');
+      if (claim.tookOverFrom !== null)
+        deps.log.warn(
+          { previous: claim.tookOverFrom, period },
+          'retention: taking over a sweep whose process stopped renewing its lease',
+        );
       let report: SweepReport | null = null;
       try {
         report = await sweep('schedule', period, claim.token, system);
@@ -180,7 +271,10 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
 
     async sweepNow(caller) {
       const claim = await lock.claim(null);
-      if (claim === null) throw Errors.conflict(`a retention sweep is running on ${(await lock.holder()) ?? 'another process'}; try again when it has finished`);
+      if (claim === null)
+        throw Errors.conflict(
+          `a retention sweep is running on ${(await lock.holder()) ?? 'another process'}; try again when it has finished`,
+        );
       let report: SweepReport | null = null;
       try {
         report = await sweep('manual', null, claim.token, caller);
@@ -195,21 +289,45 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
 
   async function readStatus(): Promise<RetentionStatus> {
     const settings = deps.settings();
-    const audit = deps.store.log<StoredAuditEntry>('audit', { indexes: ['category', 'identity', 'timestamp'] });
+    const audit = deps.store.log<StoredAuditEntry>('audit', {
+      indexes: ['category', 'identity', 'timestamp'],
+    });
     const [firstAudit] = await audit.scan(1, 1);
     const [firstUsage] = await usageEventsLog(deps.store).scan(1, 1);
-    const [oldestTranscript] = await transcriptsCollection(deps.store).find({ orderBy: { field: 'oldest_turn_at', direction: 'asc' }, limit: 1 });
+    const [oldestTranscript] = await transcriptsCollection(deps.store).find({
+      orderBy: { field: 'oldest_turn_at', direction: 'asc' },
+      limit: 1,
+    });
     const terminalRuns = await Promise.all(
-      (['Completed', 'Failed', 'Escalated'] as const).map((s) => runs.find({ where: { state: s }, orderBy: { field: 'completed_at', direction: 'asc' }, limit: 1 })),
+      (['Completed', 'Failed', 'Escalated'] as const).map((s) =>
+        runs.find({ where: { state: s }, orderBy: { field: 'completed_at', direction: 'asc' }, limit: 1 }),
+      ),
     );
-    const oldestRun = terminalRuns.flat().map(({ doc }) => doc.completed_at).filter((t): t is string => t !== null).sort()[0] ?? null;
-    const pending = (await deps.store.collection<PendingSegment>(RETENTION_STATE_COLLECTION).get(PENDING_SEGMENT_ID))?.doc ?? null;
+    const oldestRun =
+      terminalRuns
+        .flat()
+        .map(({ doc }) => doc.completed_at)
+        .filter((t): t is string => t !== null)
+        .sort()[0] ?? null;
+    const pending =
+      (await deps.store.collection<PendingSegment>(RETENTION_STATE_COLLECTION).get(PENDING_SEGMENT_ID))
+        ?.doc ?? null;
     const last = (await state.get(LAST_SWEEP_ID))?.doc.report ?? null;
-    const archive: RetentionStatus['classes']['audit']['archive'] = { sink: deps.archive?.describe ?? null, segments: 0, from_seq: null, to_seq: null };
+    const archive: RetentionStatus['classes']['audit']['archive'] = {
+      sink: deps.archive?.describe ?? null,
+      segments: 0,
+      from_seq: null,
+      to_seq: null,
+    };
     if (deps.archive !== null) {
       const read = await deps.archive.state();
       if (read.status === 'failed') archive.error = read.reason;
-      if (read.status === 'ok') Object.assign(archive, { segments: read.manifest.segments.length, from_seq: 1, to_seq: read.last.to_seq });
+      if (read.status === 'ok')
+        Object.assign(archive, {
+          segments: read.manifest.segments.length,
+          from_seq: 1,
+          to_seq: read.last.to_seq,
+        });
     }
     const transcriptDoc = oldestTranscript?.doc;
     return {
@@ -223,7 +341,13 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
           pending_segment: pending === null ? null : { from_seq: pending.from_seq, to_seq: pending.to_seq },
         },
         usage: { retention_days: settings.usage_days, oldest_kept: firstUsage?.at ?? null },
-        transcripts: { retention_days: settings.transcripts_days, oldest_kept: transcriptDoc === undefined ? null : (transcriptDoc.oldest_turn_at ?? transcriptDoc.turns[0]?.at ?? null) },
+        transcripts: {
+          retention_days: settings.transcripts_days,
+          oldest_kept:
+            transcriptDoc === undefined
+              ? null
+              : (transcriptDoc.oldest_turn_at ?? transcriptDoc.turns[0]?.at ?? null),
+        },
         runs: { retention_days: settings.runs_days, oldest_kept: oldestRun },
       },
       holds: await holds.list(),

@@ -29,14 +29,17 @@ export interface SweepContext {
 
 export class LostSweepLockError extends Error {
   constructor(holder: string | null) {
-    super(`the retention sweep lock was taken over${holder === null ? '' : ` by ${holder}`} (this sweep stalled past its lease); stopping`);
+    super(
+      `the retention sweep lock was taken over${holder === null ? '' : ` by ${holder}`} (this sweep stalled past its lease); stopping`,
+    );
     this.name = 'LostSweepLockError';
   }
 }
 
 /** A fresh result for a class whose period is `days` (0 = kept forever). */
 export function startResult(days: number, now: Date): { result: ClassSweep; cutoff: string | null } {
-  if (days <= 0) return { result: { status: 'kept_forever', cutoff: null, deleted: 0, held: 0 }, cutoff: null };
+  if (days <= 0)
+    return { result: { status: 'kept_forever', cutoff: null, deleted: 0, held: 0 }, cutoff: null };
   const cutoff = new Date(now.getTime() - days * DAY_MS).toISOString();
   return { result: { status: 'done', cutoff, deleted: 0, held: 0 }, cutoff };
 }

@@ -40,9 +40,21 @@ export interface SweepLock {
   holder(): Promise<string | null>;
 }
 
-export function createSweepLock(deps: { store: Store; now: () => Date; node: string; leaseMs: () => number }): SweepLock {
+export function createSweepLock(deps: {
+  store: Store;
+  now: () => Date;
+  node: string;
+  leaseMs: () => number;
+}): SweepLock {
   const docs = deps.store.collection<LockRecord>(RETENTION_STATE_COLLECTION);
-  const free = (): LockRecord => ({ id: SWEEP_LOCK_ID, holder: null, token: null, until: new Date(0).toISOString(), period: null, done_period: -1 });
+  const free = (): LockRecord => ({
+    id: SWEEP_LOCK_ID,
+    holder: null,
+    token: null,
+    until: new Date(0).toISOString(),
+    period: null,
+    done_period: -1,
+  });
   const until = (): string => new Date(deps.now().getTime() + deps.leaseMs()).toISOString();
 
   return {
@@ -60,19 +72,31 @@ export function createSweepLock(deps: { store: Store; now: () => Date; node: str
       return after?.doc.token === token ? { token, tookOverFrom } : null;
     },
     async renew(token) {
-      const after = await docs.update(SWEEP_LOCK_ID, (current) => (current?.doc.token === token ? { ...current.doc, until: until() } : null));
+      const after = await docs.update(SWEEP_LOCK_ID, (current) =>
+        current?.doc.token === token ? { ...current.doc, until: until() } : null,
+      );
       return after?.doc.token === token;
     },
     async release(token, donePeriod) {
       await docs.update(SWEEP_LOCK_ID, (current) => {
         if (current?.doc.token !== token) return null;
-        const done = donePeriod === null ? current.doc.done_period : Math.max(current.doc.done_period, donePeriod);
-        return { ...current.doc, holder: null, token: null, until: deps.now().toISOString(), period: null, done_period: done };
+        const done =
+          donePeriod === null ? current.doc.done_period : Math.max(current.doc.done_period, donePeriod);
+        return {
+          ...current.doc,
+          holder: null,
+          token: null,
+          until: deps.now().toISOString(),
+          period: null,
+          done_period: done,
+        };
       });
     },
     async holder() {
       const lock = (await docs.get(SWEEP_LOCK_ID))?.doc;
-      return lock !== undefined && lock.holder !== null && lock.until > deps.now().toISOString() ? lock.holder : null;
+      return lock !== undefined && lock.holder !== null && lock.until > deps.now().toISOString()
+        ? lock.holder
+        : null;
     },
   };
 }

@@ -12,12 +12,22 @@ const TERMINAL: readonly RunState[] = ['Completed', 'Failed', 'Escalated'];
  * licence settled, value event recorded). A run a legal hold covers stays. Each delete carries
  * the version read, so a run that changed meanwhile is left for the next sweep.
  */
-export async function sweepRuns(store: Store, ctx: SweepContext, cutoff: string, result: ClassSweep): Promise<void> {
+export async function sweepRuns(
+  store: Store,
+  ctx: SweepContext,
+  cutoff: string,
+  result: ClassSweep,
+): Promise<void> {
   const runs = workflowRuns(store);
   for (const state of TERMINAL) {
     let skip = 0;
-    for (let done = false; !done; ) {
-      const page = await runs.find({ where: { state }, orderBy: { field: 'completed_at', direction: 'asc' }, limit: ctx.batchSize, offset: skip });
+    for (let done = false; !done;) {
+      const page = await runs.find({
+        where: { state },
+        orderBy: { field: 'completed_at', direction: 'asc' },
+        limit: ctx.batchSize,
+        offset: skip,
+      });
       for (const { doc, version } of page) {
         if (doc.completed_at !== null && doc.completed_at >= cutoff) {
           done = true;
@@ -33,7 +43,10 @@ export async function sweepRuns(store: Store, ctx: SweepContext, cutoff: string,
         else skip += 1;
       }
       if (page.length < ctx.batchSize) done = true;
-      ctx.progress({ class: 'runs', state, deleted: result.deleted, held: result.held }, 'retention: runs removed');
+      ctx.progress(
+        { class: 'runs', state, deleted: result.deleted, held: result.held },
+        'retention: runs removed',
+      );
     }
   }
 }

@@ -8,13 +8,22 @@ import type { ClassSweep, SweepContext } from './sweep-context.ts';
  * through the `oldest_turn_at` index (records written before it existed sort first and get it
  * set on the way). A transcript a legal hold covers keeps every turn; `deleted` counts turns.
  */
-export async function sweepTranscripts(store: Store, ctx: SweepContext, cutoff: string, result: ClassSweep): Promise<void> {
+export async function sweepTranscripts(
+  store: Store,
+  ctx: SweepContext,
+  cutoff: string,
+  result: ClassSweep,
+): Promise<void> {
   const transcripts = transcriptsCollection(store);
   // Held or contended transcripts stay at the front of the order: page past them.
   let skip = 0;
   const seen = new Set<string>();
   for (;;) {
-    const page = await transcripts.find({ orderBy: { field: 'oldest_turn_at', direction: 'asc' }, limit: ctx.batchSize, offset: skip });
+    const page = await transcripts.find({
+      orderBy: { field: 'oldest_turn_at', direction: 'asc' },
+      limit: ctx.batchSize,
+      offset: skip,
+    });
     if (page.length === 0) return;
     for (const { doc } of page) {
       const oldest = doc.oldest_turn_at ?? doc.turns[0]?.at;
@@ -32,7 +41,10 @@ export async function sweepTranscripts(store: Store, ctx: SweepContext, cutoff: 
       if (removed === null) skip += 1;
       else result.deleted += removed;
     }
-    ctx.progress({ class: 'transcripts', deleted: result.deleted, held: result.held }, 'retention: transcript turns removed');
+    ctx.progress(
+      { class: 'transcripts', deleted: result.deleted, held: result.held },
+      'retention: transcript turns removed',
+    );
   }
 }
 

@@ -11,7 +11,13 @@ import type { ClassSweep, SweepContext } from './sweep-context.ts';
  * the licence counters are running totals in the store's counters, which retention never touches:
  * they do not change when old events go (docs/retention.md "Usage").
  */
-export async function sweepUsage(store: Store, ctx: SweepContext, cutoff: string, periodStart: string | null, result: ClassSweep): Promise<void> {
+export async function sweepUsage(
+  store: Store,
+  ctx: SweepContext,
+  cutoff: string,
+  periodStart: string | null,
+  result: ClassSweep,
+): Promise<void> {
   const bound = periodStart !== null && periodStart < cutoff ? periodStart : cutoff;
   result.cutoff = bound;
   const log = usageEventsLog(store);
@@ -28,7 +34,10 @@ export async function sweepUsage(store: Store, ctx: SweepContext, cutoff: string
     await ctx.stillHolder();
     const removed = await log.dropBefore(last.seq + 1, { fromSeq: first.seq, keep });
     result.deleted += removed;
-    ctx.progress({ class: 'usage', removed, held: keep.length, through_seq: last.seq }, 'retention: usage events removed');
+    ctx.progress(
+      { class: 'usage', removed, held: keep.length, through_seq: last.seq },
+      'retention: usage events removed',
+    );
     if (firstKept !== -1 || batch.length < ctx.batchSize) return;
     next = last.seq + 1;
   }
