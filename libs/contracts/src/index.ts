@@ -34,4 +34,5 @@ export * from './platform-events.ts';
 export * from './channel-messages.ts';
 export * from './http/triggers.ts';
 export * from './http/registry.ts';
+export * from './mcp-tools.ts';
 export * from './http/retention.ts';

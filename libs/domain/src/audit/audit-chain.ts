@@ -128,7 +128,7 @@ export async function verifyChain(log: AppendLog<StoredAuditEntry>, from: Verifi
 }
 
 /** Live entries below `seq`: leftovers of an interrupted retention delete (normally none; bounded by one segment). */
-async function liveBelow(log: AppendLog<StoredAuditEntry>, seq: number): Promise<number> {
+export async function liveBelow(log: AppendLog<{ hash: string }>, seq: number): Promise<number> {
   let n = 0;
   let next = 1;
   for (;;) {
