@@ -95,6 +95,8 @@ export interface FleetOptions {
   licence?: Partial<LicenceClaims>;
   /** How the fake model provider (the default model) answers; default: an echo of the last user message. */
   reply?: (request: RecordedRequest) => FakeReply;
+  /** Runs on the (still empty) shared data dir before any process starts, e.g. to seed the store. */
+  prepare?: (dataDir: string) => Promise<void>;
 }
 
 /**
@@ -117,6 +119,8 @@ export interface Fleet {
   readonly configPath: string;
   /** Starts one more app process on the fleet's config and waits for its boot line. */
   add(app: AppName): Promise<AppProcess>;
+  /** Starts one more api node on a config of its own (a fresh port), waits for it, and returns it with its URL. */
+  addApi(): Promise<{ process: AppProcess; url: string }>;
   /** Opens the shared store from this process (one more process of the host). */
   openStore(): Promise<Store>;
   /** Every process's output, for a failure message. */
@@ -146,6 +150,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
+    await options.prepare?.(join(dir, 'data'));
     const licence = await writeLicence(dir, options.licence ?? {});
     const configPaths: string[] = [];
     for (let i = 0; i < Math.max(1, options.apis); i++) {
@@ -175,6 +180,14 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       workers,
       schedulers,
       configPath,
+      async addApi() {
+        const document = fleetConfig({ dir, nats, redis, provider, licence, listen: `127.0.0.1:${await freePort()}`, extra: options.config ?? {} });
+        const path = join(dir, `fleet-${configPaths.length}.toml`);
+        await writeFile(path, stringify(document));
+        configPaths.push(path);
+        const proc = launch('api', path);
+        return { process: proc, url: await proc.ready() };
+      },
       async add(app) {
         const proc = launch(app);
         await proc.ready();

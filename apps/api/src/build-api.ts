@@ -73,6 +73,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
   // Replaced per request by the authentication hook before any handler can read it.
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('clientAddress', '');
+  app.decorateRequest('auditMetadata', null);
   trackRoutes(app);
   installErrorHandling(app);
   installContentTypeParsers(app);

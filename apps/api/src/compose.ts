@@ -1,6 +1,7 @@
 import { checkpointKeyPath, loadCheckpointSigner } from './audit/load-checkpoint-signer.ts';
 import { openCheckpointSink } from './audit/open-checkpoint-sink.ts';
 import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
 import {
   createAgentLifecycle,
@@ -8,6 +9,7 @@ import {
   createAgentStore,
   createAuditCheckpoints,
   createAuditTrail,
+  createRetentionService,
   createAuthBackoff,
   createCatalogService,
   createEquipEffects,
@@ -176,6 +178,19 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       onAppend: () => metrics.auditEntriesTotal.inc(),
       events,
       ...(auditCheckpoints.configured ? { checkpoints: auditCheckpoints } : {}),
+      archive: auditCheckpoints.archive,
+    });
+    const retention = createRetentionService({
+      store,
+      clock,
+      settings: () => config.current().retention,
+      auditEnabled: boot.audit.enabled,
+      archive: auditCheckpoints.archive,
+      writeCheckpoint: () => auditCheckpoints.write(),
+      audit,
+      licence: () => licence.state(),
+      node: `${options.processName ?? 'api'}@${hostname()}:${process.pid}`,
+      log: logger,
     });
     const keys = instrumentKeys(createKeyService({ store, clock }), metrics);
     // Compliance packs, reports and attestations (docs/compliance.md); attestations are signed with the checkpoint key.
@@ -207,6 +222,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       keys,
       audit,
       auditCheckpoints,
+      retention,
       vault,
       authBackoff: createAuthBackoff({ store, clock, settings: () => config.current().auth.rate_limit }),
       models,

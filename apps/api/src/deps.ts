@@ -14,6 +14,7 @@ import type {
   LicenceState,
   MemoryStore,
   ModelRegistry,
+  RetentionService,
   RevocationService,
   ScheduleService,
   EventPublisher,
@@ -57,6 +58,8 @@ export interface ApiDeps {
   audit: AuditTrail;
   /** Signed checkpoints of the audit chain in `[audit.checkpoints]`'s sink (docs/audit.md). */
   auditCheckpoints: AuditCheckpoints;
+  /** Retention sweeps and legal holds (docs/retention.md). */
+  retention: RetentionService;
   vault: Vault;
   authBackoff: AuthBackoff;
   /** Model providers of the running config (follows reloads); `resolve()` gives the default model. */

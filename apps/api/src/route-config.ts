@@ -34,5 +34,11 @@ declare module 'fastify' {
     caller: Caller;
     /** The client's address (http/client-address.ts): the peer, or the client a trusted proxy names. */
     clientAddress: string;
+    /**
+     * Facts a handler adds to its request's audit entry (never a body or a secret): the run a
+     * POST /workflows/{id}/run started and its business key, so a legal hold on the key finds the
+     * entry (docs/retention.md). Null for most routes.
+     */
+    auditMetadata: Record<string, string> | null;
   }
 }

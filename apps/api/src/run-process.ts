@@ -1,4 +1,5 @@
 import { composeCheckpointScheduler } from './audit/checkpoint-scheduler.ts';
+import { composeRetentionScheduler } from './retention/retention-scheduler.ts';
 import { checkBootGate, ConfigError, loadOrCreateConfig } from '@agent-platform/config';
 import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from '@agent-platform/engines';
 import { composeApi } from './compose.ts';
@@ -64,9 +65,15 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
     stop: () => api.stop(),
   };
   try {
-    // The revocation watcher and the audit checkpoint scheduler run in every process with the api:
-    // the all-in-one and each api node (both claim their work in the store).
-    await lifecycle.start([...(options.services?.(deps) ?? []), composeRevocationWatcher(deps, env), composeCheckpointScheduler(deps), listener]);
+    // The revocation watcher, the audit checkpoint scheduler and the retention scheduler run in every
+    // process with the api: the all-in-one and each api node (each claims its work in the store).
+    await lifecycle.start([
+      ...(options.services?.(deps) ?? []),
+      composeRevocationWatcher(deps, env),
+      composeCheckpointScheduler(deps),
+      composeRetentionScheduler(deps),
+      listener,
+    ]);
   } catch (error) {
     await composed.close();
     throw error;

@@ -29,6 +29,7 @@ export function semanticProblems(file: Table): string[] {
     ...connectorProblems(table(table(file.connectors).urls)),
     ...catalogProblems(table(file.catalog)),
     ...gatewayProblems(table(file.gateway), file.providers),
+    ...retentionProblems(table(file.retention), table(table(file.audit).checkpoints)),
   ];
   return problems;
 }
@@ -233,4 +234,20 @@ function gatewayProblems(gateway: Table, providers: unknown): string[] {
     problems.push(`gateway.local_model: provider "${providerId}" offers no model "${modelName}" (its models: ${provider.models.join(', ')})`);
   }
   return problems;
+}
+
+/**
+ * Audit entries leave the live store only once archived to the checkpoint sink as verifiable
+ * segments (docs/retention.md "The audit archive"): audit retention without a sink is refused.
+ */
+function retentionProblems(retention: Table, checkpoints: Table): string[] {
+  const days = retention.audit_days;
+  if (typeof days !== 'number' || days <= 0) return [];
+  const hasSink = (typeof checkpoints.sink === 'string' && checkpoints.sink !== '') || checkpoints.s3 !== undefined;
+  return hasSink
+    ? []
+    : [
+        `retention.audit_days: ${days} needs an archive for the expired entries: set [audit.checkpoints] sink (a directory) or [audit.checkpoints.s3]; ` +
+          'audit entries are archived there as signed, verifiable segments before they leave the store (docs/retention.md). Use 0 to keep every entry.',
+      ];
 }

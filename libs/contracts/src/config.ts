@@ -513,6 +513,33 @@ export const ComplianceConfig = Type.Object(
   section('Compliance packs and reports, attestations of manual controls (docs/compliance.md).'),
 );
 
+const RetentionDays = (what: string) =>
+  Type.Integer({ minimum: 0, default: 0, description: `Days ${what} are kept; 0 = kept forever (the default: nothing is deleted unless configured).` });
+
+/** A claim, policy or case number: printable text, no control characters (docs/retention.md "Business keys"). */
+export const BUSINESS_KEY_PATTERN = '^[^\\u0000-\\u001f\\u007f]+$';
+
+export const RetentionConfig = Type.Object(
+  {
+    audit_days: RetentionDays('audit entries (by timestamp) stay in the live store; older ones are archived to the [audit.checkpoints] sink as verifiable segments, then removed. Needs a sink'),
+    usage_days: RetentionDays('usage events (by `at`) are kept; never those of the current licence period'),
+    transcripts_days: RetentionDays('channel transcript turns (by turn time) are kept'),
+    runs_days: RetentionDays('terminal workflow runs (Completed, Failed, Escalated; by completed_at) are kept'),
+    sweep_interval_secs: Positive('Seconds between retention sweeps (one sweep per period across a fleet; re-read per tick).', 3600),
+    batch_size: Type.Integer({ minimum: 10, maximum: 10000, default: 1000, description: 'Items one sweep step reads or deletes at once (each step is one short write).' }),
+    audit_segment_entries: Type.Integer({ minimum: 10, maximum: 1000000, default: 10000, description: 'Most audit entries in one archived segment object.' }),
+    hold_agents: Type.Array(Type.String({ format: 'uuid' }), {
+      default: [],
+      description: 'Agent ids under legal hold: nothing of theirs is deleted whatever the periods (holds can also be added through POST /retention/holds).',
+    }),
+    hold_business_keys: Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: BUSINESS_KEY_PATTERN }), {
+      default: [],
+      description: 'Business keys (claim, policy or case numbers) under legal hold: runs, transcripts, usage and audit entries carrying them are kept.',
+    }),
+  },
+  section('Retention of audit, usage, transcripts and runs, with legal holds (docs/retention.md).'),
+);
+
 export const PlatformConfig = Type.Object(
   {
     server: ServerConfig,
@@ -543,6 +570,7 @@ export const PlatformConfig = Type.Object(
     catalog: CatalogConfig,
     gateway: GatewayConfig,
     compliance: ComplianceConfig,
+    retention: RetentionConfig,
   },
   strict,
 );

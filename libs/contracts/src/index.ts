@@ -39,3 +39,4 @@ export * from './privacy.ts';
 export * from './http/gateway.ts';
 export * from './compliance-pack.ts';
 export * from './http/compliance.ts';
+export * from './http/retention.ts';

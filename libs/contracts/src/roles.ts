@@ -62,5 +62,7 @@ export const ACTIONS = [
   'MetricsRead',
   'RevocationOverride',
   'ComplianceAttest',
+  'RetentionRead',
+  'RetentionManage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];

@@ -128,3 +128,7 @@ export * from './revocations/revocation-guard.ts';
 export * from './revocations/revocation-effects.ts';
 export * from './revocations/revocation-service.ts';
 export * from './gateway/index.ts';
+export * from './audit/audit-archive.ts';
+export * from './retention/retention-service.ts';
+export * from './retention/legal-holds.ts';
+export { RETENTION_STATE_COLLECTION, PENDING_SEGMENT_ID } from './retention/sweep-audit.ts';

@@ -13,6 +13,8 @@
  *   the past and eventually purges them.
  * - `AppendLog.append` is linearizable across every process sharing the store: each entry gets
  *   `seq` = previous `seq` + 1 with no gaps and no forks, and the builder sees the true tip.
+ * - `AppendLog.dropBefore` removes old entries (retention) but never the newest one, so seq
+ *   numbering continues after it whatever is removed, and appends racing with it lose nothing.
  * - `Counters.add` is atomic across processes; with a `limit` it never lets the value exceed it.
  *   `Counters.addMany` applies each of its deltas atomically (no increment is ever lost), in one
  *   round trip; whether the batch as a whole is all-or-nothing depends on the adapter.
@@ -114,6 +116,25 @@ export interface AppendLog<T extends object> {
   list(query?: LogListQuery<T>): Promise<LogEntry<T>[]>;
   /** Entries with `seq` >= `fromSeq` in ascending order, at most `limit` (for chain walks). */
   scan(fromSeq: number, limit: number): Promise<LogEntry<T>[]>;
+  /**
+   * Removes old entries (retention, docs/retention.md): every entry with `fromSeq` <= seq <
+   * `beforeSeq` (`fromSeq` defaults to 1) whose seq is not listed in `keep`, in one write, and
+   * resolves to how many were removed. Removing what is already gone is a no-op (a re-run after a
+   * crash finishes the job). The newest entry is **never** removed, whatever `beforeSeq` says: the
+   * next append continues from its seq (no log ever starts again at 1), and an append racing with
+   * the removal is neither lost nor renumbered. Other entries keep their seq: `scan`, `list` and
+   * `count` simply no longer see the removed ones. Callers keep `keep` small (one batch of held
+   * entries); removing a large prefix is done in several calls so no write holds the store long.
+   */
+  dropBefore(beforeSeq: number, options?: DropOptions): Promise<number>;
+}
+
+/** Options of `AppendLog.dropBefore`. */
+export interface DropOptions {
+  /** Lowest seq considered (inclusive); default 1. */
+  fromSeq?: number;
+  /** Seqs inside the range that stay (entries under a legal hold). */
+  keep?: readonly number[];
 }
 
 /** Options of `Counters.add`. */

@@ -55,6 +55,8 @@ function lifecycleCases(h: () => StoreHarness): void {
       await before.collection<Doc & { name: string }>('items').insert({ id: 'a', name: 'kept' });
       await before.collection<Doc & { name: string }>('items').replace({ id: 'a', name: 'kept v2' }, 1);
       for (let i = 1; i <= 3; i++) await before.log<ChainEntry>('chain').append(chainLink('w', i));
+      for (let i = 1; i <= 3; i++) await before.log<ChainEntry>('trimmed').append(chainLink('t', i));
+      await before.log<ChainEntry>('trimmed').dropBefore(3);
       await before.counters.add('spent', 42);
 
       const after = await reopen();
@@ -65,6 +67,9 @@ function lifecycleCases(h: () => StoreHarness): void {
       expect((await after.log<ChainEntry>('chain').tip())?.seq).toBe(3);
       expect((await after.log<ChainEntry>('chain').append(chainLink('w', 4))).prev).toBe('w#3@3');
       expect(await after.counters.get('spent')).toBe(42);
+      // Dropped entries stay gone and numbering continues after the kept tip.
+      expect((await after.log<ChainEntry>('trimmed').scan(1, 10)).map((e) => e.seq)).toEqual([3]);
+      expect((await after.log<ChainEntry>('trimmed').append(chainLink('t', 4))).seq).toBe(4);
     });
   });
 }

@@ -130,6 +130,73 @@ export function logCases(h: () => StoreHarness): void {
       expect(await log.scan(8, 10)).toEqual([]);
     });
 
+    describe('dropBefore (retention)', () => {
+      const seqsOf = async (log: AppendLog<ChainEntry>): Promise<number[]> => (await log.scan(1, 10_000)).map((e) => e.seq);
+
+      it('removes the entries before a seq and nothing else; numbering continues after them', async () => {
+        const log = chain();
+        for (let i = 1; i <= 10; i++) await log.append(chainLink('w', i, { actor: i % 2 === 0 ? 'even' : 'odd' }));
+        expect(await log.dropBefore(5)).toBe(4);
+        expect(await seqsOf(log)).toEqual([5, 6, 7, 8, 9, 10]);
+        expect(await log.count()).toBe(6);
+        expect((await log.scan(1, 1))[0]?.seq).toBe(5);
+        expect((await log.list({ where: { actor: 'odd' }, order: 'asc' })).map((e) => e.seq)).toEqual([5, 7, 9]);
+        expect((await log.tip())?.seq).toBe(10);
+        // Dropping what is already gone is a no-op: a re-run after a crash finishes nothing twice.
+        expect(await log.dropBefore(5)).toBe(0);
+        expect(await log.dropBefore(3)).toBe(0);
+        const next = await log.append(chainLink('w', 11));
+        expect(next).toMatchObject({ seq: 11, prev: 'w#10@10' });
+      });
+
+      it('never removes the newest entry, so a log dropped to its tip keeps counting', async () => {
+        const log = chain();
+        for (let i = 1; i <= 3; i++) await log.append(chainLink('w', i));
+        expect(await log.dropBefore(1_000)).toBe(2);
+        expect(await seqsOf(log)).toEqual([3]);
+        expect(await log.dropBefore(1_000)).toBe(0);
+        expect((await log.append(chainLink('w', 4))).seq).toBe(4);
+        expect(await h().store.log<ChainEntry>('empty').dropBefore(10)).toBe(0);
+      });
+
+      it('removes only the range from fromSeq, keeping the seqs listed in keep', async () => {
+        const log = chain();
+        for (let i = 1; i <= 10; i++) await log.append(chainLink('w', i));
+        expect(await log.dropBefore(8, { fromSeq: 3, keep: [4, 6] })).toBe(3);
+        expect(await seqsOf(log)).toEqual([1, 2, 4, 6, 8, 9, 10]);
+        // Held entries stay through later drops that list them again; unlisted, they go.
+        expect(await log.dropBefore(9, { keep: [6] })).toBe(4);
+        expect(await seqsOf(log)).toEqual([6, 9, 10]);
+        expect(await log.dropBefore(9)).toBe(1);
+        expect(await seqsOf(log)).toEqual([9, 10]);
+      });
+
+      it('refuses a seq that is not an integer, removing nothing', async () => {
+        const log = chain();
+        for (let i = 1; i <= 3; i++) await log.append(chainLink('w', i));
+        await expect(log.dropBefore(Number.NaN)).rejects.toThrow(/integer/);
+        await expect(log.dropBefore(3, { keep: [1.5] })).rejects.toThrow(/integer/);
+        expect(await log.count()).toBe(3);
+      });
+
+      it('loses no append that races with drops: every entry above the bound is kept, gapless and linked', async () => {
+        const log = chain();
+        for (let i = 1; i <= 50; i++) await log.append(chainLink('seed', i));
+        const appends = Array.from({ length: 150 }, (_, i) => h().store.log<ChainEntry>('chain').append(chainLink(`w${i % 3}`, i)));
+        // Bounds at or below the seeded tip (50): each drop's outcome is then fixed, whatever the order.
+        const drops = [10, 20, 30, 40, 50].map((before) => log.dropBefore(before));
+        const appended = await Promise.all(appends);
+        const removed = (await Promise.all(drops)).reduce((a, b) => a + b, 0);
+        expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => 51 + i));
+        expect(removed).toBe(49);
+        const left = await log.scan(1, 1_000);
+        expect(left.map((e) => e.seq)).toEqual(Array.from({ length: 151 }, (_, i) => 50 + i));
+        // Each kept entry still names the true entry before it (the chain above the bound is intact).
+        left.slice(1).forEach((entry, i) => expect(entry.prev).toBe(`${left[i]!.writer}#${left[i]!.n}@${left[i]!.seq}`));
+        expect((await log.tip())?.seq).toBe(200);
+      });
+    });
+
     it('keeps separate logs independent', async () => {
       await h().store.log<ChainEntry>('one').append(chainLink('a', 1));
       await h().store.log<ChainEntry>('one').append(chainLink('a', 2));

@@ -17,6 +17,7 @@ export function archiveCheckpointSink(store: ArchiveStore, describe: string): Ch
       await store.put(name, bytes);
       await store.put(LATEST_CHECKPOINT, bytes);
     },
+    put: (name, bytes) => store.put(name, bytes),
     latest: () => store.get(LATEST_CHECKPOINT),
     read: (name) => store.get(name),
     close: () => store.close(),

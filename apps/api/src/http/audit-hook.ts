@@ -28,7 +28,7 @@ export function auditHook(deps: ApiDeps) {
         action: `${request.method} ${routeLabel(request)}`,
         target: pathOf(request),
         result: String(reply.statusCode),
-        metadata: { request_id: request.id },
+        metadata: { request_id: request.id, ...request.auditMetadata },
       });
     } catch (error) {
       // The response still goes out: the operator sees the failure in the log and the metrics.

@@ -26,6 +26,7 @@ import { vaultRoutes } from './vault-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import { workflowRoutes } from './workflow-routes.ts';
 import { mcpRoutes } from '../mcp/mcp-routes.ts';
+import { retentionRoutes } from './retention-routes.ts';
 
 /**
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
@@ -59,4 +60,5 @@ export const routePlugins: RoutePlugin[] = [
   mcpRoutes,
   gatewayRoutes,
   complianceRoutes,
+  retentionRoutes,
 ];

@@ -70,9 +70,10 @@ export const workflowRoutes: RoutePlugin = (app, deps) => {
     async (request, reply) => {
       const { run, replayed } = await deps.workflows.start(
         request.params.id,
-        { input: request.body.input, version: request.body.version, idempotencyKey: request.headers['idempotency-key'] },
+        { input: request.body.input, version: request.body.version, idempotencyKey: request.headers['idempotency-key'], businessKey: request.body.business_key },
         { identity: request.caller.identity },
       );
+      request.auditMetadata = { run_id: run.id, ...(run.business_key === undefined ? {} : { business_key: run.business_key }) };
       if (replayed) void reply.header('idempotent-replayed', 'true');
       return reply.code(201).send(run);
     },

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '@agent-platform/api/testing';
+import { fixedClock } from '@agent-platform/domain';
 import { runCliProcess } from './testing/cli-runs.ts';
 
 /** `agent-platform audit <args>` as its own process. */
@@ -78,5 +79,40 @@ describe('agent-platform audit', () => {
     const res = await cli(dir, 'verify-segment', 'segment.json');
     expect(res).toMatchObject({ code: 2, stderr: expect.stringContaining('verify-segment needs --checkpoint') });
     expect((await cli(dir, 'export', '--data-dir', dir, '--from', 'zero', '--out', 'x.json')).code).toBe(2);
+  });
+});
+
+describe('agent-platform audit, after retention archived part of the trail', () => {
+  it('verifies archived segments and the whole archive offline; export starts at the oldest live entry', async () => {
+    const sink = join(dir, 'sink');
+    const clock = fixedClock('2026-01-01T00:00:00.000Z');
+    const t = await startTestApi({ config: { auth: { mode: 'local' }, audit: { checkpoints: { sink } }, retention: { audit_days: 30, audit_segment_entries: 10 } }, clock });
+    api = t;
+    const admin = await t.issueKey('admin', 'root');
+    for (let i = 0; i < 10; i++) await t.request('POST', '/audit/append', { token: admin, body: { event_type: `old-${i}` } });
+    clock.advance(40 * 86_400_000);
+    await t.request('POST', '/audit/append', { token: admin, body: { event_type: 'recent' } });
+    const sweep = (await t.request('POST', '/retention/sweep', { token: admin })).body as { classes: { audit: { archived_to_seq: number } } };
+    expect(sweep.classes.audit.archived_to_seq).toBe(20);
+    const { public_key: publicKey } = (await t.request('GET', '/security/checkpoints', { token: admin })).body as { public_key: string };
+
+    const first = 'archive/segments/000000000001-000000000010';
+    const one = await cli(sink, 'verify-segment', `${first}.json`, '--checkpoint', `${first}.checkpoint.json`, '--public-key', publicKey);
+    expect(one).toMatchObject({ code: 0, stdout: expect.stringContaining('valid: 10 entries hash and link') });
+    const whole = await cli(dir, 'verify-archive', 'sink', '--public-key', publicKey);
+    expect(whole).toMatchObject({ code: 0, stdout: expect.stringContaining('valid: 2 segments, seqs 1..20') });
+
+    const exported = await cli(dir, 'export', '--data-dir', join(t.dataDir, 'data'), '--out', 'live.json');
+    expect(exported).toMatchObject({ code: 0, stdout: expect.stringContaining('entries 21..') });
+    const early = await cli(dir, 'export', '--data-dir', join(t.dataDir, 'data'), '--from', '3', '--out', 'x.json');
+    expect(early).toMatchObject({ code: 1, stderr: expect.stringContaining('entry 3 is not in the live store (the oldest live entry is 21') });
+
+    // One archived entry edited in the sink: the archive no longer verifies, and says where.
+    const path = join(sink, 'archive/segments/000000000011-000000000020.json');
+    const segment = JSON.parse(await readFile(path, 'utf8')) as Segment;
+    segment.entries[2]!.target = 'someone-else';
+    await writeFile(path, JSON.stringify(segment, null, 2));
+    const bad = await cli(dir, 'verify-archive', 'sink', '--public-key', publicKey);
+    expect(bad).toMatchObject({ code: 1, stdout: expect.stringContaining('INVALID: archived segment archive/segments/000000000011-000000000020.json was altered') });
   });
 });

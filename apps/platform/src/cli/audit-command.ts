@@ -1,19 +1,36 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { exportSegment, parseSignedCheckpoint, verifySegment, type AuditSegment, type StoredAuditEntry } from '@agent-platform/domain';
+import {
+  ARCHIVE_MANIFEST,
+  checkManifest,
+  createAuditArchive,
+  exportSegment,
+  parseSignedCheckpoint,
+  verifySegment,
+  type AuditSegment,
+  type CheckpointSigner,
+  type StoredAuditEntry,
+} from '@agent-platform/domain';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandGroup } from './command.ts';
 
 const USAGE = `Usage:
   agent-platform audit export --data-dir <dir> [--from <seq>] [--to <seq>] --out <segment.json>
-      Exports audit entries from..to (default: 1 to the newest) of the embedded store in <dir>
-      ([storage] data_dir, holding platform.db) with their hashes and links. Read-only.
+      Exports audit entries from..to (default: the oldest live entry to the newest) of the embedded
+      store in <dir> ([storage] data_dir, holding platform.db) with their hashes and links. Read-only.
+      Entries retention archived are in the sink's archive/ (verify-archive), not in the store.
   agent-platform audit verify-segment <segment.json> --checkpoint <checkpoint.json>
       --public-key <ed25519:... | key.pem>
       Checks offline that the checkpoint is signed by that key, that the segment's entries hash
       and link, and that the segment reaches the checkpoint's entry count with its tip hash.
       The key is the one GET /security/checkpoints shows (public_key), or a PEM file of it.
+      An archived segment (archive/segments/<from>-<to>.json) verifies against its own
+      checkpoint (archive/segments/<from>-<to>.checkpoint.json).
+  agent-platform audit verify-archive <sink-dir> --public-key <ed25519:... | key.pem>
+      Checks offline the whole audit archive retention wrote to a sink directory (or a copy of an
+      S3 sink's objects): the signed manifest, then every segment against its checkpoint and its
+      link to the one before (docs/retention.md).
 
 docs/audit.md "Checkpoints". Exit status: 0 valid, 1 failed or invalid, 2 bad command line.`;
 
@@ -28,11 +45,12 @@ export const auditCommand: CommandGroup = {
     try {
       if (sub === 'export') return await exportCommand(rest, io.cwd, io.out);
       if (sub === 'verify-segment') return await verifyCommand(rest, io.cwd, io.out);
+      if (sub === 'verify-archive') return await verifyArchiveCommand(rest, io.cwd, io.out);
       if (sub === '--help' || sub === '-h' || sub === 'help') {
         io.out(USAGE);
         return EXIT_OK;
       }
-      throw new UsageError(sub === undefined ? 'missing action (export or verify-segment)' : `unknown action '${sub}'`);
+      throw new UsageError(sub === undefined ? 'missing action (export, verify-segment or verify-archive)' : `unknown action '${sub}'`);
     } catch (error) {
       if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true) {
         io.err(`agent-platform audit: ${(error as Error).message}`);
@@ -60,11 +78,11 @@ async function exportCommand(args: readonly string[], cwd: string, out: (line: s
   });
   if (values['data-dir'] === undefined) throw new UsageError('export needs --data-dir <dir>');
   if (values.out === undefined) throw new UsageError('export needs --out <segment.json>');
-  const from = seqOption(values.from, 'from') ?? 1;
   const to = seqOption(values.to, 'to');
   const store = await openEmbeddedStore({ path: join(resolve(cwd, values['data-dir']), 'platform.db') });
   try {
     const log = store.log<StoredAuditEntry>('audit', { indexes: ['category', 'identity', 'timestamp'] });
+    const from = seqOption(values.from, 'from') ?? (await log.scan(1, 1))[0]?.seq ?? 1;
     const segment = await exportSegment(log, from, to);
     const path = resolve(cwd, values.out);
     await writeFile(path, `${JSON.stringify(segment, null, 2)}\n`);
@@ -104,5 +122,51 @@ async function verifyCommand(args: readonly string[], cwd: string, out: (line: s
     return EXIT_FAILED;
   }
   out(`valid: ${verdict.checked_entries} entries hash and link; the checkpoint of ${cp.at} (${cp.entry_count} entries, key ${cp.key_id}) is reached`);
+  return EXIT_OK;
+}
+
+async function verifyArchiveCommand(args: readonly string[], cwd: string, out: (line: string) => void): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...args], options: { 'public-key': { type: 'string' } }, strict: true, allowPositionals: true });
+  const [sinkDir, ...extra] = positionals;
+  if (sinkDir === undefined || extra.length > 0) throw new UsageError('verify-archive takes one <sink-dir>');
+  const keyArg = values['public-key'];
+  if (keyArg === undefined) throw new UsageError('verify-archive needs --public-key <ed25519:... | key.pem>');
+  const publicKey = keyArg.startsWith('ed25519:') ? keyArg : await readFile(resolve(cwd, keyArg), 'utf8');
+  const root = resolve(cwd, sinkDir);
+  const read = async (name: string): Promise<Uint8Array | null> => readFile(join(root, name)).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+  const manifestBytes = await read(ARCHIVE_MANIFEST);
+  if (manifestBytes === null) throw new Error(`${join(root, ARCHIVE_MANIFEST)}: no audit archive there`);
+  const manifest = checkManifest(manifestBytes, publicKey);
+  if (typeof manifest === 'string') {
+    out(`INVALID: ${manifest}`);
+    return EXIT_FAILED;
+  }
+  // Read-only: the archive's checks need the sink's reads and the public key, never the private one.
+  const verifier: CheckpointSigner = {
+    keyId: manifest.key_id,
+    publicKey,
+    publicKeyPem: publicKey,
+    sign: () => {
+      throw new Error('verify-archive does not sign');
+    },
+  };
+  const refuse = (): Promise<never> => Promise.reject(new Error('verify-archive is read-only'));
+  const archive = createAuditArchive({
+    sink: { describe: `dir:${root}`, read, latest: () => read('latest.json'), write: refuse, put: refuse, close: async () => undefined },
+    signer: verifier,
+  });
+  for (const ref of manifest.segments) {
+    const problem = await archive.checkSegment(ref);
+    if (problem !== null) {
+      out(`INVALID: ${problem}`);
+      return EXIT_FAILED;
+    }
+  }
+  const last = manifest.segments.at(-1);
+  out(
+    last === undefined
+      ? 'valid: the archive is empty'
+      : `valid: ${manifest.segments.length} segments, seqs 1..${last.to_seq}, each verified against its checkpoint and linked to the one before; the live chain continues from seq ${last.to_seq + 1} with prev_hash ${last.last_hash}`,
+  );
   return EXIT_OK;
 }

@@ -27,6 +27,7 @@ export const AUDIT_CATEGORIES = [
   'compliance',
   // The privacy gateway's PII and routing events (docs/privacy-gateway.md "Audit events").
   'privacy',
+  'retention',
 ] as const;
 export const AuditCategory = Type.Union(AUDIT_CATEGORIES.map((c) => Type.Literal(c)));
 export type AuditCategory = (typeof AUDIT_CATEGORIES)[number];
@@ -111,6 +112,26 @@ export const ChainVerifyReport = Type.Object({
     ], { description: 'The latest checkpoint the chain was checked against; null when none was checked.' }),
   ),
   reason: Type.Optional(Type.String({ description: 'Why valid is false: the chain break or the checkpoint failure.' })),
+  live: Type.Optional(
+    Type.Object(
+      { from_seq: Type.Union([Type.Integer(), Type.Null()]), to_seq: Type.Union([Type.Integer(), Type.Null()]) },
+      { description: 'The seqs in the live store (with an audit archive, docs/retention.md).' },
+    ),
+  ),
+  archive: Type.Optional(
+    Type.Object(
+      {
+        status: Type.Union([Type.Literal('none'), Type.Literal('verified'), Type.Literal('failed')]),
+        sink: Type.String(),
+        segments: Type.Integer({ minimum: 0 }),
+        from_seq: Type.Union([Type.Integer(), Type.Null()]),
+        to_seq: Type.Union([Type.Integer(), Type.Null()]),
+        checked_segments: Type.Integer({ minimum: 0, description: 'Segments read back and re-verified by this call (every one with full=true).' }),
+        reason: Type.Optional(Type.String()),
+      },
+      { description: 'The archived seqs in the checkpoint sink (docs/retention.md "How verify holds").' },
+    ),
+  ),
 });
 
 /** GET /security/verify query: `full=true` re-hashes every entry instead of starting after the verified prefix. */

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { BusinessKey } from './retention.ts';
 import { WorkflowStep } from '../workflow-step.ts';
 
 /**
@@ -99,6 +100,9 @@ export const WorkflowRunStatus = Type.Object({
   error: Type.Union([Type.String(), Type.Null()], { description: 'Why the run Failed (or was Escalated); null otherwise.' }),
   started_at: Timestamp('When the run was created.'),
   completed_at: NullableTimestamp('When the run reached a terminal state.'),
+  business_key: Type.Optional(
+    Type.String({ description: 'Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given.' }),
+  ),
   escalation: Type.Optional(
     Type.Object(
       {
@@ -125,6 +129,11 @@ export const RunWorkflowBody = Type.Object(
           'Beyond the spec: run this version of the definition, which must be the installed one (a version an upgrade replaced is draining or suspended: 403). Default: the installed version.',
       }),
     ),
+    business_key: Type.Optional({
+      ...BusinessKey,
+      description:
+        'Beyond the spec: the claim, policy or case number this run is for (1-128 printable characters). Stored on the run; a legal hold on the key keeps the run (docs/retention.md).',
+    }),
   },
   { additionalProperties: false },
 );

@@ -26,10 +26,16 @@ export interface TranscriptRecord {
   /** The inbound messages (envelope ids) already appended, newest last: a redelivery appends nothing. */
   message_ids?: string[];
   updated_at: string;
+  /** Time of the oldest turn kept (indexed: retention reads transcripts oldest first, docs/retention.md); absent on older records. */
+  oldest_turn_at?: string;
 }
 
 export const SESSIONS_COLLECTION = 'sessions';
 export const TRANSCRIPTS_COLLECTION = 'session_transcripts';
+
+export function transcriptsCollection(store: Store) {
+  return store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'oldest_turn_at' }] });
+}
 
 /**
  * Sessions in the shared store, so that every api node and worker sees the same context. An
@@ -38,9 +44,7 @@ export const TRANSCRIPTS_COLLECTION = 'session_transcripts';
  */
 export function createSessionStore(store: Store, clock: Clock): SessionStore {
   const sessions = store.collection<SessionRecord>(SESSIONS_COLLECTION);
-  const transcripts = store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION, {
-    indexes: [{ field: 'agent_id' }],
-  });
+  const transcripts = transcriptsCollection(store);
 
   async function append(agentId: string, turns: SessionTurn[], maxTurns: number, maxBytes = Infinity): Promise<void> {
     const updatedAt = clock.now().toISOString();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '@agent-platform/store';
 import type { Clock } from '../time/clock.ts';
-import { TRANSCRIPTS_COLLECTION, type TranscriptRecord } from './create-session-store.ts';
+import { transcriptsCollection } from './create-session-store.ts';
 import type { SessionTurn } from './session-store.ts';
 
 /** Turns one transcript keeps; older ones are dropped (docs/channels.md "Transcripts"). */
@@ -34,7 +34,7 @@ function transcriptId(agentId: string, channelId: string, conversation: string):
 }
 
 export function createTranscriptStore(store: Store, clock: Clock): TranscriptStore {
-  const transcripts = store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION, { indexes: [{ field: 'agent_id' }] });
+  const transcripts = transcriptsCollection(store);
   return {
     async append(key, messageId, turns) {
       const id = transcriptId(key.agent_id, key.channel_id, key.conversation);
@@ -42,14 +42,16 @@ export function createTranscriptStore(store: Store, clock: Clock): TranscriptSto
       await transcripts.update(id, (current) => {
         const seen = current?.doc.message_ids ?? [];
         if (seen.includes(messageId)) return null;
+        const kept = [...(current?.doc.turns ?? []), ...turns].slice(-TRANSCRIPT_MAX_TURNS);
         return {
           id,
           agent_id: key.agent_id,
           channel: key.channel_id,
           conversation: key.conversation,
-          turns: [...(current?.doc.turns ?? []), ...turns].slice(-TRANSCRIPT_MAX_TURNS),
+          turns: kept,
           message_ids: [...seen, messageId].slice(-REMEMBERED_IDS),
           updated_at: at,
+          oldest_turn_at: kept[0]?.at ?? at,
         };
       });
     },

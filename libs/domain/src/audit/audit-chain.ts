@@ -59,21 +59,32 @@ export interface ChainWalk {
 /** Lets other work run between batches: the walk must never hold the event loop for long. */
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** Where the live chain must begin: seq 1 at the anchor, or just after the archived segments. */
+export interface ChainStart {
+  seq: number;
+  prevHash: string;
+}
+
+export const CHAIN_START: ChainStart = { seq: 1, prevHash: CHAIN_ANCHOR };
+
 /**
- * Recomputes hashes and links from `from` (an earlier walk's verified prefix) or from seq 1, to
- * the tip, in batches of `VERIFY_BATCH` with a turn of the event loop between them (a chain of any
- * length is verified in bounded memory without stalling requests). Starting from a prefix, its
- * last entry is re-hashed and must still carry the remembered hash; entries before it are not read
- * again (docs/audit.md "Verification": `full` walks catch an in-place edit of older entries).
- * Stops checking at the first bad entry: everything after it is unverifiable anyway.
+ * Recomputes hashes and links from `from` (an earlier walk's verified prefix) or from `start`
+ * (seq 1 at the anchor, or the first seq after the archive linked to its last hash: docs/
+ * retention.md), to the tip, in batches of `VERIFY_BATCH` with a turn of the event loop between
+ * them (a chain of any length is verified in bounded memory without stalling requests). Starting
+ * from a prefix, its last entry is re-hashed and must still carry the remembered hash; entries
+ * before it are not read again (docs/audit.md "Verification": `full` walks catch an in-place edit
+ * of older entries). A prefix older than `start` (archived since) is ignored. Live entries below
+ * `start` (left by a retention sweep interrupted while deleting) are not walked: the archive holds
+ * them. Stops checking at the first bad entry: everything after it is unverifiable anyway.
  */
-export async function verifyChain(log: AppendLog<StoredAuditEntry>, from: VerifiedPrefix | null = null): Promise<ChainWalk> {
-  let expectedSeq = 1;
-  let prevHash = CHAIN_ANCHOR;
+export async function verifyChain(log: AppendLog<StoredAuditEntry>, from: VerifiedPrefix | null = null, start: ChainStart = CHAIN_START): Promise<ChainWalk> {
+  let expectedSeq = start.seq;
+  let prevHash = start.prevHash;
   let found: Break | null = null;
   let checked = 0;
   let last: VerifiedPrefix | null = null;
-  if (from !== null) {
+  if (from !== null && from.seq >= start.seq) {
     const [entry] = await log.scan(from.seq, 1);
     found = entry === undefined || entry.seq !== from.seq ? { seq: from.seq, reason: 'entry removed after it was verified' } : null;
     found ??= entry!.hash === from.hash ? checkEntry(entry!, from.seq, entry!.prev_hash) : { seq: from.seq, reason: 'hash changed after it was verified' };
@@ -95,10 +106,11 @@ export async function verifyChain(log: AppendLog<StoredAuditEntry>, from: Verifi
     if (batch.length < VERIFY_BATCH) break;
     await yieldToEventLoop();
   }
-  const [entryCount, tip] = await Promise.all([log.count(), log.tip()]);
+  const [liveCount, tip, below] = await Promise.all([log.count(), log.tip(), start.seq > 1 ? liveBelow(log, start.seq) : 0]);
   const report: VerifyReport = {
     valid: found === null,
-    entry_count: entryCount,
+    // The whole chain: the archived entries before `start` and the live ones from it on.
+    entry_count: start.seq - 1 + liveCount - below,
     chain_anchor: CHAIN_ANCHOR,
     tip_hash: tip === null ? null : String(tip.hash),
     algorithm: HASH_ALGORITHM,
@@ -113,6 +125,19 @@ export async function verifyChain(log: AppendLog<StoredAuditEntry>, from: Verifi
     report.first_invalid_reason = found.reason;
   }
   return { report, verified: found === null ? last : null };
+}
+
+/** Live entries below `seq`: leftovers of an interrupted retention delete (normally none; bounded by one segment). */
+export async function liveBelow(log: AppendLog<{ hash: string }>, seq: number): Promise<number> {
+  let n = 0;
+  let next = 1;
+  for (;;) {
+    const batch = await log.scan(next, VERIFY_BATCH);
+    const under = batch.filter((e) => e.seq < seq);
+    n += under.length;
+    if (under.length < batch.length || batch.length < VERIFY_BATCH) return n;
+    next = batch.at(-1)!.seq + 1;
+  }
 }
 
 function checkEntry(entry: LogEntry<StoredAuditEntry>, expectedSeq: number, prevHash: string): Break | null {

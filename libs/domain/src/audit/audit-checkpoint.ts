@@ -67,6 +67,11 @@ export interface CheckpointSink {
   readonly describe: string;
   /** Stores one checkpoint under `name` and makes it the latest. */
   write(name: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Stores an object that is not the latest checkpoint: archived audit segments, their
+   * checkpoints and the archive manifest (docs/retention.md "The audit archive").
+   */
+  put(name: string, bytes: Uint8Array): Promise<void>;
   /** The latest checkpoint's bytes, or null when none was written. */
   latest(): Promise<Uint8Array | null>;
   /** One checkpoint by name, or null. */
@@ -118,13 +123,23 @@ export function parseSignedCheckpoint(bytes: Uint8Array | string): SignedCheckpo
  * (`ed25519:<base64url>` or a PEM public key). Never throws.
  */
 export function checkpointSignatureValid(signed: SignedCheckpoint, publicKey: string): boolean {
+  return ed25519SignatureValid(checkpointStatement(signed.checkpoint), signed.signature, publicKey);
+}
+
+/**
+ * True when `signature` (base64url) is an Ed25519 signature of `statement` by `publicKey`
+ * (`ed25519:<base64url>` or a PEM public key). Never throws. Checkpoints and the audit archive
+ * manifest (audit-archive.ts) are both signed this way.
+ */
+export function ed25519SignatureValid(statement: Buffer, signature: unknown, publicKey: string): boolean {
   try {
+    if (typeof signature !== 'string') return false;
     const trimmed = publicKey.trim();
     const key = trimmed.startsWith('ed25519:')
       ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(trimmed.slice(8), 'base64url')]), format: 'der', type: 'spki' })
       : createPublicKey(trimmed);
-    const signature = Buffer.from(signed.signature, 'base64url');
-    return signature.length === 64 && verify(null, checkpointStatement(signed.checkpoint), key, signature);
+    const bytes = Buffer.from(signature, 'base64url');
+    return bytes.length === 64 && verify(null, statement, key, bytes);
   } catch {
     return false;
   }
@@ -167,12 +182,16 @@ export async function matchCheckpoint(
 
 /** `matchCheckpoint` over a store's append log. */
 export async function matchLog(checkpoint: AuditCheckpoint, log: AppendLog<{ hash: string }>): Promise<CheckpointMatch> {
-  const entryCount = await log.count();
-  return matchCheckpoint(checkpoint, {
-    entryCount,
+  return matchCheckpoint(checkpoint, await logView(log));
+}
+
+/** A store's append log as `matchCheckpoint` reads a chain: its live entries. */
+export async function logView(log: AppendLog<{ hash: string }>): Promise<{ entryCount: number; hashAt(seq: number): Promise<string | null> }> {
+  return {
+    entryCount: await log.count(),
     hashAt: async (seq) => {
       const [entry] = await log.scan(seq, 1);
       return entry === undefined || entry.seq !== seq ? null : String(entry.hash);
     },
-  });
+  };
 }

@@ -28,6 +28,9 @@ function memorySink(): CheckpointSink & { names: string[] } {
       objects.set(name, bytes);
       objects.set('latest.json', bytes);
     },
+    async put(name, bytes) {
+      objects.set(name, bytes);
+    },
     latest: async () => objects.get('latest.json') ?? null,
     read: async (name) => objects.get(name) ?? null,
     close: async () => undefined,

@@ -1,11 +1,13 @@
 import type { Store } from '@agent-platform/store';
-import type { StoredAuditEntry } from './audit-chain.ts';
+import { liveBelow, type StoredAuditEntry } from './audit-chain.ts';
 import { Errors } from '../errors/errors.ts';
+import { createAuditArchive, type AuditArchive } from './audit-archive.ts';
 import type { Clock } from '../time/clock.ts';
 import {
   checkpointName,
   checkpointSignatureValid,
-  matchLog,
+  logView,
+  matchCheckpoint,
   parseSignedCheckpoint,
   signCheckpoint,
   type AuditCheckpoint,
@@ -60,8 +62,20 @@ export interface AuditCheckpoints {
   writeIfDue(): Promise<CheckpointRecord | null>;
   /** Written checkpoints, newest first, as recorded in the store (the sink holds the originals). */
   list(limit: number): Promise<CheckpointRecord[]>;
-  /** Checks the live chain against the sink's latest checkpoint. Never throws for a bad checkpoint. */
-  check(): Promise<CheckpointCheck>;
+  /**
+   * Checks the chain against the sink's latest checkpoint. Never throws for a bad checkpoint.
+   * `chain` is the whole chain as verify sees it (archived and live, docs/retention.md); absent:
+   * the live log alone.
+   */
+  check(chain?: ChainView): Promise<CheckpointCheck>;
+  /** The audit archive in the same sink (retention, docs/retention.md); null without a sink. */
+  readonly archive: AuditArchive | null;
+}
+
+/** The chain a checkpoint is matched against: its length and a reader of any entry's hash. */
+export interface ChainView {
+  entryCount: number;
+  hashAt(seq: number): Promise<string | null>;
 }
 
 type StoredRecord = { name: string; sink: string; signed: SignedCheckpoint };
@@ -76,9 +90,11 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
     if (sink === null) throw Errors.conflict('audit checkpoints are off: [audit.checkpoints] sink is empty');
     const before = await check();
     const supersedes = before.status === 'failed' ? superseded(before, options.supersede) : undefined;
-    const [count, tip] = await Promise.all([chain.count(), chain.tip()]);
+    const tip = await chain.tip();
     const checkpoint: AuditCheckpoint = {
-      entry_count: count,
+      // The length of the whole chain: retention may have archived its oldest entries out of the
+      // live store (docs/retention.md), so the tip's seq counts them, not the live rows.
+      entry_count: tip?.seq ?? 0,
       tip_hash: tip === null ? null : String(tip.hash),
       tip_seq: tip?.seq ?? 0,
       at: deps.clock.now().toISOString(),
@@ -127,7 +143,7 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
     return rows.map((r) => ({ ...r.signed, name: r.name, sink: r.sink }));
   }
 
-  async function check(): Promise<CheckpointCheck> {
+  async function check(chainView?: ChainView): Promise<CheckpointCheck> {
     if (sink === null) return { status: 'not_configured', checkpoint: null };
     let bytes: Uint8Array | null;
     try {
@@ -148,9 +164,27 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
         reason: `checkpoint signature does not verify (checkpoint of ${signed.checkpoint.at} in ${sink.describe}, key ${signed.checkpoint.key_id}; this platform's key is ${deps.signer.keyId})`,
       };
     }
-    const match = await matchLog(signed.checkpoint, chain);
+    const match = await matchCheckpoint(signed.checkpoint, chainView ?? (await wholeChain()));
     return match.ok ? { status: 'verified', checkpoint: view } : { status: 'failed', checkpoint: view, reason: match.reason ?? 'the chain does not reach the checkpoint' };
   }
+
+  /**
+   * The chain as verify sees it when no walk supplied it: the archived entries (retention, docs/
+   * retention.md) and the live ones after them. Without an archive, the live log alone.
+   */
+  async function wholeChain(): Promise<ChainView> {
+    const state = archive === null ? null : await archive.state();
+    if (state === null || state.status !== 'ok') return logView(chain);
+    const archivedTo = state.last.to_seq;
+    const live = await chain.count();
+    const below = await liveBelow(chain, archivedTo + 1);
+    return {
+      entryCount: archivedTo + live - below,
+      hashAt: async (seq) => (seq <= archivedTo ? (archive as AuditArchive).hashAt(state.manifest, seq) : (await logView(chain)).hashAt(seq)),
+    };
+  }
+
+  const archive = sink === null ? null : createAuditArchive({ sink, signer: deps.signer });
 
   return {
     configured: sink !== null,
@@ -159,5 +193,6 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
     writeIfDue,
     list,
     check,
+    archive,
   };
 }

@@ -63,6 +63,23 @@ export interface VerifyReport {
   checkpoint?: (AuditCheckpoint & { sink: string; signature_valid: boolean }) | null;
   /** Why `valid` is false: the chain break or the checkpoint failure. */
   reason?: string;
+  /** The seqs still in the live store (docs/retention.md); absent while no archive is configured. */
+  live?: { from_seq: number | null; to_seq: number | null };
+  /** The archived part of the chain in the checkpoint sink (docs/retention.md "How verify holds"). */
+  archive?: ArchiveReport;
+}
+
+/** What verify found in the audit archive. */
+export interface ArchiveReport {
+  /** none: nothing archived yet; verified: the manifest and the segments checked; failed: see reason. */
+  status: 'none' | 'verified' | 'failed';
+  sink: string;
+  segments: number;
+  from_seq: number | null;
+  to_seq: number | null;
+  /** Segments whose objects this call read back and re-verified (all of them with full=true). */
+  checked_segments: number;
+  reason?: string;
 }
 
 /** GET /security/verify while audit is disabled (spec §Security: `valid` null, never an error). */

@@ -19,15 +19,29 @@ export interface AuditSegment {
   entries: SegmentEntry[];
 }
 
-/** Reads entries `from`..`to` (inclusive; to = the tip when null) of the audit log into a segment. */
+/**
+ * Reads entries `from`..`to` (inclusive; to = the tip when null) of the audit log into a segment.
+ * `prev_hash` is the hash of entry `from - 1`, or, when retention has archived that entry (docs/
+ * retention.md), the link the first exported entry stores. `from` must be in the live store.
+ */
 export async function exportSegment(log: AppendLog<StoredAuditEntry>, from: number, to: number | null): Promise<AuditSegment> {
-  const entries: SegmentEntry[] = [];
+  const [first] = await log.scan(from, 1);
+  if (first !== undefined && first.seq !== from) {
+    throw new Error(`entry ${from} is not in the live store (the oldest live entry is ${first.seq}; older entries are archived in the checkpoint sink, docs/retention.md)`);
+  }
   let prevHash = CHAIN_ANCHOR;
   if (from > 1) {
     const [before] = await log.scan(from - 1, 1);
-    if (before === undefined || before.seq !== from - 1) throw new Error(`entry ${from - 1} (before --from) is missing`);
-    prevHash = String(before.hash);
+    if (before !== undefined && before.seq === from - 1) prevHash = String(before.hash);
+    else if (first !== undefined) prevHash = String(first.prev_hash);
+    else throw new Error(`entry ${from - 1} (before --from) is missing`);
   }
+  return exportRange(log, from, to, prevHash);
+}
+
+/** Entries `from`..`to` (to = the tip when null) as a segment whose first link is `prevHash`. */
+export async function exportRange(log: AppendLog<StoredAuditEntry>, from: number, to: number | null, prevHash: string): Promise<AuditSegment> {
+  const entries: SegmentEntry[] = [];
   let next = from;
   for (;;) {
     const batch = await log.scan(next, 1000);

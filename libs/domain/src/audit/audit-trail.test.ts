@@ -77,6 +77,7 @@ function spyingLogs(inner: Store, spy: { list?: (query: LogListQuery<object> | u
         count: () => log.count(),
         list: (q) => (spy.list?.(q as LogListQuery<object> | undefined), log.list(q)),
         scan: (from, limit) => (spy.scan?.(from, limit), log.scan(from, limit)),
+        dropBefore: (before, options) => log.dropBefore(before, options),
       };
       return spied;
     },

@@ -12,10 +12,18 @@ import {
   type VerifyReport,
 } from './audit-entry.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
-import { toAuditEntry, verifyChain, type StoredAuditEntry, type VerifiedPrefix } from './audit-chain.ts';
+import {
+  CHAIN_START,
+  toAuditEntry,
+  verifyChain,
+  type StoredAuditEntry,
+  type VerifiedPrefix,
+} from './audit-chain.ts';
 import { CHAIN_ANCHOR, chainHash } from './audit-hash.ts';
 import { sanitizeMetadata } from './sanitize-metadata.ts';
 import type { AuditCheckpoints } from './audit-checkpoints.ts';
+import type { AuditArchive } from './audit-archive.ts';
+import { checkArchive, type ArchiveCheck } from './archive-verify.ts';
 
 export interface AuditTrailDeps {
   store: Store;
@@ -28,6 +36,11 @@ export interface AuditTrailDeps {
   events?: EventPublisher;
   /** External checkpoints verify also checks the chain against (absent: none checked). */
   checkpoints?: Pick<AuditCheckpoints, 'check'>;
+  /**
+   * The audit archive retention writes to (docs/retention.md): verify walks the live chain as its
+   * continuation and checks the archived segments. Absent: the live chain must start at seq 1.
+   */
+  archive?: AuditArchive | null;
 }
 
 const DISABLED: AuditDisabledReport = {
@@ -93,28 +106,72 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
     const kind = full ? 'full' : 'from-prefix';
     const running = walks.get(kind);
     if (running !== undefined) return running;
-    const walk = verifyChain(log, full ? null : verified)
-      .then(({ report, verified: prefix }) => {
-        // A full walk resets what is known; one from the prefix only extends it.
-        if (full || prefix === null || verified === null || prefix.seq >= verified.seq) verified = prefix;
-        if (!report.valid) void emitBroken(report);
-        return report;
-      })
-      .then(withCheckpoint)
-      .finally(() => walks.delete(kind));
+    const walk = (async () => {
+      const archive =
+        deps.archive === undefined || deps.archive === null
+          ? null
+          : await checkArchive(deps.archive, log, full, verifiedSegments);
+      const start = archive?.start ?? CHAIN_START;
+      // The archive ending earlier than at the last walk (a manifest rolled back or removed) means
+      // entries the prefix stood on are no longer accounted for: walk again from the start.
+      if (start.seq < verifiedStart) verified = null;
+      verifiedStart = start.seq;
+      const { report, verified: prefix } = await verifyChain(log, full ? null : verified, start);
+      // A full walk resets what is known; one from the prefix only extends it.
+      if (full || prefix === null || verified === null || prefix.seq >= verified.seq) verified = prefix;
+      if (!report.valid) void emitBroken(report);
+      return withCheckpoint(await withArchive(report, archive), archive);
+    })().finally(() => walks.delete(kind));
     walks.set(kind, walk);
     return walk;
   }
 
+  /** Where the live chain started (after the archive) at the last walk. */
+  let verifiedStart = 1;
+  /** Archived segments this process read back and found good (by object name and digest). */
+  const verifiedSegments = new Set<string>();
+
+  /** Adds the live and archived seq ranges; a failed archive check makes the chain invalid. */
+  async function withArchive(walk: VerifyReport, archive: ArchiveCheck | null): Promise<VerifyReport> {
+    if (archive === null) return walk;
+    const [first] = await log.scan(archive.start.seq, 1);
+    const tip = await log.tip();
+    const report: VerifyReport = {
+      ...walk,
+      live: { from_seq: first?.seq ?? null, to_seq: tip?.seq ?? null },
+      archive: archive.report,
+    };
+    if (archive.report.status === 'failed' && walk.valid) {
+      report.valid = false;
+      report.first_invalid_reason = archive.report.reason ?? 'the audit archive does not verify';
+      if (archive.report.to_seq !== null)
+        report.first_invalid_seq = archive.failedSeq ?? archive.report.to_seq;
+      void emitBroken(report);
+    }
+    return report;
+  }
+
   /** The walk's report plus the latest checkpoint's check: a failed one makes the chain invalid. */
-  async function withCheckpoint(walk: VerifyReport): Promise<VerifyReport> {
+  async function withCheckpoint(walk: VerifyReport, archive: ArchiveCheck | null): Promise<VerifyReport> {
     const report: VerifyReport = { ...walk };
-    const check = deps.checkpoints === undefined ? { status: 'not_configured' as const, checkpoint: null } : await deps.checkpoints.check();
+    const view = {
+      entryCount: walk.entry_count,
+      hashAt: async (seq: number): Promise<string | null> => {
+        if (archive !== null && seq < archive.start.seq) return archive.hashAt(seq);
+        const [entry] = await log.scan(seq, 1);
+        return entry === undefined || entry.seq !== seq ? null : String(entry.hash);
+      },
+    };
+    const check =
+      deps.checkpoints === undefined
+        ? { status: 'not_configured' as const, checkpoint: null }
+        : await deps.checkpoints.check(view);
     report.checkpoint_status = check.status;
     report.checkpoint = check.checkpoint;
     if (check.status === 'failed') {
       report.valid = false;
-      report.reason = walk.first_invalid_reason ?? check.reason ?? 'the chain does not match the latest checkpoint';
+      report.reason =
+        walk.first_invalid_reason ?? check.reason ?? 'the chain does not match the latest checkpoint';
       if (walk.valid) void emitBroken({ ...report, first_invalid_reason: report.reason });
     } else if (!walk.valid) {
       report.reason = walk.first_invalid_reason ?? 'the chain does not verify';
@@ -134,7 +191,11 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
     } catch {
       return;
     }
-    await deps.events.emit('audit.verification.failed', { id: `audit.verification.failed:${key}`, agent_id: null, data: { first_invalid_seq: seq, reason } });
+    await deps.events.emit('audit.verification.failed', {
+      id: `audit.verification.failed:${key}`,
+      agent_id: null,
+      data: { first_invalid_seq: seq, reason },
+    });
   }
 
   return {

@@ -123,6 +123,16 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
     source: 'decision',
     why: 'Signed attestations of manual compliance controls (create, revoke): the roles that read compliance reports; an auditor signs off what the platform cannot check.',
   },
+  RetentionRead: {
+    roles: ['admin', 'operator', 'auditor'],
+    source: 'decision',
+    why: 'Retention periods, legal holds and sweep results (GET /retention/status, /retention/holds) describe what the platform keeps: those who run and audit it read them.',
+  },
+  RetentionManage: {
+    roles: ['admin', 'auditor'],
+    source: 'decision',
+    why: 'Legal holds are placed and lifted by the legal and compliance side (auditors) or admins, without a restart (POST/DELETE /retention/holds, POST /retention/sweep); operators may not lift a hold.',
+  },
 };
 
 /** True when `role` may perform `action`. */

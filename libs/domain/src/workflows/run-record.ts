@@ -40,6 +40,8 @@ export interface WorkflowRunRecord {
   workflow_type: string;
   /** Who started it (the caller's identity). */
   started_by: string;
+  /** The claim, policy or case number it was started for (docs/retention.md "Business keys"). */
+  business_key?: string;
   /** `Idempotency-Key` scope of POST /workflows/{id}/run, unique; absent without a key. */
   idempotency_id?: string;
   /** `sha256` of the input the key was first used with. */
@@ -142,6 +144,9 @@ export function workflowRuns(store: Store): Collection<WorkflowRunRecord> {
       { field: 'started_at' },
       { field: 'check_at' },
       { field: 'idempotency_id', unique: true },
+      // Retention (docs/retention.md): legal holds find runs by key, sweeps read terminal runs oldest first.
+      { field: 'business_key' },
+      { field: 'completed_at' },
     ],
   });
 }
@@ -160,5 +165,6 @@ export function runStatus(run: WorkflowRunRecord): WorkflowRunStatus {
     started_at: run.started_at,
     completed_at: run.completed_at,
     ...(run.escalation === undefined ? {} : { escalation: run.escalation }),
+    ...(run.business_key === undefined ? {} : { business_key: run.business_key }),
   };
 }

@@ -35,6 +35,8 @@ export interface StartRunRequest {
   idempotencyKey?: string | undefined;
   /** A channel message that started the run: its output goes back there when it ends. */
   origin?: RunOrigin | undefined;
+  /** The claim, policy or case number the run is for (docs/retention.md "Business keys"). */
+  businessKey?: string | undefined;
 }
 
 /** Definitions and runs as the api serves them (spec §Workflows and runs; docs/workflows.md). */
@@ -113,11 +115,11 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
     if (wanted !== workflow.version) throw Errors.notFound('workflow version', `${workflow.name}@${wanted}`);
   }
 
-  async function replay(id: string, input: string): Promise<WorkflowRunStatus> {
+  async function replay(id: string, input: string, businessKey: string | undefined): Promise<WorkflowRunStatus> {
     const existing = (await runs.find({ where: { idempotency_id: id }, limit: 1 }))[0]?.doc;
     if (existing === undefined) throw Errors.internal('an idempotent run vanished between its insert and its read');
-    if (existing.idempotency_hash !== inputHash(input)) {
-      throw Errors.conflict('this Idempotency-Key was already used to start a run with a different input; use a new key', { run_id: existing.id });
+    if (existing.idempotency_hash !== inputHash(input, businessKey)) {
+      throw Errors.conflict('this Idempotency-Key was already used to start a run with a different input (or business key); use a new key', { run_id: existing.id });
     }
     return runStatus(existing);
   }
@@ -137,7 +139,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
       const workflow = await definitionOf(workflowId);
       const idempotencyId = request.idempotencyKey === undefined ? undefined : runKeyId(workflowId, caller.identity, request.idempotencyKey);
       if (idempotencyId !== undefined && (await runs.count({ idempotency_id: idempotencyId })) > 0) {
-        return { run: await replay(idempotencyId, request.input), replayed: true };
+        return { run: await replay(idempotencyId, request.input, request.businessKey), replayed: true };
       }
       await admit(workflow, request.version);
       const counterKey = await deps.licence.reserveRun({ provider_id: deps.models.resolve().provider.id, workflow_type: workflow.workflow_type });
@@ -162,7 +164,8 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         started_by: caller.identity,
         finalized: false,
         updated_at: startedAt,
-        ...(idempotencyId === undefined ? {} : { idempotency_id: idempotencyId, idempotency_hash: inputHash(request.input) }),
+        ...(idempotencyId === undefined ? {} : { idempotency_id: idempotencyId, idempotency_hash: inputHash(request.input, request.businessKey) }),
+        ...(request.businessKey === undefined ? {} : { business_key: request.businessKey }),
         ...(request.origin === undefined ? {} : { origin: request.origin }),
       };
       const planned = planStart(run, await planContext(run));
@@ -171,7 +174,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         await runs.insert(run);
       } catch (error) {
         await deps.licence.releaseRun(counterKey);
-        if (error instanceof StoreDuplicateError && idempotencyId !== undefined) return { run: await replay(idempotencyId, request.input), replayed: true };
+        if (error instanceof StoreDuplicateError && idempotencyId !== undefined) return { run: await replay(idempotencyId, request.input, request.businessKey), replayed: true };
         throw error;
       }
       await deps.events?.emit('workflow.run.started', {
@@ -251,6 +254,8 @@ function runKeyId(workflowId: string, caller: string, key: string): string {
   return `sha256:${createHash('sha256').update(JSON.stringify([workflowId, caller, key])).digest('hex')}`;
 }
 
-function inputHash(input: string): string {
-  return `sha256:${createHash('sha256').update(input).digest('hex')}`;
+/** Of the input alone without a business key, so keys stored before business keys existed still match. */
+function inputHash(input: string, businessKey: string | undefined): string {
+  const hashed = businessKey === undefined ? input : JSON.stringify([input, businessKey]);
+  return `sha256:${createHash('sha256').update(hashed).digest('hex')}`;
 }

@@ -1,4 +1,4 @@
-import type { AppendLog, LogEntry, LogListQuery, LogOptions } from '../store.ts';
+import type { AppendLog, DropOptions, LogEntry, LogListQuery, LogOptions } from '../store.ts';
 import { assertSqlName, jsonField, quoteIdent } from './sql-names.ts';
 import { pageSql, whereConditions, whereSql } from './sql-where.ts';
 import type { SqliteHandle } from './sqlite-handle.ts';
@@ -85,11 +85,33 @@ export class SqliteAppendLog<T extends object> implements AppendLog<T> {
     return (this.db.statement(sql).all(...params) as Row[]).map((row) => toEntry<T>(row));
   }
 
+  async dropBefore(beforeSeq: number, options: DropOptions = {}): Promise<number> {
+    const fromSeq = options.fromSeq ?? 1;
+    const keep = options.keep ?? [];
+    assertSeq('beforeSeq', beforeSeq);
+    assertSeq('fromSeq', fromSeq);
+    for (const seq of keep) assertSeq('keep', seq);
+    // One write: the tip is read under the write lock, so the newest entry (and any entry an
+    // append adds meanwhile, which waits for the lock) is out of reach.
+    return this.db.write(() => {
+      const sql =
+        `DELETE FROM ${this.table} WHERE seq >= ? AND seq < ? AND seq < (SELECT max(seq) FROM ${this.table})` +
+        (keep.length === 0 ? '' : ' AND seq NOT IN (SELECT value FROM json_each(?))');
+      const params: (number | string)[] = [fromSeq, beforeSeq];
+      if (keep.length > 0) params.push(JSON.stringify(keep));
+      return Number(this.db.statement(sql).run(...params).changes);
+    });
+  }
+
   private readTip(): LogEntry<T> | null {
     const row = this.db.statement(`SELECT seq, body FROM ${this.table} ORDER BY seq DESC LIMIT 1`).get() as
       Row | undefined;
     return row === undefined ? null : toEntry<T>(row);
   }
+}
+
+function assertSeq(name: string, value: number): void {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`dropBefore: ${name} must be an integer seq, not ${String(value)}`);
 }
 
 function toEntry<T>(row: Row): LogEntry<T> {

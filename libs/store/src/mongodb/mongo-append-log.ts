@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AppendLog, LogEntry, LogListQuery, LogOptions } from '../store.ts';
+import type { AppendLog, DropOptions, LogEntry, LogListQuery, LogOptions } from '../store.ts';
 import type { MongoHandle } from './mongo-handle.ts';
 import { isDuplicateKey } from './mongo-handle.ts';
 import { assertMongoName, fieldPath, pageBounds, queryableFields, whereFilter } from './mongo-query.ts';
@@ -98,6 +98,28 @@ export class MongoAppendLog<T extends object> implements AppendLog<T> {
       .limit(limit)
       .toArray();
     return found.map((stored) => toEntry<T>(stored));
+  }
+
+  async dropBefore(beforeSeq: number, options: DropOptions = {}): Promise<number> {
+    const fromSeq = options.fromSeq ?? 1;
+    const keep = options.keep ?? [];
+    for (const [name, value] of [['beforeSeq', beforeSeq], ['fromSeq', fromSeq], ...keep.map((k) => ['keep', k] as const)] as const) {
+      if (!Number.isSafeInteger(value)) throw new TypeError(`dropBefore: ${name} must be an integer seq, not ${String(value)}`);
+    }
+    const coll = await this.coll();
+    // The newest entry stays: read the tip first and stop below it. Tips only grow, so an append
+    // racing with this delete lands above the bound and is untouched, and `appendOptimistically`
+    // keeps its proof (the entry it builds on is never removed while it is the tip).
+    const tip = await coll.findOne({}, { sort: { _id: -1 }, projection: { _id: 1 } });
+    if (tip === null) return 0;
+    const upper = Math.min(beforeSeq, tip._id);
+    if (upper <= fromSeq) return 0;
+    const range: Record<string, unknown> = { $gte: fromSeq, $lt: upper };
+    if (keep.length > 0) range.$nin = [...keep];
+    // deleteMany is not atomic across documents: a crash part-way leaves some of the range, which
+    // a re-run removes (callers drop ranges they have already made safe to lose, e.g. archived).
+    const { deletedCount } = await coll.deleteMany({ _id: range });
+    return deletedCount;
   }
 
   private async readTip(): Promise<LogEntry<T> | null> {

@@ -9,9 +9,10 @@ import { encodeJson } from './mongo-query.ts';
  *
  * `_id` is unique, so of all writers that read the same tip exactly one insert succeeds; the
  * others get a duplicate key, re-read the tip and call `build` again (the port allows that).
- * Entries are never deleted, so a successful insert of `tip.seq + 1` proves the tip was still
- * `tip` at that moment: no gap (seq - 1 existed), no fork (seq did not), and the builder saw the
- * true tip. That makes appends linearizable across every process sharing the database.
+ * The newest entry is never deleted (`dropBefore` stops below the tip; retention removes only
+ * older entries), so a successful insert of `tip.seq + 1` proves the tip was still `tip` at that
+ * moment: no gap (seq - 1 existed), no fork (seq did not), and the builder saw the true tip. That
+ * makes appends linearizable across every process sharing the database.
  */
 export interface AppendOps<T> {
   readTip(): Promise<LogEntry<T> | null>;

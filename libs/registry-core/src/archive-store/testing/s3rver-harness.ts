@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,13 +20,21 @@ export interface RunningS3rver {
   close(): Promise<void>;
 }
 
+export interface S3rverOptions {
+  /**
+   * Awaited before each request is handled (after its signature is checked): a test holds a
+   * request here (e.g. one PUT) to act while a client waits on it, such as SIGKILL the client.
+   */
+  gate?: (req: IncomingMessage) => Promise<void> | void;
+}
+
 /**
  * An S3-compatible server in this process: s3rver (from npm) behind a Signature V4 check, which
  * s3rver lacks, so a wrong secret is refused as S3 refuses it (403 SignatureDoesNotMatch). It
  * listens on a free loopback port, holds `buckets`, and keeps its objects in a temporary
  * directory removed at close.
  */
-export async function startS3rver(buckets: string[] = ['archives']): Promise<RunningS3rver> {
+export async function startS3rver(buckets: string[] = ['archives'], options: S3rverOptions = {}): Promise<RunningS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'ap-s3rver-'));
   const s3rver = new S3rver({
     silent: true,
@@ -39,7 +47,13 @@ export async function startS3rver(buckets: string[] = ['archives']): Promise<Run
   const secrets = new Map([[S3RVER_KEY.access_key_id, S3RVER_KEY.secret_access_key]]);
   const server = createServer((req, res) => {
     const fault = sigV4Fault(req, secrets);
-    if (fault === undefined) return handle(req, res);
+    if (fault === undefined) {
+      if (options.gate === undefined) return handle(req, res);
+      return void Promise.resolve(options.gate(req)).then(
+        () => (req.destroyed ? undefined : handle(req, res)),
+        () => res.destroy(),
+      );
+    }
     req.resume();
     res.writeHead(403, { 'content-type': 'application/xml' });
     res.end(
