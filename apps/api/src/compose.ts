@@ -38,10 +38,18 @@ import {
   PlatformError,
   type WorkflowService,
 } from '@agent-platform/domain';
-import { channelRunReplies, createChannelKinds, createChannelService, type ChannelKind } from '@agent-platform/channels';
+import {
+  channelRunReplies,
+  createChannelKinds,
+  createChannelService,
+  type ChannelKind,
+} from '@agent-platform/channels';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
+import { createBackupService } from '@agent-platform/backup';
+import { storeSnapshotsOf } from '@agent-platform/store/embedded';
+import { afterRestore } from './backup/after-restore.ts';
 import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import { registryAccessOf } from './compose-registry.ts';
@@ -118,7 +126,11 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   };
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
-    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
+    const events = createEventPublisher({
+      bus,
+      clock,
+      warn: (context, message) => logger.warn(context, message),
+    });
     const licence = await openLicence({ config, store, clock, log: logger, events });
     const agents = createAgentStore(store);
     const sessions = createSessionStore(store, clock);
@@ -133,13 +145,23 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       env: options.env,
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
     });
-    const schedules = createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules });
+    const schedules = createScheduleService({
+      store,
+      queue,
+      agents,
+      clock,
+      settings: () => config.current().schedules,
+    });
     const vault = instrumentVault(createVault({ store, clock, key: vaultKey }), metrics);
     const source = directoryPackageSource(version);
     const integrationState = integrationStateCollections(store);
     const equipEffects = [
       ...competencyEquipEffects({ store, schedules }),
-      contractBindingEffect({ store, now: () => clock.now(), liveTools: (id) => fleetLiveTools(integrationState, id) }),
+      contractBindingEffect({
+        store,
+        now: () => clock.now(),
+        liveTools: (id) => fleetLiveTools(integrationState, id),
+      }),
     ];
     const catalog = createCatalogService({
       store,
@@ -151,7 +173,10 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
       events,
-      registry: { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version },
+      registry: {
+        access: registryAccessOf(() => config.current().catalog, options.env),
+        platformVersion: version,
+      },
     });
     const lifecycle = createAgentLifecycle({ store, agents, bus, clock, events });
     // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
@@ -185,6 +210,25 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       events,
       // A channel-started run cancelled here still answers its conversation (docs/channels.md).
       onRunEnded: channelRunReplies(bus, clock),
+    });
+    const channels = createChannelService({
+      store,
+      bus,
+      clock,
+      kinds: createChannelKinds(options.channelKinds),
+      vaultKey,
+      agentExists: async (id) => (await agents.get(id)) !== null,
+      workflowExists: (id) => workflowExists(workflows, id),
+    });
+    const backups = createBackupService({
+      dataDir,
+      store,
+      snapshots: storeSnapshotsOf(store),
+      vaultKey,
+      clock,
+      version,
+      audit,
+      afterRestore: afterRestore({ audit, auditCheckpoints, schedules, bus, channels, logger }),
     });
     const deps: ApiDeps = {
       config,
@@ -233,24 +277,25 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         // POST /webhooks/{id}/test sends from the api node, under the same limits as deliveries.
         transport: guardedPoster(() => {
           const { network, webhooks } = config.current();
-          return { allowPrivate: network.allow_private_targets, timeoutMs: webhooks.timeout_ms, maxResponseBytes: webhooks.max_response_bytes };
+          return {
+            allowPrivate: network.allow_private_targets,
+            timeoutMs: webhooks.timeout_ms,
+            maxResponseBytes: webhooks.max_response_bytes,
+          };
         }),
-        settings: () => ({ ...config.current().webhooks, allow_private_targets: config.current().network.allow_private_targets }),
+        settings: () => ({
+          ...config.current().webhooks,
+          allow_private_targets: config.current().network.allow_private_targets,
+        }),
       }),
       webhookSecrets,
       events,
       triggers: createTriggerService({ store, clock, agents }),
-      channels: createChannelService({
-        store,
-        bus,
-        clock,
-        kinds: createChannelKinds(options.channelKinds),
-        vaultKey,
-        agentExists: async (id) => (await agents.get(id)) !== null,
-        workflowExists: (id) => workflowExists(workflows, id),
-      }),
+      channels,
       transcripts: createTranscriptStore(store, clock),
-      requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
+      backups,
+      requestShutdown:
+        options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };
   } catch (error) {
@@ -258,4 +303,3 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     throw error;
   }
 }
-

@@ -29,6 +29,7 @@ import type {
   WorkflowService,
 } from '@agent-platform/domain';
 import type { ChannelService } from '@agent-platform/channels';
+import type { BackupService } from '@agent-platform/backup';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -105,6 +106,8 @@ export interface ApiDeps {
   channels: ChannelService;
   /** Per-(channel, conversation) transcripts of the agents (docs/channels.md "Transcripts"). */
   transcripts: TranscriptStore;
+  /** Backups and restores of the embedded store under `<data_dir>/backups` (docs/backup.md). */
+  backups: BackupService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

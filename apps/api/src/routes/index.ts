@@ -1,6 +1,7 @@
 import type { RoutePlugin } from '../api-app.ts';
 import { agentRoutes } from './agent-routes.ts';
 import { authRoutes } from './auth-routes.ts';
+import { backupRoutes } from './backup-routes.ts';
 import { catalogRoutes } from './catalog-routes.ts';
 import { channelRoutes } from './channel-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
@@ -28,4 +29,4 @@ import { workflowRoutes } from './workflow-routes.ts';
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes, channelRoutes, transcriptRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes, channelRoutes, transcriptRoutes, backupRoutes];

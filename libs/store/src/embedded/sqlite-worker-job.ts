@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 /** One statement of a job; `read` statements return their rows, the others nothing. */
 export interface SqliteJobStep {
   sql: string;
-  params?: ReadonlyArray<string | number | null>;
+  params?: ReadonlyArray<string | number | bigint | null>;
   read?: boolean;
 }
 
