@@ -48,7 +48,11 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function platform(name: string, key = randomBytes(32), withSnapshots = true): Promise<Platform> {
+async function platform(
+  name: string,
+  key: Buffer = randomBytes(32),
+  withSnapshots = true,
+): Promise<Platform> {
   const dir = join(root, name);
   const store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
   const audit = createAuditTrail({ store, clock: systemClock, enabled: true });

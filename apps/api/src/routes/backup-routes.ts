@@ -117,7 +117,7 @@ export const backupRoutes: RoutePlugin = async (app, deps) => {
         const body = request.body as NodeJS.ReadableStream | undefined;
         if (body === undefined || body === null)
           throw Errors.validation('the body must be the archive (Content-Type: application/gzip)');
-        const view = await deps.backups.upload(body, (request.query as { checksum?: string }).checksum);
+        const view = await deps.backups.upload(body, request.query.checksum);
         return reply.code(201).send(view);
       },
     );
