@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { Errors, type PlatformError } from '@agent-platform/domain';
-import { SnapshotError, type SnapshotSummary, type StoreSnapshots } from '@agent-platform/store';
+import { SnapshotError, type SnapshotSummary } from '@agent-platform/store';
+import { inspectSnapshot } from '@agent-platform/store/embedded';
 import { ArchiveDamagedError, extractArchive, sha256File } from './backup-files.ts';
 import { macMatches, vaultKeyId, type BackupManifest } from './backup-manifest.ts';
 
@@ -36,7 +37,6 @@ export async function archiveVerdict(input: {
   recorded: string | null;
   expected: string | null;
   vaultKey: Buffer;
-  snapshots: StoreSnapshots;
   version?: string;
 }): Promise<VerifiedArchive> {
   const info = await stat(input.path).catch(() => null);
@@ -62,7 +62,7 @@ export async function archiveVerdict(input: {
   }
   let summary: SnapshotSummary;
   try {
-    summary = await input.snapshots.inspect(extracted.storeFile);
+    summary = await inspectSnapshot(extracted.storeFile);
   } catch (error) {
     if (error instanceof SnapshotError) throw damaged(error.message);
     throw error;
@@ -98,4 +98,16 @@ function newer(a: string, b: string): boolean {
   const [x, y] = [parse(a), parse(b)];
   for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0);
   return false;
+}
+
+/** What `agent-platform backup verify` reports about an archive file. */
+export interface ArchiveReport {
+  manifest: BackupManifest;
+  checksum: string;
+  size: number;
+  summary: SnapshotSummary;
+  /** `valid`: made with the given vault key and unaltered; `foreign`: another key; `altered`; `unchecked`: no key given. */
+  mac: 'valid' | 'foreign' | 'altered' | 'unchecked';
+  /** The audit chain inside the archive, walked in full (null for agents_only). */
+  chain: { valid: boolean; entry_count: number; reason: string | null } | null;
 }

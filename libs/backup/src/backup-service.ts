@@ -4,7 +4,7 @@ import { isAbsolute, join } from 'node:path';
 import type { BackupRestored, BackupScope, BackupView } from '@agent-platform/contracts';
 import { Errors, type AuditTrail, type Clock } from '@agent-platform/domain';
 import type { Store, StoreSnapshots } from '@agent-platform/store';
-import { archiveVerdict, type ArchiveSource, type VerifiedArchive } from './archive-verdict.ts';
+import { archiveVerdict, type ArchiveSource } from './archive-verdict.ts';
 import {
   archiveIds,
   archivePath,
@@ -61,8 +61,6 @@ export interface BackupService {
   create(scope: BackupScope, actor: Actor): Promise<BackupView>;
   /** Archives in the backups directory, newest first. */
   list(): Promise<BackupView[]>;
-  /** Reads and checks an archive completely without restoring it (`agent-platform backup verify`). */
-  verify(source: ArchiveSource, options?: RestoreOptions): Promise<VerifiedArchive>;
   restore(source: ArchiveSource, actor: Actor, options?: RestoreOptions): Promise<BackupRestored>;
   /** Takes an uploaded archive into the backups directory once it reads back whole; answers its listing. */
   upload(body: NodeJS.ReadableStream, checksum?: string): Promise<BackupView>;
@@ -158,24 +156,6 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
     return { path: source.path, recorded: null };
   }
 
-  async function verify(source: ArchiveSource, options: RestoreOptions = {}): Promise<VerifiedArchive> {
-    const staging = join(dir, `.verify-${randomUUID()}.partial`);
-    try {
-      const { path, recorded } = await resolve(source);
-      return await archiveVerdict({
-        path,
-        staging,
-        recorded,
-        expected: options.checksum ?? null,
-        vaultKey: deps.vaultKey,
-        snapshots: snapshotsOrRefuse(),
-        version: deps.version,
-      });
-    } finally {
-      await rm(staging, { recursive: true, force: true });
-    }
-  }
-
   async function restore(
     source: ArchiveSource,
     actor: Actor,
@@ -191,7 +171,6 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
         recorded,
         expected: options.checksum ?? null,
         vaultKey: deps.vaultKey,
-        snapshots,
         version: deps.version,
       });
       const { manifest } = archive;
@@ -269,6 +248,7 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
   return {
     create: (scope, actor) => oneAtATime(() => create(scope, actor)),
     list: async () => {
+      snapshotsOrRefuse();
       const views: BackupView[] = [];
       for (const id of await archiveIds(dir)) {
         // An archive that no longer reads (damaged on disk) is left out of the list; restore by its id names why.
@@ -277,15 +257,14 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
       }
       return views;
     },
-    verify: (source, options) => oneAtATime(() => verify(source, options)),
     restore: (source, actor, options) => oneAtATime(() => restore(source, actor, options)),
     upload: (body, checksum) =>
       oneAtATime(async () => {
+        snapshotsOrRefuse();
         const id = await importUpload({
           dir,
           body,
           expected: checksum ?? null,
-          snapshots: snapshotsOrRefuse(),
           vaultKey: deps.vaultKey,
           now: deps.clock.now().getTime(),
         });

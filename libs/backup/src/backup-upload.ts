@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Errors } from '@agent-platform/domain';
-import type { StoreSnapshots } from '@agent-platform/store';
 import { archiveVerdict } from './archive-verdict.ts';
 import { archivePath, recordedChecksum } from './backup-files.ts';
 
@@ -19,7 +18,6 @@ export async function importUpload(input: {
   dir: string;
   body: NodeJS.ReadableStream;
   expected: string | null;
-  snapshots: StoreSnapshots;
   vaultKey: Buffer;
   now: number;
 }): Promise<string> {
@@ -38,7 +36,6 @@ export async function importUpload(input: {
       recorded: null,
       expected: input.expected,
       vaultKey: input.vaultKey,
-      snapshots: input.snapshots,
     });
     const { id } = verdict.manifest;
     const target = archivePath(input.dir, id);

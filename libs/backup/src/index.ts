@@ -16,3 +16,5 @@ export {
 export { BACKUP_FORMAT, vaultKeyId, type BackupManifest } from './backup-manifest.ts';
 export { BACKUPS_DIR } from './backup-files.ts';
 export { ensureInstallationId, installationIdOf } from './installation.ts';
+export type { ArchiveReport } from './archive-verdict.ts';
+export { verifyArchiveFile } from './verify-archive.ts';

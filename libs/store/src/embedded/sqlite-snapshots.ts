@@ -78,46 +78,8 @@ export class SqliteSnapshots implements StoreSnapshots {
     return this.inspect(path);
   }
 
-  async inspect(path: string): Promise<SnapshotSummary> {
-    let rows: Array<unknown[] | null>;
-    try {
-      rows = await runSqliteJob(path, [
-        { sql: 'PRAGMA quick_check', read: true },
-        {
-          sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-          read: true,
-        },
-      ]);
-    } catch (error) {
-      throw new SnapshotError(`the store snapshot cannot be read: ${(error as Error).message}`);
-    }
-    const check = (rows[0] ?? []) as Array<{ quick_check: string }>;
-    if (check.length !== 1 || check[0]?.quick_check !== 'ok') {
-      throw new SnapshotError(
-        `the store snapshot is damaged: ${check
-          .map((r) => r.quick_check)
-          .slice(0, 3)
-          .join('; ')}`,
-      );
-    }
-    const tables = ((rows[1] ?? []) as Array<{ name: string }>).map((r) => r.name);
-    const foreign = tables.filter((t) => ownerOf(t) === null);
-    if (foreign.length > 0)
-      throw new SnapshotError(
-        `the store snapshot holds tables this platform does not make: ${foreign.slice(0, 5).join(', ')}`,
-      );
-    const counts = await runSqliteJob(
-      path,
-      tables.map((t) => ({ sql: `SELECT count(*) AS n FROM ${quote(t)}`, read: true })),
-    );
-    const summary: SnapshotSummary = { collections: {}, logs: {}, counters: 0 };
-    tables.forEach((table, i) => {
-      const n = ((counts[i] ?? []) as Array<{ n: number }>)[0]?.n ?? 0;
-      const owner = ownerOf(table)!;
-      if (owner.kind === 'counters') summary.counters = n;
-      else (owner.kind === 'collection' ? summary.collections : summary.logs)[owner.name] = n;
-    });
-    return summary;
+  inspect(path: string): Promise<SnapshotSummary> {
+    return inspectSnapshot(path);
   }
 
   async restore(
@@ -136,6 +98,49 @@ export class SqliteSnapshots implements StoreSnapshots {
     }
     return summary;
   }
+}
+
+/** `StoreSnapshots.inspect`, for a snapshot file read without a store (`agent-platform backup verify`). */
+export async function inspectSnapshot(path: string): Promise<SnapshotSummary> {
+  let rows: Array<unknown[] | null>;
+  try {
+    rows = await runSqliteJob(path, [
+      { sql: 'PRAGMA quick_check', read: true },
+      {
+        sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+        read: true,
+      },
+    ]);
+  } catch (error) {
+    throw new SnapshotError(`the store snapshot cannot be read: ${(error as Error).message}`);
+  }
+  const check = (rows[0] ?? []) as Array<{ quick_check: string }>;
+  if (check.length !== 1 || check[0]?.quick_check !== 'ok') {
+    throw new SnapshotError(
+      `the store snapshot is damaged: ${check
+        .map((r) => r.quick_check)
+        .slice(0, 3)
+        .join('; ')}`,
+    );
+  }
+  const tables = ((rows[1] ?? []) as Array<{ name: string }>).map((r) => r.name);
+  const foreign = tables.filter((t) => ownerOf(t) === null);
+  if (foreign.length > 0)
+    throw new SnapshotError(
+      `the store snapshot holds tables this platform does not make: ${foreign.slice(0, 5).join(', ')}`,
+    );
+  const counts = await runSqliteJob(
+    path,
+    tables.map((t) => ({ sql: `SELECT count(*) AS n FROM ${quote(t)}`, read: true })),
+  );
+  const summary: SnapshotSummary = { collections: {}, logs: {}, counters: 0 };
+  tables.forEach((table, i) => {
+    const n = ((counts[i] ?? []) as Array<{ n: number }>)[0]?.n ?? 0;
+    const owner = ownerOf(table)!;
+    if (owner.kind === 'counters') summary.counters = n;
+    else (owner.kind === 'collection' ? summary.collections : summary.logs)[owner.name] = n;
+  });
+  return summary;
 }
 
 async function tableNames(path: string): Promise<string[]> {
