@@ -133,15 +133,22 @@ describe('backup routes', () => {
 
   it('with a checkpoint sink, a full restore writes a checkpoint of the restored chain, and verify holds', async () => {
     const sink = join(api.dataDir, 'sink');
-    const anchored = await startTestApi({ config: { auth: { mode: 'local' }, audit: { checkpoints: { sink } } } });
+    const anchored = await startTestApi({
+      config: { auth: { mode: 'local' }, audit: { checkpoints: { sink } } },
+    });
     try {
       const token = await anchored.issueKey('admin', 'root');
-      const made = (await anchored.request('POST', '/backup/create', { token, body: { scope: 'full' } })).body;
-      for (const event_type of ['one', 'two', 'three']) await anchored.request('POST', '/audit/append', { token, body: { event_type } });
+      const made = (await anchored.request('POST', '/backup/create', { token, body: { scope: 'full' } }))
+        .body;
+      for (const event_type of ['one', 'two', 'three'])
+        await anchored.request('POST', '/audit/append', { token, body: { event_type } });
       // A checkpoint of the longer chain: the restored chain is shorter than what it records.
       expect((await anchored.request('POST', '/security/checkpoints', { token })).status).toBe(201);
-      const restored = (await anchored.request('POST', '/backup/restore', { token, body: { id: made.id } })).body;
-      expect(restored.checkpoint).toMatch(new RegExp(`^checkpoints/.*-${restored.audit_entry_count}\\.json$`));
+      const restored = (await anchored.request('POST', '/backup/restore', { token, body: { id: made.id } }))
+        .body;
+      expect(restored.checkpoint).toMatch(
+        new RegExp(`^checkpoints/.*-${restored.audit_entry_count}\\.json$`),
+      );
       const verify = (await anchored.request('GET', '/security/verify', { token })).body;
       expect(verify).toMatchObject({ valid: true, checkpoint_status: 'verified' });
     } finally {

@@ -42,7 +42,10 @@ const PLATFORM_COLLECTIONS = [
 ];
 
 const example = (name: string) => fileURLToPath(new URL(`../../../../examples/${name}`, import.meta.url));
-const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string, options: { readonly: boolean }) => {
+const Database = createRequire(import.meta.url)('better-sqlite3') as new (
+  path: string,
+  options: { readonly: boolean },
+) => {
   prepare(sql: string): { all(): Array<{ name: string }> };
   close(): void;
 };
@@ -57,18 +60,29 @@ describe('backup scopes', () => {
   it('every collection of a running platform is either an agent collection or a platform one', async () => {
     api = await startPlatformTestApi({ config: { auth: { mode: 'local' } } });
     const admin = await api.issueKey('admin');
-    const installed = await api.request('POST', '/catalog/install', { token: admin, body: { path: example('claims-intake'), activate: true } });
+    const installed = await api.request('POST', '/catalog/install', {
+      token: admin,
+      body: { path: example('claims-intake'), activate: true },
+    });
     const agent = installed.body.installed.at(-1).id as string;
     await api.request('PUT', `/agents/${agent}/memory/k`, { token: admin, body: { value: 'v' } });
     await api.request('POST', `/agents/${agent}/send`, { token: admin, body: { message: 'hello' } });
     await api.request('POST', '/backup/create', { token: admin, body: { scope: 'agents_only' } });
 
     const db = new Database(join(api.dataDir, 'data', 'platform.db'), { readonly: true });
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name);
     db.close();
     const collections = tables.filter((t) => t.startsWith('c_')).map((t) => t.slice(2));
-    const unclassified = collections.filter((c) => !(AGENT_COLLECTIONS as readonly string[]).includes(c) && !PLATFORM_COLLECTIONS.includes(c));
-    expect(unclassified, 'add each to AGENT_COLLECTIONS (libs/backup/src/backup-scopes.ts) or PLATFORM_COLLECTIONS here').toEqual([]);
+    const unclassified = collections.filter(
+      (c) => !(AGENT_COLLECTIONS as readonly string[]).includes(c) && !PLATFORM_COLLECTIONS.includes(c),
+    );
+    expect(
+      unclassified,
+      'add each to AGENT_COLLECTIONS (libs/backup/src/backup-scopes.ts) or PLATFORM_COLLECTIONS here',
+    ).toEqual([]);
     expect(AGENT_COLLECTIONS.filter((c) => !collections.includes(c))).toEqual([]);
   });
 });
