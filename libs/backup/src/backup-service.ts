@@ -162,6 +162,7 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
     options: RestoreOptions = {},
   ): Promise<BackupRestored> {
     const snapshots = snapshotsOrRefuse();
+    await removeStalePartials(dir, deps.clock.now().getTime());
     const staging = join(dir, `.restore-${randomUUID()}.partial`);
     try {
       const { path, recorded } = await resolve(source);
