@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import {
   createAuditTrail,
   createVault,
@@ -156,6 +157,11 @@ describe('backup service', () => {
     expect(made.checksum).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect((await readFile(`${made.path}.sha256`, 'utf8')).startsWith(made.checksum.slice(7))).toBe(true);
     expect(await p.backups.list()).toEqual([made]);
+    // Vault values stay sealed in the archive, and the vault key is not in it.
+    const content = gunzipSync(await readFile(made.path));
+    expect(content.includes('value of one')).toBe(false);
+    expect(content.includes(p.key.toString('base64'))).toBe(false);
+    expect(content.includes(p.key)).toBe(false);
     const atBackup = await state(p);
 
     await seed(p, 'two');
