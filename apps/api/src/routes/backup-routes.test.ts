@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -82,6 +82,15 @@ describe('backup routes', () => {
       second.body.id,
       id,
     ]);
+    // Nothing else is left in the backups directory: no partial file, no SQLite side file.
+    expect((await readdir(join(api.dataDir, 'data', 'backups'))).sort()).toEqual(
+      [
+        `${id}.tar.gz`,
+        `${id}.tar.gz.sha256`,
+        `${second.body.id}.tar.gz`,
+        `${second.body.id}.tar.gz.sha256`,
+      ].sort(),
+    );
     expect((await post('/backup/create', {})).status).toBe(400);
     expect((await post('/backup/create', { scope: 'everything' })).status).toBe(400);
     // The audit trail records who made which backup.

@@ -76,7 +76,9 @@ export const backupRoutes: RoutePlugin = async (app, deps) => {
         throw Errors.validation(
           'send exactly one of id (a listed backup) or path (an archive file on the platform host)',
         );
-      if (deps.config.current().runtime.bus !== 'embedded') throw Errors.conflict(FLEET_RESTORE);
+      const { runtime } = deps.config.current();
+      // On MongoDB the service answers with MongoDB's own procedure instead.
+      if (runtime.store === 'embedded' && runtime.bus !== 'embedded') throw Errors.conflict(FLEET_RESTORE);
       const source = id !== undefined ? { kind: 'id' as const, id } : { kind: 'path' as const, path: path! };
       return deps.backups.restore(source, actorOf(request), {
         ...(checksum === undefined ? {} : { checksum }),
