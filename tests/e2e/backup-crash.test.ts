@@ -49,13 +49,13 @@ const Database = createRequire(import.meta.url)('better-sqlite3') as new (
  * Resolves once another connection has held the store's write lock for a while: the restore's
  * copy transaction (ordinary writes hold it for well under a millisecond). Probes without waiting.
  */
-async function restoreTransactionRunning(timeoutMs: number): Promise<boolean> {
+async function restoreTransactionRunning(timeoutMs: number, answered: () => boolean): Promise<boolean> {
   const probe = new Database(join(dir, 'data', 'platform.db'), { timeout: 0 });
   probe.pragma('busy_timeout = 0');
   const deadline = Date.now() + timeoutMs;
   let busySince: number | null = null;
   try {
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline && !answered()) {
       try {
         probe.exec('BEGIN IMMEDIATE; ROLLBACK');
         busySince = null;
@@ -134,16 +134,18 @@ describe('SIGKILL during a backup or a restore (all-in-one)', () => {
       ).body.secret;
       await call(url, 'PUT', '/vault/after-marker', { token: admin, body: { value: stage } });
       const before = (await partials()).length;
-      const restoring = call(url, 'POST', '/backup/restore', { token: admin, body: { id: backup.id } }).catch(
-        () => null,
-      );
+      let settled = false;
+      const restoring = call(url, 'POST', '/backup/restore', { token: admin, body: { id: backup.id } })
+        .catch(() => null)
+        .finally(() => (settled = true));
       if (stage === 'answered') expect((await restoring)?.status).toBe(200);
       else
         await waitUntil(async () => (await partials()).length > before, {
           timeoutMs: 20_000,
           message: 'a restore in progress',
         });
-      if (stage === 'transaction' && (await restoreTransactionRunning(30_000))) killedInTransaction += 1;
+      if (stage === 'transaction' && (await restoreTransactionRunning(30_000, () => settled)))
+        killedInTransaction += 1;
       await crash();
       url = await up();
       const keyLives = (await call(url, 'GET', '/auth/whoami', { token: later })).status === 200;
