@@ -199,5 +199,5 @@ describe('backups on the all-in-one platform', () => {
     });
     expect(await integrationStatus(c.url, admin)).not.toBe('Running');
     expect(JSON.stringify(status.body)).not.toContain('crm-secret');
-  });
+  }, 300_000);
 });
