@@ -132,6 +132,6 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
       });
       expect(sent.body.content).toBe('after the restore');
       expect((await call(api, 'GET', '/security/verify', { token })).body.valid).toBe(true);
-    });
+    }, 180_000);
   },
 );
