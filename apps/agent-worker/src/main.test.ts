@@ -127,7 +127,7 @@ describe.skipIf(natsBinary === null)('agent-worker main on NATS', () => {
   it('serves agents.invoke, and on SIGTERM stops taking work, finishes the invocation in flight and exits 0', async () => {
     const { config, agentId } = await fleetMember();
     const run = start(['--config', config]);
-    await waitUntil(() => run.output().includes('agent platform (agent-worker)'), { timeoutMs: 20_000, message: 'the boot line' });
+    await waitUntil(() => run.output().includes('agent platform (agent-worker)'), { timeoutMs: 60_000, message: 'the boot line' });
     expect(run.output()).toContain('started: bus nats, store embedded, queue embedded');
 
     const request = { agent_id: agentId, source: 'Api', message: 'hello', correlation_id: 'c-drain' };
@@ -144,7 +144,7 @@ describe.skipIf(natsBinary === null)('agent-worker main on NATS', () => {
   it('re-reads the config file and the licence on SIGHUP', async () => {
     const { config, agentId, license } = await fleetMember({ licensed: false });
     const run = start(['--config', config]);
-    await waitUntil(() => run.output().includes('agent platform (agent-worker)'), { timeoutMs: 20_000, message: 'the boot line' });
+    await waitUntil(() => run.output().includes('agent platform (agent-worker)'), { timeoutMs: 60_000, message: 'the boot line' });
     const request = { agent_id: agentId, source: 'Api', message: 'hello', correlation_id: 'c-hup' };
     await expect(bus.request(Subjects.agentInvoke, request, { timeoutMs: 5_000 })).rejects.toMatchObject({
       code: 'remote',

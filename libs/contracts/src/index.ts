@@ -35,3 +35,4 @@ export * from './channel-messages.ts';
 export * from './http/triggers.ts';
 export * from './http/registry.ts';
 export * from './http/backup.ts';
+export * from './mcp-tools.ts';

@@ -114,6 +114,33 @@ describe('audit checkpoints in a directory', () => {
     expect(failed().map((e) => e.data)).toEqual([{ first_invalid_seq: null, reason: (verify.body as { reason: string }).reason }]);
   });
 
+  it('refuses to checkpoint over a cut chain (409) until an admin supersedes with a reason, which the signed checkpoint records', async () => {
+    const sink = await tempDir('supersede');
+    const t = await start({ audit: { checkpoints: { sink } } });
+    const admin = await t.issueKey('admin', 'root');
+    await appendEvents(t, admin, 3);
+    const cp = (await t.request('POST', '/security/checkpoints', { token: admin })).body as { name: string };
+    const db = new Database(dbPath(t));
+    db.prepare('DELETE FROM l_audit WHERE seq > ?').run(4);
+    db.close();
+
+    const refused = await t.request('POST', '/security/checkpoints', { token: admin });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      error: { category: 'Conflict', message: expect.stringMatching(/^not writing a checkpoint: the chain has 4 entries, .*supersede_reason/), details: { latest: cp.name } },
+    });
+    expect((await t.request('GET', '/security/verify', { token: admin })).body).toMatchObject({ valid: false });
+    const bad = await t.request('POST', '/security/checkpoints', { token: admin, body: { supersede_reason: '' } });
+    expect(bad.status).toBe(400);
+
+    const written = await t.request('POST', '/security/checkpoints', { token: admin, body: { supersede_reason: 'restored the 11-20 backup' } });
+    expect(written.status).toBe(201);
+    expect(written.body).toMatchObject({ checkpoint: { supersedes: { name: cp.name, entry_count: 6, reason: 'restored the 11-20 backup' } } });
+    expect((await t.request('GET', '/security/verify', { token: admin })).body).toMatchObject({ valid: true, checkpoint_status: 'verified' });
+    // The replaced checkpoint is still in the sink for anyone who reads its history.
+    expect(await readdir(join(sink, 'checkpoints'))).toHaveLength(2);
+  });
+
   it('reports a store replaced by a fresh one with a new chain', async () => {
     const sink = await tempDir('swap');
     const dataDir = await tempDir('data');

@@ -170,6 +170,18 @@ export const AuditCheckpointBody = Type.Object({
   tip_seq: Type.Integer({ minimum: 0 }),
   at: Type.String(),
   key_id: Type.String(),
+  supersedes: Type.Optional(
+    Type.Object(
+      {
+        name: Type.Union([Type.String(), Type.Null()]),
+        entry_count: Type.Union([Type.Integer(), Type.Null()]),
+        tip_hash: Type.Union([Type.String(), Type.Null()]),
+        failure: Type.String({ description: 'Why the chain no longer reached the replaced checkpoint.' }),
+        reason: Type.String({ description: "The operator's reason for writing over it." }),
+      },
+      { description: 'Only on a checkpoint written over one the chain no longer reaches (POST with supersede_reason).' },
+    ),
+  ),
 });
 
 /** One signed checkpoint (docs/audit.md "Checkpoints"): the file the sink holds, plus where. */
@@ -181,6 +193,22 @@ export const AuditCheckpointView = Type.Object({
   sink: Type.String(),
 });
 export type AuditCheckpointView = Static<typeof AuditCheckpointView>;
+
+/** POST /security/checkpoints: no body, or a reason to write over a checkpoint the chain no longer reaches. */
+export const AuditCheckpointWriteBody = Type.Object(
+  {
+    supersede_reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description:
+          'Write even though the chain no longer reaches the latest checkpoint (409 otherwise), recording this reason and the replaced checkpoint in the signed statement.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AuditCheckpointWriteBody = Static<typeof AuditCheckpointWriteBody>;
 
 /** GET /security/checkpoints. */
 export const AuditCheckpointList = Type.Object({

@@ -18,6 +18,24 @@ export interface AuditCheckpoint {
   at: string;
   /** Key id of the Ed25519 key that signed it (`sha256:<32 hex>` of the raw public key). */
   key_id: string;
+  /**
+   * Present only on a checkpoint an operator wrote over one the chain no longer reaches (after a
+   * restore from backup, say): which checkpoint it replaces and why, inside the signed statement,
+   * so that the sink's history shows every acknowledged discontinuity.
+   */
+  supersedes?: SupersededCheckpoint;
+}
+
+/** The checkpoint a superseding one replaces, and the operator's reason. */
+export interface SupersededCheckpoint {
+  /** The replaced checkpoint's object name, or null when the sink's latest could not be parsed. */
+  name: string | null;
+  entry_count: number | null;
+  tip_hash: string | null;
+  /** Why the chain no longer reaches it (the failed check). */
+  failure: string;
+  /** The operator's stated reason (e.g. `restored backup 2026-11-20`). */
+  reason: string;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type CheckpointSigner,
   type CheckpointSink,
   type SignedCheckpoint,
+  type SupersededCheckpoint,
 } from './audit-checkpoint.ts';
 
 export interface AuditCheckpointsDeps {
@@ -42,12 +43,19 @@ export interface AuditCheckpoints {
   readonly configured: boolean;
   /** The key verifiers need (docs/audit.md "Checkpoints"). */
   readonly publicKey: { key_id: string; public_key: string; public_key_pem: string };
-  /** Takes and writes a checkpoint now. Conflict when no sink is configured. */
-  write(): Promise<CheckpointRecord>;
+  /**
+   * Takes and writes a checkpoint now. Conflict when no sink is configured, and Conflict when the
+   * chain no longer reaches the sink's latest checkpoint (entries removed, store replaced, a forged
+   * latest): a new checkpoint would otherwise bless the damaged chain and hide it from every later
+   * verify. `supersede` (an operator's reason, after establishing why, e.g. a restore) writes one
+   * anyway, recording the replaced checkpoint and the reason inside the signed statement.
+   */
+  write(options?: { supersede?: string }): Promise<CheckpointRecord>;
   /**
    * The scheduled write: at most one checkpoint per `interval_secs` period across every process
    * on the store (claimed through a store counter); null when another process (or an earlier
-   * tick) had the period, or no sink is configured.
+   * tick) had the period, or no sink is configured. Never supersedes: a chain that no longer
+   * reaches the latest checkpoint makes it fail (Conflict) every period until an operator acts.
    */
   writeIfDue(): Promise<CheckpointRecord | null>;
   /** Written checkpoints, newest first, as recorded in the store (the sink holds the originals). */
@@ -64,8 +72,10 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
   const written = deps.store.log<StoredRecord>('audit_checkpoints');
   const sink = deps.sink;
 
-  async function write(): Promise<CheckpointRecord> {
+  async function write(options: { supersede?: string } = {}): Promise<CheckpointRecord> {
     if (sink === null) throw Errors.conflict('audit checkpoints are off: [audit.checkpoints] sink is empty');
+    const before = await check();
+    const supersedes = before.status === 'failed' ? superseded(before, options.supersede) : undefined;
     const [count, tip] = await Promise.all([chain.count(), chain.tip()]);
     const checkpoint: AuditCheckpoint = {
       entry_count: count,
@@ -73,12 +83,33 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
       tip_seq: tip?.seq ?? 0,
       at: deps.clock.now().toISOString(),
       key_id: deps.signer.keyId,
+      ...(supersedes === undefined ? {} : { supersedes }),
     };
     const signed = signCheckpoint(checkpoint, deps.signer);
     const name = checkpointName(checkpoint);
     await sink.write(name, Buffer.from(`${JSON.stringify(signed, null, 2)}\n`, 'utf8'));
     await written.append(() => ({ name, sink: sink.describe, signed }));
     return { ...signed, name, sink: sink.describe };
+  }
+
+  /** What a superseding checkpoint records; Conflict when the operator gave no reason. */
+  function superseded(failed: CheckpointCheck, reason: string | undefined): SupersededCheckpoint {
+    const failure = failed.reason ?? 'the chain does not reach the latest checkpoint';
+    if (reason === undefined || reason.trim() === '') {
+      throw Errors.conflict(
+        `not writing a checkpoint: ${failure}. A new checkpoint would hide this from every later verify; ` +
+          'find out why first, then write one with a supersede_reason (docs/audit.md "When verify fails")',
+        { failure, latest: failed.checkpoint === null ? null : checkpointName(failed.checkpoint) },
+      );
+    }
+    const latest = failed.checkpoint;
+    return {
+      name: latest === null ? null : checkpointName(latest),
+      entry_count: latest?.entry_count ?? null,
+      tip_hash: latest?.tip_hash ?? null,
+      failure,
+      reason: reason.trim(),
+    };
   }
 
   async function writeIfDue(): Promise<CheckpointRecord | null> {
