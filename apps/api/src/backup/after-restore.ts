@@ -1,5 +1,6 @@
 import type { BackupScope } from '@agent-platform/contracts';
 import { Subjects } from '@agent-platform/contracts';
+import { PlatformError } from '@agent-platform/domain';
 import type { ApiDeps } from '../deps.ts';
 
 /**
@@ -7,7 +8,8 @@ import type { ApiDeps } from '../deps.ts';
  * restore does in a running platform"): the audit verifier forgets the chain it had walked, the
  * queue's schedulers follow the restored schedules, the integration hosts and channel bridges
  * reconcile with the restored records, and a full restore gets a fresh audit checkpoint (when a
- * sink is configured) recording the restored chain. Everything else is read from the store on
+ * sink is configured) recording the restored chain, unless that chain no longer reaches the latest
+ * checkpoint: then verify says so until an admin or auditor supersedes it. Everything else is read from the store on
  * each use. Returns the checkpoint's name, or null.
  */
 export function afterRestore(
@@ -28,7 +30,14 @@ export function afterRestore(
     try {
       return (await deps.auditCheckpoints.write()).name;
     } catch (err) {
-      log.error({ err }, 'the audit checkpoint of the restored chain could not be written');
+      // The restored chain is shorter than the latest checkpoint: never papered over here, an admin
+      // or auditor supersedes it with a reason (docs/audit.md "When verify fails").
+      if (err instanceof PlatformError && err.category === 'Conflict') {
+        log.warn(
+          { reason: err.message },
+          'the restored audit chain does not reach the latest checkpoint; verify reports it until it is superseded',
+        );
+      } else log.error({ err }, 'the audit checkpoint of the restored chain could not be written');
       return null;
     }
   };

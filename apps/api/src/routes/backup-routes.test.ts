@@ -140,26 +140,45 @@ describe('backup routes', () => {
     expect(actions.slice(0, 2)).toEqual(['POST /backup/restore', 'backup.restore']);
   });
 
-  it('with a checkpoint sink, a full restore writes a checkpoint of the restored chain, and verify holds', async () => {
+  it('with a checkpoint sink: a restore the latest checkpoint still covers gets a fresh one; an older one waits for an acknowledged supersede', async () => {
     const sink = join(api.dataDir, 'sink');
     const anchored = await startTestApi({
       config: { auth: { mode: 'local' }, audit: { checkpoints: { sink } } },
     });
     try {
       const token = await anchored.issueKey('admin', 'root');
-      const made = (await anchored.request('POST', '/backup/create', { token, body: { scope: 'full' } }))
-        .body;
+      const request = (method: string, path: string, body?: unknown) =>
+        anchored.request(method, path, { token, body });
+      const old = (await request('POST', '/backup/create', { scope: 'full' })).body;
+      expect((await request('POST', '/security/checkpoints')).status).toBe(201);
+      const recent = (await request('POST', '/backup/create', { scope: 'full' })).body;
       for (const event_type of ['one', 'two', 'three'])
-        await anchored.request('POST', '/audit/append', { token, body: { event_type } });
-      // A checkpoint of the longer chain: the restored chain is shorter than what it records.
-      expect((await anchored.request('POST', '/security/checkpoints', { token })).status).toBe(201);
-      const restored = (await anchored.request('POST', '/backup/restore', { token, body: { id: made.id } }))
-        .body;
-      expect(restored.checkpoint).toMatch(
-        new RegExp(`^checkpoints/.*-${restored.audit_entry_count}\\.json$`),
-      );
-      const verify = (await anchored.request('GET', '/security/verify', { token })).body;
-      expect(verify).toMatchObject({ valid: true, checkpoint_status: 'verified' });
+        await request('POST', '/audit/append', { event_type });
+
+      // The recent backup still reaches the latest checkpoint: the restore writes one of the restored chain.
+      const first = (await request('POST', '/backup/restore', { id: recent.id })).body;
+      expect(first.checkpoint).toMatch(new RegExp(`^checkpoints/.*-${first.audit_entry_count}\\.json$`));
+      expect((await request('GET', '/security/verify')).body).toMatchObject({
+        valid: true,
+        checkpoint_status: 'verified',
+      });
+
+      // The old one is shorter than the latest checkpoint: verify says so, and no checkpoint papers over
+      // it until an admin or auditor supersedes it with a reason (docs/audit.md "When verify fails").
+      const second = (await request('POST', '/backup/restore', { id: old.id })).body;
+      expect(second.checkpoint).toBeNull();
+      expect((await request('GET', '/security/verify')).body).toMatchObject({
+        valid: false,
+        checkpoint_status: 'failed',
+      });
+      const superseded = await request('POST', '/security/checkpoints', {
+        supersede_reason: `restored backup ${old.id}`,
+      });
+      expect(superseded.status).toBe(201);
+      expect((await request('GET', '/security/verify')).body).toMatchObject({
+        valid: true,
+        checkpoint_status: 'verified',
+      });
     } finally {
       await anchored.close();
     }

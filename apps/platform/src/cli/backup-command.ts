@@ -263,7 +263,7 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
       io.out(`wrote ${keyFile} (mode 0600): the vault key the restored values need`);
     }
     io.out(
-      'start the platform on this data dir; with audit checkpoints, take one (POST /security/checkpoints) once it is up',
+      'start the platform on this data dir; with audit checkpoints, take one once it is up (POST /security/checkpoints, with a supersede_reason when this backup is older than the latest checkpoint: docs/backup.md "Audit")',
     );
     return EXIT_OK;
   } catch (error) {
