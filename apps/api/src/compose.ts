@@ -38,12 +38,7 @@ import {
   PlatformError,
   type WorkflowService,
 } from '@agent-platform/domain';
-import {
-  channelRunReplies,
-  createChannelKinds,
-  createChannelService,
-  type ChannelKind,
-} from '@agent-platform/channels';
+import { channelRunReplies, createChannelKinds, createChannelService, type ChannelKind } from '@agent-platform/channels';
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
@@ -126,11 +121,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   };
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
-    const events = createEventPublisher({
-      bus,
-      clock,
-      warn: (context, message) => logger.warn(context, message),
-    });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
     const licence = await openLicence({ config, store, clock, log: logger, events });
     const agents = createAgentStore(store);
     const sessions = createSessionStore(store, clock);
@@ -145,23 +136,13 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       env: options.env,
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
     });
-    const schedules = createScheduleService({
-      store,
-      queue,
-      agents,
-      clock,
-      settings: () => config.current().schedules,
-    });
+    const schedules = createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules });
     const vault = instrumentVault(createVault({ store, clock, key: vaultKey }), metrics);
     const source = directoryPackageSource(version);
     const integrationState = integrationStateCollections(store);
     const equipEffects = [
       ...competencyEquipEffects({ store, schedules }),
-      contractBindingEffect({
-        store,
-        now: () => clock.now(),
-        liveTools: (id) => fleetLiveTools(integrationState, id),
-      }),
+      contractBindingEffect({ store, now: () => clock.now(), liveTools: (id) => fleetLiveTools(integrationState, id) }),
     ];
     const catalog = createCatalogService({
       store,
@@ -173,10 +154,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
       events,
-      registry: {
-        access: registryAccessOf(() => config.current().catalog, options.env),
-        platformVersion: version,
-      },
+      registry: { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version },
     });
     const lifecycle = createAgentLifecycle({ store, agents, bus, clock, events });
     // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
@@ -277,16 +255,9 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
         // POST /webhooks/{id}/test sends from the api node, under the same limits as deliveries.
         transport: guardedPoster(() => {
           const { network, webhooks } = config.current();
-          return {
-            allowPrivate: network.allow_private_targets,
-            timeoutMs: webhooks.timeout_ms,
-            maxResponseBytes: webhooks.max_response_bytes,
-          };
+          return { allowPrivate: network.allow_private_targets, timeoutMs: webhooks.timeout_ms, maxResponseBytes: webhooks.max_response_bytes };
         }),
-        settings: () => ({
-          ...config.current().webhooks,
-          allow_private_targets: config.current().network.allow_private_targets,
-        }),
+        settings: () => ({ ...config.current().webhooks, allow_private_targets: config.current().network.allow_private_targets }),
       }),
       webhookSecrets,
       events,
@@ -294,8 +265,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       channels,
       transcripts: createTranscriptStore(store, clock),
       backups,
-      requestShutdown:
-        options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
+      requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };
   } catch (error) {
@@ -303,3 +273,4 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     throw error;
   }
 }
+

@@ -14,25 +14,19 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * read is refused rather than used: that key decrypts every stored credential. Error messages
  * name the variable or file and never include the key.
  */
-export async function loadVaultKey(options: {
-  dataDir: string;
-  env: Record<string, string | undefined>;
-  envName: string;
-}): Promise<Buffer> {
+export async function loadVaultKey(options: { dataDir: string; env: Record<string, string | undefined>; envName: string }): Promise<Buffer> {
   const { dataDir, env, envName } = options;
   const fromEnv = env[envName];
   if (fromEnv !== undefined && fromEnv !== '') {
     const key = decodeVaultKey(fromEnv);
-    if (key === null)
-      throw new ConfigError([`${envName}: must be the base64 encoding of exactly ${VAULT_KEY_BYTES} bytes`]);
+    if (key === null) throw new ConfigError([`${envName}: must be the base64 encoding of exactly ${VAULT_KEY_BYTES} bytes`]);
     return key;
   }
   const path = join(dataDir, VAULT_KEY_FILE);
   await createKeyFileIfMissing(dataDir, path);
   await refuseLooseMode(path);
   const key = decodeVaultKey(await readFile(path, 'utf8'));
-  if (key === null)
-    throw new ConfigError([`${path}: must hold the base64 encoding of exactly ${VAULT_KEY_BYTES} bytes`]);
+  if (key === null) throw new ConfigError([`${path}: must hold the base64 encoding of exactly ${VAULT_KEY_BYTES} bytes`]);
   return key;
 }
 
@@ -53,10 +47,7 @@ async function createKeyFileIfMissing(dataDir: string, path: string): Promise<vo
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   if (await exists(path)) return;
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temporary, `${randomBytes(VAULT_KEY_BYTES).toString('base64')}\n`, {
-    flag: 'wx',
-    mode: 0o600,
-  });
+  await writeFile(temporary, `${randomBytes(VAULT_KEY_BYTES).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
   try {
     await link(temporary, path);
   } catch (cause) {

@@ -46,9 +46,7 @@ export interface CollectionOptions<T> {
 }
 
 /** Equality filter on top-level fields. `null` matches a missing or null field. */
-export type Where<T> = {
-  [K in keyof T]?: T[K] extends string | number | boolean | null | undefined ? T[K] | null : never;
-};
+export type Where<T> = { [K in keyof T]?: T[K] extends string | number | boolean | null | undefined ? T[K] | null : never };
 
 export interface FindQuery<T> {
   where?: Where<T>;

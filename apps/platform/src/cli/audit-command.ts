@@ -1,13 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  exportSegment,
-  parseSignedCheckpoint,
-  verifySegment,
-  type AuditSegment,
-  type StoredAuditEntry,
-} from '@agent-platform/domain';
+import { exportSegment, parseSignedCheckpoint, verifySegment, type AuditSegment, type StoredAuditEntry } from '@agent-platform/domain';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandGroup } from './command.ts';
 
@@ -38,14 +32,9 @@ export const auditCommand: CommandGroup = {
         io.out(USAGE);
         return EXIT_OK;
       }
-      throw new UsageError(
-        sub === undefined ? 'missing action (export or verify-segment)' : `unknown action '${sub}'`,
-      );
+      throw new UsageError(sub === undefined ? 'missing action (export or verify-segment)' : `unknown action '${sub}'`);
     } catch (error) {
-      if (
-        error instanceof UsageError ||
-        (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true
-      ) {
+      if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true) {
         io.err(`agent-platform audit: ${(error as Error).message}`);
         io.err(USAGE);
         return EXIT_USAGE;
@@ -59,24 +48,14 @@ export const auditCommand: CommandGroup = {
 function seqOption(value: string | undefined, name: string): number | null {
   if (value === undefined) return null;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new UsageError(`--${name} must be a positive integer, not '${value}'`);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, not '${value}'`);
   return n;
 }
 
-async function exportCommand(
-  args: readonly string[],
-  cwd: string,
-  out: (line: string) => void,
-): Promise<number> {
+async function exportCommand(args: readonly string[], cwd: string, out: (line: string) => void): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
-    options: {
-      'data-dir': { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      out: { type: 'string' },
-    },
+    options: { 'data-dir': { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string' } },
     strict: true,
   });
   if (values['data-dir'] === undefined) throw new UsageError('export needs --data-dir <dir>');
@@ -97,11 +76,7 @@ async function exportCommand(
   }
 }
 
-async function verifyCommand(
-  args: readonly string[],
-  cwd: string,
-  out: (line: string) => void,
-): Promise<number> {
+async function verifyCommand(args: readonly string[], cwd: string, out: (line: string) => void): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     options: { checkpoint: { type: 'string' }, 'public-key': { type: 'string' } },
@@ -109,8 +84,7 @@ async function verifyCommand(
     allowPositionals: true,
   });
   const [segmentFile, ...extra] = positionals;
-  if (segmentFile === undefined || extra.length > 0)
-    throw new UsageError('verify-segment takes one <segment.json>');
+  if (segmentFile === undefined || extra.length > 0) throw new UsageError('verify-segment takes one <segment.json>');
   if (values.checkpoint === undefined) throw new UsageError('verify-segment needs --checkpoint <file>');
   const keyArg = values['public-key'];
   if (keyArg === undefined) throw new UsageError('verify-segment needs --public-key <ed25519:... | key.pem>');
@@ -129,8 +103,6 @@ async function verifyCommand(
     out(`INVALID: ${verdict.reason ?? 'the segment does not verify'}`);
     return EXIT_FAILED;
   }
-  out(
-    `valid: ${verdict.checked_entries} entries hash and link; the checkpoint of ${cp.at} (${cp.entry_count} entries, key ${cp.key_id}) is reached`,
-  );
+  out(`valid: ${verdict.checked_entries} entries hash and link; the checkpoint of ${cp.at} (${cp.entry_count} entries, key ${cp.key_id}) is reached`);
   return EXIT_OK;
 }

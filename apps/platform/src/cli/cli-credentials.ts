@@ -35,9 +35,7 @@ export async function readLogin(env: Env): Promise<RegistryLogin | null> {
   }
   const login = parsed as Partial<RegistryLogin> | null;
   if (typeof login?.registry !== 'string' || typeof login.key !== 'string')
-    throw new Error(
-      `${path} is not a registry login ({"registry", "key"}); delete it or run agent-platform registry login again`,
-    );
+    throw new Error(`${path} is not a registry login ({"registry", "key"}); delete it or run agent-platform registry login again`);
   return { registry: login.registry, key: login.key };
 }
 
@@ -70,16 +68,9 @@ export function normalizeRegistryUrl(url: string): string {
  * `AP_REGISTRY_URL`, else the stored login; the key from `AP_REGISTRY_KEY`, else the stored
  * login's, only when the login is for that same registry (a key never goes to another registry).
  */
-export async function resolveRegistry(
-  flag: string | undefined,
-  env: Env,
-): Promise<{ url: string; key: string | undefined } | null> {
+export async function resolveRegistry(flag: string | undefined, env: Env): Promise<{ url: string; key: string | undefined } | null> {
   const login = await readLogin(env);
-  const chosen = nonEmpty(flag)
-    ? flag
-    : nonEmpty(env.AP_REGISTRY_URL)
-      ? env.AP_REGISTRY_URL
-      : login?.registry;
+  const chosen = nonEmpty(flag) ? flag : nonEmpty(env.AP_REGISTRY_URL) ? env.AP_REGISTRY_URL : login?.registry;
   if (chosen === undefined) return null;
   const url = normalizeRegistryUrl(chosen);
   if (nonEmpty(env.AP_REGISTRY_KEY)) return { url, key: env.AP_REGISTRY_KEY };

@@ -32,27 +32,9 @@ describe('agent-platform licence', () => {
 
     const issued = await cli(
       dir,
-      'issue',
-      '--key',
-      'keys/licence-private.pem',
-      '--carrier-name',
-      'Acme Mutual',
-      '--carrier-id',
-      'acme-001',
-      '--days',
-      '10',
-      '--budget',
-      'claims_intake=1000',
-      '--budget',
-      'servicing=null',
-      '--cloud-spend-usd',
-      '500',
-      '--entitlement',
-      'openai=100',
-      '--providers',
-      'local,managed_cloud',
-      '--out',
-      'licence.jwt',
+      'issue', '--key', 'keys/licence-private.pem', '--carrier-name', 'Acme Mutual', '--carrier-id', 'acme-001',
+      '--days', '10', '--budget', 'claims_intake=1000', '--budget', 'servicing=null', '--cloud-spend-usd', '500',
+      '--entitlement', 'openai=100', '--providers', 'local,managed_cloud', '--out', 'licence.jwt',
     );
     expect(issued).toMatchObject({ code: 0, stdout: expect.stringContaining('Acme Mutual (acme-001)') });
     const token = (await readFile(join(dir, 'licence.jwt'), 'utf8')).trim();
@@ -67,38 +49,18 @@ describe('agent-platform licence', () => {
     });
     expect(claims.exp - claims.iat).toBe(10 * 86_400);
 
-    const config = validateConfig(
-      { licence: { file: 'licence.jwt', public_key_file: 'keys/licence-public.pem' } },
-      { baseDir: dir, source: 'test' },
-    );
+    const config = validateConfig({ licence: { file: 'licence.jwt', public_key_file: 'keys/licence-public.pem' } }, { baseDir: dir, source: 'test' });
     const state = await loadLicence(config, silentLog);
-    expect(licenceStatus(state, EMPTY_LICENCE_USAGE, new Date())).toMatchObject({
-      status: 'active',
-      days_remaining: 9,
-      carrier_id: 'acme-001',
-    });
+    expect(licenceStatus(state, EMPTY_LICENCE_USAGE, new Date())).toMatchObject({ status: 'active', days_remaining: 9, carrier_id: 'acme-001' });
   });
 
   it('prints the token to stdout without --out, defaulting to 30 days and the local provider', async () => {
     await cli(dir, 'keygen', '--out', '.');
-    const issued = await cli(
-      dir,
-      'issue',
-      '--key',
-      'licence-private.pem',
-      '--carrier-name',
-      'Dev',
-      '--carrier-id',
-      'dev-1',
-    );
+    const issued = await cli(dir, 'issue', '--key', 'licence-private.pem', '--carrier-name', 'Dev', '--carrier-id', 'dev-1');
     expect(issued.code).toBe(0);
     expect(issued.stderr).toContain('issued licence for Dev (dev-1)');
     const claims = decodeJwt(issued.stdout.trim());
-    expect(claims).toMatchObject({
-      providers: { local: true, managed_cloud: false },
-      transaction_budgets: {},
-      provider_entitlements: [],
-    });
+    expect(claims).toMatchObject({ providers: { local: true, managed_cloud: false }, transaction_budgets: {}, provider_entitlements: [] });
     expect(claims.exp - claims.iat).toBe(30 * 86_400);
   });
 
@@ -115,17 +77,7 @@ describe('agent-platform licence', () => {
     await cli(dir, 'keygen', '--out', '.');
     const cases = [
       ['issue', '--key', 'licence-private.pem', '--carrier-id', 'x'],
-      [
-        'issue',
-        '--key',
-        'licence-private.pem',
-        '--carrier-name',
-        'n',
-        '--carrier-id',
-        'x',
-        '--budget',
-        'claims_intake=1.5',
-      ],
+      ['issue', '--key', 'licence-private.pem', '--carrier-name', 'n', '--carrier-id', 'x', '--budget', 'claims_intake=1.5'],
       ['issue', '--key', 'licence-private.pem', '--carrier-name', 'n', '--carrier-id', 'x', '--dayz', '3'],
       ['rotate'],
     ];
@@ -138,10 +90,7 @@ describe('agent-platform licence', () => {
     expect(results[1]!.stderr).toContain("--budget value must be a whole number >= 0 or null (got '1.5')");
     expect(results[3]!.stderr).toContain("unknown action 'rotate'");
     const help = await cli(dir, '--help');
-    expect(help).toMatchObject({
-      code: 0,
-      stdout: expect.stringContaining('agent-platform licence keygen --out <dir>'),
-    });
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining('agent-platform licence keygen --out <dir>') });
   });
 
   it('refuses a key that is not an Ed25519 private key', async () => {

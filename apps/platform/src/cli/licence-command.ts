@@ -6,10 +6,7 @@ import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import type { LicenceClaims } from '@agent-platform/contracts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo, type CommandGroup } from './command.ts';
 
-export const LICENCE_KEY_FILES = {
-  privateKey: 'licence-private.pem',
-  publicKey: 'licence-public.pem',
-} as const;
+export const LICENCE_KEY_FILES = { privateKey: 'licence-private.pem', publicKey: 'licence-public.pem' } as const;
 
 const USAGE = `Usage:
   agent-platform licence keygen --out <dir>
@@ -46,9 +43,7 @@ export const licenceCommand: CommandGroup = {
         io.out(USAGE);
         return EXIT_OK;
       }
-      throw new UsageError(
-        sub === undefined ? 'missing action (keygen or issue)' : `unknown action '${sub}'`,
-      );
+      throw new UsageError(sub === undefined ? 'missing action (keygen or issue)' : `unknown action '${sub}'`);
     } catch (error) {
       if (error instanceof UsageError || isParseArgsError(error)) {
         io.err(`agent-platform licence: ${(error as Error).message}`);
@@ -109,27 +104,18 @@ async function issue(args: readonly string[], io: CliIo): Promise<number> {
     exp,
     period_start: isoTime(values['period-start'], iat, '--period-start'),
     period_end: isoTime(values['period-end'], exp, '--period-end'),
-    transaction_budgets: Object.fromEntries(
-      values.budget.map((b) => pair(b, '--budget', (v) => nonNegative(v, '--budget', true))),
-    ),
-    ...(values['cloud-spend-usd'] === undefined
-      ? {}
-      : { cloud_spend_usd: nonNegative(values['cloud-spend-usd'], '--cloud-spend-usd', false) }),
+    transaction_budgets: Object.fromEntries(values.budget.map((b) => pair(b, '--budget', (v) => nonNegative(v, '--budget', true)))),
+    ...(values['cloud-spend-usd'] === undefined ? {} : { cloud_spend_usd: nonNegative(values['cloud-spend-usd'], '--cloud-spend-usd', false) }),
     provider_entitlements: values.entitlement.map((e) => {
-      const [provider_id, budget_usd] = pair(e, '--entitlement', (v) =>
-        nonNegative(v, '--entitlement', false),
-      );
+      const [provider_id, budget_usd] = pair(e, '--entitlement', (v) => nonNegative(v, '--entitlement', false));
       return { provider_id, budget_usd };
     }),
     providers: providerFlags(values.providers),
   };
-  if (Date.parse(claims.period_end) <= Date.parse(claims.period_start))
-    throw new UsageError('the period must end after it starts');
-  const privateKeyPem = await readFile(resolve(io.cwd, keyPath), 'utf8').catch(
-    (error: NodeJS.ErrnoException) => {
-      throw new Error(`cannot read --key ${keyPath}: ${error.code ?? error.message}`, { cause: error });
-    },
-  );
+  if (Date.parse(claims.period_end) <= Date.parse(claims.period_start)) throw new UsageError('the period must end after it starts');
+  const privateKeyPem = await readFile(resolve(io.cwd, keyPath), 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read --key ${keyPath}: ${error.code ?? error.message}`, { cause: error });
+  });
   assertPrivateKey(privateKeyPem, keyPath);
   const token = await issueLicence(privateKeyPem, claims);
   const summary = `licence for ${claims.carrier_name} (${claims.carrier_id}), expires ${new Date(exp * 1000).toISOString()}`;
@@ -151,8 +137,7 @@ function required(value: string | undefined, flag: string): string {
 }
 
 function positiveInteger(text: string, flag: string): number {
-  if (!/^[1-9]\d*$/.test(text))
-    throw new UsageError(`${flag} must be a positive whole number of days (got '${text}')`);
+  if (!/^[1-9]\d*$/.test(text)) throw new UsageError(`${flag} must be a positive whole number of days (got '${text}')`);
   return Number(text);
 }
 
@@ -161,9 +146,7 @@ function nonNegative(text: string, flag: string, whole: boolean): number | null 
   if (text === 'null') return null;
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < 0 || (whole && !Number.isInteger(value))) {
-    throw new UsageError(
-      `${flag} value must be ${whole ? 'a whole number' : 'a number'} >= 0 or null (got '${text}')`,
-    );
+    throw new UsageError(`${flag} value must be ${whole ? 'a whole number' : 'a number'} >= 0 or null (got '${text}')`);
   }
   return value;
 }
@@ -177,19 +160,14 @@ function pair<T>(text: string, flag: string, parse: (value: string) => T): [stri
 
 function isoTime(text: string | undefined, fallbackSecs: number, flag: string): string {
   if (text === undefined) return new Date(fallbackSecs * 1000).toISOString().replace(/\.000Z$/, 'Z');
-  if (Number.isNaN(Date.parse(text)))
-    throw new UsageError(`${flag} must be an ISO 8601 date-time (got '${text}')`);
+  if (Number.isNaN(Date.parse(text))) throw new UsageError(`${flag} must be an ISO 8601 date-time (got '${text}')`);
   return new Date(text).toISOString().replace(/\.000Z$/, 'Z');
 }
 
 function providerFlags(list: string): LicenceClaims['providers'] {
-  const names = list
-    .split(',')
-    .map((n) => n.trim())
-    .filter((n) => n !== '');
+  const names = list.split(',').map((n) => n.trim()).filter((n) => n !== '');
   const unknown = names.filter((n) => n !== 'local' && n !== 'managed_cloud');
-  if (unknown.length > 0)
-    throw new UsageError(`--providers accepts local and managed_cloud (got ${unknown.join(', ')})`);
+  if (unknown.length > 0) throw new UsageError(`--providers accepts local and managed_cloud (got ${unknown.join(', ')})`);
   return { local: names.includes('local'), managed_cloud: names.includes('managed_cloud') };
 }
 
@@ -199,9 +177,7 @@ function assertPrivateKey(pem: string, path: string): void {
   } catch {
     // Not a key at all: reported below like a key of the wrong type.
   }
-  throw new Error(
-    `--key ${path} is not an Ed25519 private key (PEM, PKCS#8); create one with: agent-platform licence keygen --out <dir>`,
-  );
+  throw new Error(`--key ${path} is not an Ed25519 private key (PEM, PKCS#8); create one with: agent-platform licence keygen --out <dir>`);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -217,8 +193,7 @@ async function writeNew(path: string, text: string, mode: number): Promise<void>
   try {
     await writeFile(path, text, { flag: 'wx', mode });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
-      throw new Error(`${path} already exists; refusing to overwrite a signing key`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`${path} already exists; refusing to overwrite a signing key`, { cause: error });
     throw error;
   }
 }

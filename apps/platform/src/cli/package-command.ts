@@ -28,8 +28,7 @@ export const packageCommand: CommandGroup = {
       try {
         return await runRegistryAction(first, others, io);
       } catch (error) {
-        if (error instanceof PackageUsageError || isParseArgsError(error))
-          return usageError(io, (error as Error).message);
+        if (error instanceof PackageUsageError || isParseArgsError(error)) return usageError(io, (error as Error).message);
         throw error;
       }
     }

@@ -2,18 +2,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  PACKAGE_TYPES,
-  type PackageProblem,
-  type PackageType,
-  type RegistrySearchHit,
-} from '@agent-platform/contracts';
+import { PACKAGE_TYPES, type PackageProblem, type PackageType, type RegistrySearchHit } from '@agent-platform/contracts';
 import { buildPackage, formatProblem, PackageError } from '@agent-platform/packages';
-import {
-  createHttpRegistryClient,
-  RegistryRequestError,
-  type HttpRegistryClient,
-} from '@agent-platform/registry-core';
+import { createHttpRegistryClient, RegistryRequestError, type HttpRegistryClient } from '@agent-platform/registry-core';
 import { resolveRegistry } from './cli-credentials.ts';
 import { EXIT_FAILED, EXIT_OK, type CliIo } from './command.ts';
 
@@ -39,11 +30,7 @@ the key sent is $AP_REGISTRY_KEY, else the stored login's (only to the registry 
 const registryOption = { registry: { type: 'string' } } as const;
 
 /** `package publish|yank|search`: the registry side of packages (docs/packages.md "Publishing"). */
-export async function runRegistryAction(
-  action: 'publish' | 'yank' | 'search',
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
+export async function runRegistryAction(action: 'publish' | 'yank' | 'search', args: readonly string[], io: CliIo): Promise<number> {
   try {
     if (action === 'publish') return await publish(args, io);
     if (action === 'yank') return await yank(args, io);
@@ -51,8 +38,7 @@ export async function runRegistryAction(
   } catch (error) {
     if (!(error instanceof RegistryRequestError)) throw error;
     io.err(`agent-platform package ${action}: ${error.message}`);
-    if (error.status === 401)
-      io.err('Run agent-platform registry login, or set AP_REGISTRY_KEY, to send a registry key.');
+    if (error.status === 401) io.err('Run agent-platform registry login, or set AP_REGISTRY_KEY, to send a registry key.');
     return EXIT_FAILED;
   }
 }
@@ -60,24 +46,15 @@ export async function runRegistryAction(
 async function clientFor(flag: string | undefined, io: CliIo): Promise<HttpRegistryClient> {
   const env = io.env ?? {};
   const target = await resolveRegistry(flag, env);
-  if (target === null)
-    throw new PackageUsageError(
-      'no registry: pass --registry <url>, set AP_REGISTRY_URL, or run agent-platform registry login',
-    );
-  if (!/^https?:\/\//.test(target.url))
-    throw new PackageUsageError(`registry ${target.url} is not an http:// or https:// URL`);
+  if (target === null) throw new PackageUsageError('no registry: pass --registry <url>, set AP_REGISTRY_URL, or run agent-platform registry login');
+  if (!/^https?:\/\//.test(target.url)) throw new PackageUsageError(`registry ${target.url} is not an http:// or https:// URL`);
   return createHttpRegistryClient({ url: target.url, timeoutMs: TIMEOUT_MS, token: () => target.key });
 }
 
 async function publish(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: registryOption,
-  });
+  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: registryOption });
   const [target, ...rest] = positionals;
-  if (target === undefined)
-    throw new PackageUsageError('package publish needs a package directory or a .tar.gz archive');
+  if (target === undefined) throw new PackageUsageError('package publish needs a package directory or a .tar.gz archive');
   if (rest.length > 0) throw new PackageUsageError(`unexpected argument '${rest[0] ?? ''}'`);
   const client = await clientFor(values.registry, io);
   const path = resolve(io.cwd, target);
@@ -106,9 +83,7 @@ async function buildInTemp(dir: string, io: CliIo): Promise<Uint8Array | null> {
   } catch (error) {
     if (!(error instanceof PackageError)) throw error;
     printProblems(error.problems, io);
-    io.out(
-      `${dir}: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}; nothing was published`,
-    );
+    io.out(`${dir}: ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}; nothing was published`);
     return null;
   } finally {
     await rm(out, { recursive: true, force: true });
@@ -119,33 +94,18 @@ async function yank(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: {
-      ...registryOption,
-      reason: { type: 'string' },
-      security: { type: 'boolean' },
-      undo: { type: 'boolean' },
-    },
+    options: { ...registryOption, reason: { type: 'string' }, security: { type: 'boolean' }, undo: { type: 'boolean' } },
   });
   const [name, version, ...rest] = positionals;
-  if (name === undefined || version === undefined)
-    throw new PackageUsageError('package yank needs a package name and a version');
+  if (name === undefined || version === undefined) throw new PackageUsageError('package yank needs a package name and a version');
   if (rest.length > 0) throw new PackageUsageError(`unexpected argument '${rest[0] ?? ''}'`);
-  if (values.reason === undefined || values.reason.trim() === '')
-    throw new PackageUsageError('package yank needs --reason <text> (it is recorded in the history)');
-  if (values.undo === true && values.security === true)
-    throw new PackageUsageError('--security applies to a yank, not to --undo');
+  if (values.reason === undefined || values.reason.trim() === '') throw new PackageUsageError('package yank needs --reason <text> (it is recorded in the history)');
+  if (values.undo === true && values.security === true) throw new PackageUsageError('--security applies to a yank, not to --undo');
   const client = await clientFor(values.registry, io);
   const undo = values.undo === true;
   const security = values.security === true;
-  await client.yank(name, version, {
-    reason: values.reason,
-    ...(undo ? { yanked: false } : { security, yanked: true }),
-  });
-  io.out(
-    undo
-      ? `Un-yanked ${name} ${version} on ${client.url}`
-      : `Yanked ${name} ${version}${security ? ' (security yank)' : ''} on ${client.url}: ${values.reason}`,
-  );
+  await client.yank(name, version, { reason: values.reason, ...(undo ? { yanked: false } : { security, yanked: true }) });
+  io.out(undo ? `Un-yanked ${name} ${version} on ${client.url}` : `Yanked ${name} ${version}${security ? ' (security yank)' : ''} on ${client.url}: ${values.reason}`);
   return EXIT_OK;
 }
 
@@ -153,20 +113,13 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: {
-      ...registryOption,
-      type: { type: 'string' },
-      category: { type: 'string' },
-      region: { type: 'string' },
-      page: { type: 'string' },
-    },
+    options: { ...registryOption, type: { type: 'string' }, category: { type: 'string' }, region: { type: 'string' }, page: { type: 'string' } },
   });
   const type = values.type;
   if (type !== undefined && !(PACKAGE_TYPES as readonly string[]).includes(type))
     throw new PackageUsageError(`--type must be one of ${PACKAGE_TYPES.join(', ')}`);
   const page = values.page === undefined ? undefined : Number(values.page);
-  if (page !== undefined && (!Number.isInteger(page) || page < 1))
-    throw new PackageUsageError('--page must be a whole number from 1');
+  if (page !== undefined && (!Number.isInteger(page) || page < 1)) throw new PackageUsageError('--page must be a whole number from 1');
   const q = positionals.join(' ').trim();
   const client = await clientFor(values.registry, io);
   const result = await client.search({
@@ -177,18 +130,12 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
     ...(page === undefined ? {} : { page }),
   });
   if (result.results.length === 0) {
-    io.out(
-      result.total === 0
-        ? 'No packages match.'
-        : `No results on page ${result.page} (${result.total} in all).`,
-    );
+    io.out(result.total === 0 ? 'No packages match.' : `No results on page ${result.page} (${result.total} in all).`);
     return EXIT_OK;
   }
   for (const line of table(result.results)) io.out(line);
   const pages = Math.max(1, Math.ceil(result.total / result.per_page));
-  io.out(
-    `${result.total} package${result.total === 1 ? '' : 's'}${pages > 1 ? ` (page ${result.page} of ${pages}; --page <n> for more)` : ''}`,
-  );
+  io.out(`${result.total} package${result.total === 1 ? '' : 's'}${pages > 1 ? ` (page ${result.page} of ${pages}; --page <n> for more)` : ''}`);
   return EXIT_OK;
 }
 
@@ -196,21 +143,10 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
 function table(hits: readonly RegistrySearchHit[]): string[] {
   const rows = [
     ['NAME', 'TYPE', 'LATEST', 'REGIONS', 'TITLE'],
-    ...hits.map((h) => [
-      h.name,
-      h.type,
-      h.latest,
-      h.regions.length === 0 ? 'all' : h.regions.join(','),
-      h.title.length > 60 ? `${h.title.slice(0, 59)}…` : h.title,
-    ]),
+    ...hits.map((h) => [h.name, h.type, h.latest, h.regions.length === 0 ? 'all' : h.regions.join(','), h.title.length > 60 ? `${h.title.slice(0, 59)}…` : h.title]),
   ];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) =>
-    r
-      .map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell))
-      .join('  ')
-      .trimEnd(),
-  );
+  return rows.map((r) => r.map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ').trimEnd());
 }
 
 function printProblems(problems: readonly PackageProblem[], io: CliIo): void {

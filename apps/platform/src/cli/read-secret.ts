@@ -3,11 +3,7 @@
  * typed characters are not echoed; from a pipe (`printf %s "$KEY" | ...`) the first line is read
  * without a prompt. Only the CLI entry point calls this (STYLE §4: only main touches process).
  */
-export async function readSecretLine(
-  stdin: NodeJS.ReadStream,
-  stderr: NodeJS.WriteStream,
-  prompt: string,
-): Promise<string> {
+export async function readSecretLine(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream, prompt: string): Promise<string> {
   if (stdin.isTTY) return readFromTerminal(stdin, stderr, prompt);
   let text = '';
   stdin.setEncoding('utf8');
@@ -18,11 +14,7 @@ export async function readSecretLine(
   return text.split(/\r?\n/)[0] ?? '';
 }
 
-function readFromTerminal(
-  stdin: NodeJS.ReadStream,
-  stderr: NodeJS.WriteStream,
-  prompt: string,
-): Promise<string> {
+function readFromTerminal(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream, prompt: string): Promise<string> {
   stderr.write(prompt);
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');

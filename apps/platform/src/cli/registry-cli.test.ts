@@ -2,12 +2,7 @@ import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadArchive } from '@agent-platform/packages';
-import {
-  EXAMPLES_DIR,
-  exampleArchive,
-  startFakeRegistry,
-  type FakeRegistry,
-} from '@agent-platform/registry-core/testing';
+import { EXAMPLES_DIR, exampleArchive, startFakeRegistry, type FakeRegistry } from '@agent-platform/registry-core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCliHere, runCliProcess, type CliResult } from './testing/cli-runs.ts';
 
@@ -28,15 +23,8 @@ afterEach(async () => {
 });
 
 /** runCli in-process with a test environment: the CLI config dir is a temp dir, never the real home. */
-function cli(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string } = {},
-): Promise<CliResult> {
-  return runCliHere(args, {
-    cwd: dir,
-    env: { AP_CLI_CONFIG_DIR: configDir, ...options.env },
-    stdin: options.stdin ?? '',
-  });
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
+  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: configDir, ...options.env }, stdin: options.stdin ?? '' });
 }
 
 const credentials = () => join(configDir, 'credentials.json');
@@ -50,24 +38,14 @@ async function loggedIn(key = 'reg_sk_publisher'): Promise<void> {
 describe('agent-platform registry login / logout', () => {
   it('checks the key from stdin with the registry and stores it for that registry, readable by its owner only', async () => {
     registry.acceptedKey = 'reg_sk_publisher';
-    const res = await cli(['registry', 'login', '--registry', `${registry.url}/`], {
-      stdin: 'reg_sk_publisher\n',
-    });
+    const res = await cli(['registry', 'login', '--registry', `${registry.url}/`], { stdin: 'reg_sk_publisher\n' });
     expect(res).toMatchObject({ code: 0, stderr: '' });
-    expect(res.stdout).toBe(
-      `Logged in to ${registry.url} as publisher-1 (publisher); key stored in ${credentials()}\n`,
-    );
+    expect(res.stdout).toBe(`Logged in to ${registry.url} as publisher-1 (publisher); key stored in ${credentials()}\n`);
     expect(res.stdout).not.toContain('reg_sk_publisher');
-    expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({
-      registry: registry.url,
-      key: 'reg_sk_publisher',
-    });
+    expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({ registry: registry.url, key: 'reg_sk_publisher' });
     expect((await stat(credentials())).mode & 0o777).toBe(0o600);
     expect((await stat(configDir)).mode & 0o777).toBe(0o700);
-    expect(registry.requests.at(-1)).toMatchObject({
-      path: '/auth/whoami',
-      authorization: 'Bearer reg_sk_publisher',
-    });
+    expect(registry.requests.at(-1)).toMatchObject({ path: '/auth/whoami', authorization: 'Bearer reg_sk_publisher' });
 
     const out = await cli(['registry', 'logout']);
     expect(out).toMatchObject({ code: 0, stdout: `Logged out of ${registry.url}.\n` });
@@ -79,9 +57,7 @@ describe('agent-platform registry login / logout', () => {
     registry.acceptedKey = 'reg_sk_right';
     const refused = await cli(['registry', 'login', '--registry', registry.url], { stdin: 'reg_sk_wrong\n' });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(
-      'GET /auth/whoami answered 401: AuthError: a registry key is required; nothing was stored',
-    );
+    expect(refused.stderr).toContain('GET /auth/whoami answered 401: AuthError: a registry key is required; nothing was stored');
     expect(refused.stderr).not.toContain('reg_sk_wrong');
     expect((await cli(['registry', 'login', '--registry', registry.url], { stdin: '\n' })).code).toBe(1);
     const argv = await cli(['registry', 'login', '--registry', registry.url, 'reg_sk_right']);
@@ -101,10 +77,7 @@ describe('agent-platform registry login / logout', () => {
     });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
-    expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({
-      registry: registry.url,
-      key: 'reg_sk_piped',
-    });
+    expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({ registry: registry.url, key: 'reg_sk_piped' });
     expect((await stat(credentials())).mode & 0o777).toBe(0o600);
   });
 });
@@ -118,17 +91,10 @@ describe('agent-platform package publish', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const published = registry.requests.at(-1);
-    expect(published).toMatchObject({
-      method: 'POST',
-      path: '/packages',
-      content_type: 'application/gzip',
-      authorization: 'Bearer reg_sk_publisher',
-    });
+    expect(published).toMatchObject({ method: 'POST', path: '/packages', content_type: 'application/gzip', authorization: 'Bearer reg_sk_publisher' });
     const sent = loadArchive(published?.body ?? Buffer.alloc(0));
     expect(sent.manifest.package).toMatchObject({ name: 'loss-summary', version: '1.0.0' });
-    expect(res.stdout).toContain(
-      `Published loss-summary 1.0.0 to ${registry.url}\n  signed by registry key ${registry.signer.publicKey.key_id}\n`,
-    );
+    expect(res.stdout).toContain(`Published loss-summary 1.0.0 to ${registry.url}\n  signed by registry key ${registry.signer.publicKey.key_id}\n`);
     await expect(stat(join(pkg, 'dist'))).rejects.toThrow();
   });
 
@@ -139,15 +105,11 @@ describe('agent-platform package publish', () => {
     const other = await startFakeRegistry();
     others.push(other);
 
-    expect(
-      (await cli(['package', 'publish', 'fnol-triage-1.3.0.tar.gz', '--registry', other.url])).code,
-    ).toBe(0);
+    expect((await cli(['package', 'publish', 'fnol-triage-1.3.0.tar.gz', '--registry', other.url])).code).toBe(0);
     expect(other.requests.at(-1)).toMatchObject({ path: '/packages', authorization: undefined });
     expect(Buffer.compare(other.requests.at(-1)?.body ?? Buffer.alloc(0), Buffer.from(archive))).toBe(0);
 
-    const keyed = await cli(['package', 'publish', 'fnol-triage-1.3.0.tar.gz'], {
-      env: { AP_REGISTRY_URL: other.url, AP_REGISTRY_KEY: 'reg_sk_env' },
-    });
+    const keyed = await cli(['package', 'publish', 'fnol-triage-1.3.0.tar.gz'], { env: { AP_REGISTRY_URL: other.url, AP_REGISTRY_KEY: 'reg_sk_env' } });
     expect(keyed.code).toBe(0);
     expect(other.requests.at(-1)?.authorization).toBe('Bearer reg_sk_env');
   });
@@ -155,28 +117,18 @@ describe('agent-platform package publish', () => {
   it('fails clearly: no registry (2), a refused key (1), an invalid package (1)', async () => {
     const none = await cli(['package', 'publish', 'x.tar.gz']);
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain(
-      'no registry: pass --registry <url>, set AP_REGISTRY_URL, or run agent-platform registry login',
-    );
+    expect(none.stderr).toContain('no registry: pass --registry <url>, set AP_REGISTRY_URL, or run agent-platform registry login');
 
     registry.acceptedKey = 'reg_sk_right';
     await writeFile(join(dir, 'a.tar.gz'), await exampleArchive('loss-summary'));
     const refused = await cli(['package', 'publish', 'a.tar.gz', '--registry', registry.url]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(
-      `agent-platform package publish: registry ${registry.url}: POST /packages answered 401: AuthError: a registry key is required`,
-    );
+    expect(refused.stderr).toContain(`agent-platform package publish: registry ${registry.url}: POST /packages answered 401: AuthError: a registry key is required`);
     expect(refused.stderr).toContain('Run agent-platform registry login');
 
     const broken = join(dir, 'broken');
     await cp(join(EXAMPLES_DIR, 'loss-summary'), broken, { recursive: true });
-    await writeFile(
-      join(broken, 'package.toml'),
-      (await readFile(join(broken, 'package.toml'), 'utf8')).replace(
-        'name = "loss-summary"',
-        'name = "Loss Summary"',
-      ),
-    );
+    await writeFile(join(broken, 'package.toml'), (await readFile(join(broken, 'package.toml'), 'utf8')).replace('name = "loss-summary"', 'name = "Loss Summary"'));
     const invalid = await cli(['package', 'publish', 'broken', '--registry', registry.url]);
     expect(invalid.code).toBe(1);
     expect(invalid.stdout).toContain('nothing was published');
@@ -188,45 +140,15 @@ describe('agent-platform package yank and search', () => {
   it('yanks with a reason, as a security yank, and un-yanks', async () => {
     await loggedIn();
     registry.add(await exampleArchive('loss-summary'));
-    const yank = await cli([
-      'package',
-      'yank',
-      'loss-summary',
-      '1.0.0',
-      '--reason',
-      'leaks claimant data',
-      '--security',
-    ]);
-    expect(yank).toMatchObject({
-      code: 0,
-      stdout: `Yanked loss-summary 1.0.0 (security yank) on ${registry.url}: leaks claimant data\n`,
-    });
+    const yank = await cli(['package', 'yank', 'loss-summary', '1.0.0', '--reason', 'leaks claimant data', '--security']);
+    expect(yank).toMatchObject({ code: 0, stdout: `Yanked loss-summary 1.0.0 (security yank) on ${registry.url}: leaks claimant data\n` });
     const sent = registry.requests.at(-1);
-    expect(sent).toMatchObject({
-      method: 'POST',
-      path: '/packages/loss-summary/1.0.0/yank',
-      authorization: 'Bearer reg_sk_publisher',
-    });
-    expect(JSON.parse(sent?.body.toString() ?? '')).toEqual({
-      reason: 'leaks claimant data',
-      security: true,
-      yanked: true,
-    });
+    expect(sent).toMatchObject({ method: 'POST', path: '/packages/loss-summary/1.0.0/yank', authorization: 'Bearer reg_sk_publisher' });
+    expect(JSON.parse(sent?.body.toString() ?? '')).toEqual({ reason: 'leaks claimant data', security: true, yanked: true });
 
-    const undo = await cli([
-      'package',
-      'yank',
-      'loss-summary',
-      '1.0.0',
-      '--reason',
-      'fixed upstream',
-      '--undo',
-    ]);
+    const undo = await cli(['package', 'yank', 'loss-summary', '1.0.0', '--reason', 'fixed upstream', '--undo']);
     expect(undo.stdout).toBe(`Un-yanked loss-summary 1.0.0 on ${registry.url}\n`);
-    expect(JSON.parse(registry.requests.at(-1)?.body.toString() ?? '')).toEqual({
-      reason: 'fixed upstream',
-      yanked: false,
-    });
+    expect(JSON.parse(registry.requests.at(-1)?.body.toString() ?? '')).toEqual({ reason: 'fixed upstream', yanked: false });
 
     expect((await cli(['package', 'yank', 'loss-summary', '1.0.0'])).code).toBe(2);
     const missing = await cli(['package', 'yank', 'loss-summary', '9.9.9', '--reason', 'x']);
@@ -238,15 +160,7 @@ describe('agent-platform package yank and search', () => {
     registry.add(await exampleArchive('claims-intake'));
     registry.add(await exampleArchive('fnol-triage'));
     registry.add(await exampleArchive('policy-servicing'));
-    const res = await cli([
-      'package',
-      'search',
-      'claims',
-      '--category',
-      'insurance',
-      '--registry',
-      registry.url,
-    ]);
+    const res = await cli(['package', 'search', 'claims', '--category', 'insurance', '--registry', registry.url]);
     expect(res.code).toBe(0);
     expect(res.stdout).toBe(
       [
@@ -257,20 +171,10 @@ describe('agent-platform package yank and search', () => {
         '',
       ].join('\n'),
     );
-    expect(registry.requests.at(-1)).toMatchObject({
-      path: '/search',
-      query: { q: 'claims', category: 'insurance' },
-    });
+    expect(registry.requests.at(-1)).toMatchObject({ path: '/search', query: { q: 'claims', category: 'insurance' } });
     const typed = await cli(['package', 'search', '--type', 'agent-template', '--registry', registry.url]);
-    expect(
-      typed.stdout
-        .split('\n')
-        .slice(1, -2)
-        .map((l) => l.split(' ')[0]),
-    ).toEqual(['claims-intake', 'policy-servicing']);
-    expect((await cli(['package', 'search', 'nothing-like-this', '--registry', registry.url])).stdout).toBe(
-      'No packages match.\n',
-    );
+    expect(typed.stdout.split('\n').slice(1, -2).map((l) => l.split(' ')[0])).toEqual(['claims-intake', 'policy-servicing']);
+    expect((await cli(['package', 'search', 'nothing-like-this', '--registry', registry.url])).stdout).toBe('No packages match.\n');
     expect((await cli(['package', 'search', '--type', 'tool', '--registry', registry.url])).code).toBe(2);
   });
 });

@@ -31,55 +31,38 @@ export const registryCommand: CommandGroup = {
     try {
       if (sub === 'login') return await login(rest, io);
       if (sub === 'logout') return await logout(rest, io);
-      return usageError(
-        io,
-        sub === undefined ? 'missing action (login or logout)' : `unknown action '${sub}'`,
-      );
+      return usageError(io, sub === undefined ? 'missing action (login or logout)' : `unknown action '${sub}'`);
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))
-        return usageError(io, (error as Error).message);
+      if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return usageError(io, (error as Error).message);
       throw error;
     }
   },
 };
 
 async function login(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: { registry: { type: 'string' } },
-  });
+  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: { registry: { type: 'string' } } });
   if (positionals.length > 0)
-    return usageError(
-      io,
-      `unexpected argument '${positionals[0] ?? ''}' (the key is read from standard input, never from the command line)`,
-    );
+    return usageError(io, `unexpected argument '${positionals[0] ?? ''}' (the key is read from standard input, never from the command line)`);
   const env = io.env ?? {};
   const chosen = values.registry ?? env.AP_REGISTRY_URL;
-  if (chosen === undefined || chosen === '')
-    return usageError(io, 'registry login needs --registry <url> (or AP_REGISTRY_URL)');
+  if (chosen === undefined || chosen === '') return usageError(io, 'registry login needs --registry <url> (or AP_REGISTRY_URL)');
   const registry = normalizeRegistryUrl(chosen);
-  if (!/^https?:\/\//.test(registry))
-    return usageError(io, `registry ${registry} is not an http:// or https:// URL`);
+  if (!/^https?:\/\//.test(registry)) return usageError(io, `registry ${registry} is not an http:// or https:// URL`);
   if (io.readSecret === undefined) {
     io.err('agent-platform registry login: no standard input to read the key from');
     return EXIT_FAILED;
   }
   const key = (await io.readSecret(`Registry key for ${registry}: `)).trim();
   if (key === '') {
-    io.err(
-      'agent-platform registry login: no key on standard input; pipe it in, e.g. printf %s "$KEY" | agent-platform registry login',
-    );
+    io.err('agent-platform registry login: no key on standard input; pipe it in, e.g. printf %s "$KEY" | agent-platform registry login');
     return EXIT_FAILED;
   }
   const client = createHttpRegistryClient({ url: registry, timeoutMs: TIMEOUT_MS, token: () => key });
   try {
     const who = await client.whoami();
     if (!who.authenticated) {
-      io.err(
-        `agent-platform registry login: ${registry} did not recognise the key (it answers as ${who.identity}); nothing was stored`,
-      );
+      io.err(`agent-platform registry login: ${registry} did not recognise the key (it answers as ${who.identity}); nothing was stored`);
       return EXIT_FAILED;
     }
     const path = await writeLogin(env, { registry, key });

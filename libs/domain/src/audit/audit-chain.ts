@@ -67,10 +67,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  * again (docs/audit.md "Verification": `full` walks catch an in-place edit of older entries).
  * Stops checking at the first bad entry: everything after it is unverifiable anyway.
  */
-export async function verifyChain(
-  log: AppendLog<StoredAuditEntry>,
-  from: VerifiedPrefix | null = null,
-): Promise<ChainWalk> {
+export async function verifyChain(log: AppendLog<StoredAuditEntry>, from: VerifiedPrefix | null = null): Promise<ChainWalk> {
   let expectedSeq = 1;
   let prevHash = CHAIN_ANCHOR;
   let found: Break | null = null;
@@ -78,14 +75,8 @@ export async function verifyChain(
   let last: VerifiedPrefix | null = null;
   if (from !== null) {
     const [entry] = await log.scan(from.seq, 1);
-    found =
-      entry === undefined || entry.seq !== from.seq
-        ? { seq: from.seq, reason: 'entry removed after it was verified' }
-        : null;
-    found ??=
-      entry!.hash === from.hash
-        ? checkEntry(entry!, from.seq, entry!.prev_hash)
-        : { seq: from.seq, reason: 'hash changed after it was verified' };
+    found = entry === undefined || entry.seq !== from.seq ? { seq: from.seq, reason: 'entry removed after it was verified' } : null;
+    found ??= entry!.hash === from.hash ? checkEntry(entry!, from.seq, entry!.prev_hash) : { seq: from.seq, reason: 'hash changed after it was verified' };
     expectedSeq = from.seq + 1;
     prevHash = from.hash;
     last = found === null ? from : null;

@@ -110,9 +110,7 @@ export function parseSignedCheckpoint(bytes: Uint8Array | string): SignedCheckpo
     (typeof c.tip_hash === 'string' || c.tip_hash === null) &&
     typeof c.at === 'string' &&
     typeof c.key_id === 'string';
-  return ok
-    ? (v as SignedCheckpoint)
-    : 'the checkpoint is malformed (expected {checkpoint:{entry_count,tip_hash,tip_seq,at,key_id},algorithm,signature})';
+  return ok ? (v as SignedCheckpoint) : 'the checkpoint is malformed (expected {checkpoint:{entry_count,tip_hash,tip_seq,at,key_id},algorithm,signature})';
 }
 
 /**
@@ -123,11 +121,7 @@ export function checkpointSignatureValid(signed: SignedCheckpoint, publicKey: st
   try {
     const trimmed = publicKey.trim();
     const key = trimmed.startsWith('ed25519:')
-      ? createPublicKey({
-          key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(trimmed.slice(8), 'base64url')]),
-          format: 'der',
-          type: 'spki',
-        })
+      ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(trimmed.slice(8), 'base64url')]), format: 'der', type: 'spki' })
       : createPublicKey(trimmed);
     const signature = Buffer.from(signed.signature, 'base64url');
     return signature.length === 64 && verify(null, checkpointStatement(signed.checkpoint), key, signature);
@@ -172,10 +166,7 @@ export async function matchCheckpoint(
 }
 
 /** `matchCheckpoint` over a store's append log. */
-export async function matchLog(
-  checkpoint: AuditCheckpoint,
-  log: AppendLog<{ hash: string }>,
-): Promise<CheckpointMatch> {
+export async function matchLog(checkpoint: AuditCheckpoint, log: AppendLog<{ hash: string }>): Promise<CheckpointMatch> {
   const entryCount = await log.count();
   return matchCheckpoint(checkpoint, {
     entryCount,

@@ -58,11 +58,8 @@ describe('scheduled checkpoints across processes', () => {
     const sink = memorySink();
     // Two handles on one SQLite file: two processes of a fleet.
     // The store's expiry clock is the platform's (as composition wires it).
-    for (let i = 0; i < 2; i++)
-      stores.push(await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() }));
-    const instances = stores.map((store) =>
-      createAuditCheckpoints({ store, clock, sink, signer, intervalSecs: () => 60 }),
-    );
+    for (let i = 0; i < 2; i++) stores.push(await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() }));
+    const instances = stores.map((store) => createAuditCheckpoints({ store, clock, sink, signer, intervalSecs: () => 60 }));
     const tick = () => Promise.all(instances.flatMap((c) => [c.writeIfDue(), c.writeIfDue()]));
 
     expect((await tick()).filter((r) => r !== null)).toHaveLength(1);
@@ -71,23 +68,14 @@ describe('scheduled checkpoints across processes', () => {
     clock.advance(30_000); // the next one
     expect((await tick()).filter((r) => r !== null)).toHaveLength(1);
     expect(sink.names).toHaveLength(2);
-    expect((await instances[1]!.list(10)).map((r) => r.checkpoint.at)).toEqual([
-      '2026-11-25T12:01:10.000Z',
-      '2026-11-25T12:00:10.000Z',
-    ]);
+    expect((await instances[1]!.list(10)).map((r) => r.checkpoint.at)).toEqual(['2026-11-25T12:01:10.000Z', '2026-11-25T12:00:10.000Z']);
     expect(await instances[0]!.check()).toMatchObject({ status: 'verified' });
   });
 
   it('writes nothing without a sink and says so', async () => {
     const store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
     stores.push(store);
-    const off = createAuditCheckpoints({
-      store,
-      clock: fixedClock('2026-11-25T12:00:00Z'),
-      sink: null,
-      signer,
-      intervalSecs: () => 60,
-    });
+    const off = createAuditCheckpoints({ store, clock: fixedClock('2026-11-25T12:00:00Z'), sink: null, signer, intervalSecs: () => 60 });
     expect(await off.writeIfDue()).toBeNull();
     await expect(off.write()).rejects.toMatchObject({ category: 'Conflict' });
     expect(await off.check()).toEqual({ status: 'not_configured', checkpoint: null });

@@ -118,10 +118,7 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
     const now = deps.clock.now().getTime();
     const period = Math.floor(now / intervalMs);
     const expiresAt = new Date((period + 2) * intervalMs).toISOString();
-    const { applied } = await deps.store.counters.add(`audit-checkpoint:period:${intervalMs}:${period}`, 1, {
-      limit: 1,
-      expiresAt,
-    });
+    const { applied } = await deps.store.counters.add(`audit-checkpoint:period:${intervalMs}:${period}`, 1, { limit: 1, expiresAt });
     return applied ? write() : null;
   }
 
@@ -137,20 +134,11 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
       bytes = await sink.latest();
     } catch (error) {
       // The chain's length cannot be confirmed: say so rather than answer valid on half a check.
-      return {
-        status: 'failed',
-        checkpoint: null,
-        reason: `the checkpoint sink ${sink.describe} could not be read: ${(error as Error).message}`,
-      };
+      return { status: 'failed', checkpoint: null, reason: `the checkpoint sink ${sink.describe} could not be read: ${(error as Error).message}` };
     }
     if (bytes === null) return { status: 'none_written', checkpoint: null };
     const signed = parseSignedCheckpoint(bytes);
-    if (typeof signed === 'string')
-      return {
-        status: 'failed',
-        checkpoint: null,
-        reason: `latest checkpoint in ${sink.describe}: ${signed}`,
-      };
+    if (typeof signed === 'string') return { status: 'failed', checkpoint: null, reason: `latest checkpoint in ${sink.describe}: ${signed}` };
     const signatureValid = checkpointSignatureValid(signed, deps.signer.publicKeyPem);
     const view = { ...signed.checkpoint, sink: sink.describe, signature_valid: signatureValid };
     if (!signatureValid) {
@@ -161,22 +149,12 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
       };
     }
     const match = await matchLog(signed.checkpoint, chain);
-    return match.ok
-      ? { status: 'verified', checkpoint: view }
-      : {
-          status: 'failed',
-          checkpoint: view,
-          reason: match.reason ?? 'the chain does not reach the checkpoint',
-        };
+    return match.ok ? { status: 'verified', checkpoint: view } : { status: 'failed', checkpoint: view, reason: match.reason ?? 'the chain does not reach the checkpoint' };
   }
 
   return {
     configured: sink !== null,
-    publicKey: {
-      key_id: deps.signer.keyId,
-      public_key: deps.signer.publicKey,
-      public_key_pem: deps.signer.publicKeyPem,
-    },
+    publicKey: { key_id: deps.signer.keyId, public_key: deps.signer.publicKey, public_key_pem: deps.signer.publicKeyPem },
     write,
     writeIfDue,
     list,

@@ -40,10 +40,7 @@ export const CHAIN_EXCLUDES = ['id'] as const;
 /** The values hashed for one entry; `prev_hash` is the previous entry's `hash` or CHAIN_ANCHOR. */
 /** The fields the chain hash covers: an entry as stored, less its own hash, plus its seq. */
 // `category` is any string: the verifier hashes what is stored, even a tampered value.
-export type ChainFields = Omit<AuditEntry, 'id' | 'hash' | 'category'> & {
-  prev_hash: string;
-  category: string;
-};
+export type ChainFields = Omit<AuditEntry, 'id' | 'hash' | 'category'> & { prev_hash: string; category: string };
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');

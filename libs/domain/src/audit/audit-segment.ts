@@ -20,40 +20,21 @@ export interface AuditSegment {
 }
 
 /** Reads entries `from`..`to` (inclusive; to = the tip when null) of the audit log into a segment. */
-export async function exportSegment(
-  log: AppendLog<StoredAuditEntry>,
-  from: number,
-  to: number | null,
-): Promise<AuditSegment> {
+export async function exportSegment(log: AppendLog<StoredAuditEntry>, from: number, to: number | null): Promise<AuditSegment> {
   const entries: SegmentEntry[] = [];
   let prevHash = CHAIN_ANCHOR;
   if (from > 1) {
     const [before] = await log.scan(from - 1, 1);
-    if (before === undefined || before.seq !== from - 1)
-      throw new Error(`entry ${from - 1} (before --from) is missing`);
+    if (before === undefined || before.seq !== from - 1) throw new Error(`entry ${from - 1} (before --from) is missing`);
     prevHash = String(before.hash);
   }
   let next = from;
   for (;;) {
     const batch = await log.scan(next, 1000);
     for (const e of batch) {
-      if (to !== null && e.seq > to)
-        return { format: SEGMENT_FORMAT, from_seq: from, prev_hash: prevHash, entries };
-      const { seq, prev_hash, hash, timestamp, category, identity, role, action, target, result, metadata } =
-        e;
-      entries.push({
-        seq,
-        prev_hash,
-        hash,
-        timestamp,
-        category,
-        identity,
-        role,
-        action,
-        target,
-        result,
-        metadata,
-      });
+      if (to !== null && e.seq > to) return { format: SEGMENT_FORMAT, from_seq: from, prev_hash: prevHash, entries };
+      const { seq, prev_hash, hash, timestamp, category, identity, role, action, target, result, metadata } = e;
+      entries.push({ seq, prev_hash, hash, timestamp, category, identity, role, action, target, result, metadata });
       next = e.seq + 1;
     }
     if (batch.length < 1000) return { format: SEGMENT_FORMAT, from_seq: from, prev_hash: prevHash, entries };
@@ -75,24 +56,10 @@ export interface SegmentVerdict {
  * its tip hash. A segment that starts after seq 1 is trusted for its `prev_hash` only as far as
  * its link: export from 1 to check the whole chain.
  */
-export async function verifySegment(
-  segment: AuditSegment,
-  signed: SignedCheckpoint,
-  publicKey: string,
-): Promise<SegmentVerdict> {
-  if (!checkpointSignatureValid(signed, publicKey))
-    return { valid: false, reason: 'checkpoint signature does not verify', checked_entries: 0 };
-  if (
-    segment.format !== SEGMENT_FORMAT ||
-    !Number.isSafeInteger(segment.from_seq) ||
-    segment.from_seq < 1 ||
-    !Array.isArray(segment.entries)
-  ) {
-    return {
-      valid: false,
-      reason: `not an audit segment (expected format ${SEGMENT_FORMAT})`,
-      checked_entries: 0,
-    };
+export async function verifySegment(segment: AuditSegment, signed: SignedCheckpoint, publicKey: string): Promise<SegmentVerdict> {
+  if (!checkpointSignatureValid(signed, publicKey)) return { valid: false, reason: 'checkpoint signature does not verify', checked_entries: 0 };
+  if (segment.format !== SEGMENT_FORMAT || !Number.isSafeInteger(segment.from_seq) || segment.from_seq < 1 || !Array.isArray(segment.entries)) {
+    return { valid: false, reason: `not an audit segment (expected format ${SEGMENT_FORMAT})`, checked_entries: 0 };
   }
   if (segment.from_seq === 1 && segment.prev_hash !== CHAIN_ANCHOR) {
     return { valid: false, reason: 'a segment from seq 1 must link to the chain anchor', checked_entries: 0 };
@@ -101,18 +68,8 @@ export async function verifySegment(
   let checked = 0;
   for (const [i, e] of segment.entries.entries()) {
     const expected = segment.from_seq + i;
-    if (e.seq !== expected)
-      return {
-        valid: false,
-        reason: `seq gap: expected seq ${expected}, found ${e.seq} (entries removed)`,
-        checked_entries: checked,
-      };
-    if (e.prev_hash !== prevHash)
-      return {
-        valid: false,
-        reason: `entry ${e.seq}: broken link (prev_hash does not match the previous entry hash)`,
-        checked_entries: checked,
-      };
+    if (e.seq !== expected) return { valid: false, reason: `seq gap: expected seq ${expected}, found ${e.seq} (entries removed)`, checked_entries: checked };
+    if (e.prev_hash !== prevHash) return { valid: false, reason: `entry ${e.seq}: broken link (prev_hash does not match the previous entry hash)`, checked_entries: checked };
     const recomputed = chainHash({
       prev_hash: prevHash,
       seq: e.seq,
@@ -125,33 +82,18 @@ export async function verifySegment(
       result: e.result,
       metadata: e.metadata ?? null,
     });
-    if (recomputed !== e.hash)
-      return {
-        valid: false,
-        reason: `entry ${e.seq}: hash mismatch (the entry was modified)`,
-        checked_entries: checked,
-      };
+    if (recomputed !== e.hash) return { valid: false, reason: `entry ${e.seq}: hash mismatch (the entry was modified)`, checked_entries: checked };
     prevHash = e.hash;
     checked += 1;
   }
   const cp = signed.checkpoint;
   if (cp.tip_seq > 0 && cp.tip_seq < segment.from_seq) {
-    return {
-      valid: false,
-      reason: `the segment starts at seq ${segment.from_seq}, after the checkpoint's tip (seq ${cp.tip_seq})`,
-      checked_entries: checked,
-    };
+    return { valid: false, reason: `the segment starts at seq ${segment.from_seq}, after the checkpoint's tip (seq ${cp.tip_seq})`, checked_entries: checked };
   }
   const lastSeq = segment.from_seq + segment.entries.length - 1;
   const match = await matchCheckpoint(cp, {
     entryCount: lastSeq,
     hashAt: async (seq) => segment.entries[seq - segment.from_seq]?.hash ?? null,
   });
-  return match.ok
-    ? { valid: true, checked_entries: checked }
-    : {
-        valid: false,
-        checked_entries: checked,
-        ...(match.reason === undefined ? {} : { reason: match.reason }),
-      };
+  return match.ok ? { valid: true, checked_entries: checked } : { valid: false, checked_entries: checked, ...(match.reason === undefined ? {} : { reason: match.reason }) };
 }

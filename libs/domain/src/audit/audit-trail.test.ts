@@ -63,13 +63,7 @@ async function verifyEnabled(audit: AuditTrail, options: { full?: boolean } = {}
 }
 
 /** The store, with its logs' `list` and `scan` calls reported before they run. */
-function spyingLogs(
-  inner: Store,
-  spy: {
-    list?: (query: LogListQuery<object> | undefined) => void;
-    scan?: (from: number, limit: number) => void;
-  },
-): Store {
+function spyingLogs(inner: Store, spy: { list?: (query: LogListQuery<object> | undefined) => void; scan?: (from: number, limit: number) => void }): Store {
   return {
     counters: inner.counters,
     health: () => inner.health(),
@@ -203,10 +197,7 @@ describe('audit trail', () => {
     expect(await verifyEnabled(audit)).toMatchObject({ valid: true, entry_count: total });
     expect(Math.max(...requested)).toBeLessThanOrEqual(VERIFY_BATCH);
     tamper(VERIFY_BATCH + 5, '$.target', 'x');
-    expect(await verifyEnabled(audit, { full: true })).toMatchObject({
-      valid: false,
-      first_invalid_seq: VERIFY_BATCH + 5,
-    });
+    expect(await verifyEnabled(audit, { full: true })).toMatchObject({ valid: false, first_invalid_seq: VERIFY_BATCH + 5 });
   });
 
   it('walks from the verified prefix, shares one walk among concurrent callers, and starts over when full', async () => {
@@ -219,19 +210,10 @@ describe('audit trail', () => {
     expect(scans).toEqual([1]);
     for (let i = 11; i <= 13; i++) await audit.record(input(i, { metadata: null }));
     scans.length = 0;
-    expect(await verifyEnabled(audit)).toMatchObject({
-      valid: true,
-      entry_count: 13,
-      verified_from_seq: 11,
-      checked_entries: 3,
-    });
+    expect(await verifyEnabled(audit)).toMatchObject({ valid: true, entry_count: 13, verified_from_seq: 11, checked_entries: 3 });
     expect(scans).toEqual([10, 11]);
     scans.length = 0;
-    expect(await verifyEnabled(audit, { full: true })).toMatchObject({
-      valid: true,
-      verified_from_seq: 1,
-      checked_entries: 13,
-    });
+    expect(await verifyEnabled(audit, { full: true })).toMatchObject({ valid: true, verified_from_seq: 1, checked_entries: 13 });
     expect(scans).toEqual([1]);
   });
 
@@ -254,10 +236,7 @@ describe('audit trail', () => {
     db.close();
     expect(await verifyEnabled(audit)).toMatchObject({ valid: true, entry_count: 100_000, tip_hash: prev });
     tamper(99_999, '$.result', '201');
-    expect(await verifyEnabled(audit, { full: true })).toMatchObject({
-      valid: false,
-      first_invalid_seq: 99_999,
-    });
+    expect(await verifyEnabled(audit, { full: true })).toMatchObject({ valid: false, first_invalid_seq: 99_999 });
   });
 
   it('filters by category, actor and since, newest first, within limit', async () => {

@@ -109,16 +109,12 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
   /** The walk's report plus the latest checkpoint's check: a failed one makes the chain invalid. */
   async function withCheckpoint(walk: VerifyReport): Promise<VerifyReport> {
     const report: VerifyReport = { ...walk };
-    const check =
-      deps.checkpoints === undefined
-        ? { status: 'not_configured' as const, checkpoint: null }
-        : await deps.checkpoints.check();
+    const check = deps.checkpoints === undefined ? { status: 'not_configured' as const, checkpoint: null } : await deps.checkpoints.check();
     report.checkpoint_status = check.status;
     report.checkpoint = check.checkpoint;
     if (check.status === 'failed') {
       report.valid = false;
-      report.reason =
-        walk.first_invalid_reason ?? check.reason ?? 'the chain does not match the latest checkpoint';
+      report.reason = walk.first_invalid_reason ?? check.reason ?? 'the chain does not match the latest checkpoint';
       if (walk.valid) void emitBroken({ ...report, first_invalid_reason: report.reason });
     } else if (!walk.valid) {
       report.reason = walk.first_invalid_reason ?? 'the chain does not verify';
@@ -138,11 +134,7 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
     } catch {
       return;
     }
-    await deps.events.emit('audit.verification.failed', {
-      id: `audit.verification.failed:${key}`,
-      agent_id: null,
-      data: { first_invalid_seq: seq, reason },
-    });
+    await deps.events.emit('audit.verification.failed', { id: `audit.verification.failed:${key}`, agent_id: null, data: { first_invalid_seq: seq, reason } });
   }
 
   return {

@@ -69,16 +69,8 @@ describe('embedded store', () => {
       return { id: 'x', n: 1 };
     });
     expect(outer?.doc).toEqual({ id: 'x', n: 1 });
-    const stillPending = new Promise((resolve) =>
-      setTimeout(() => resolve('still pending after 1 s'), 1_000),
-    );
-    const outcome = await Promise.race([
-      nested!.then(
-        () => 'resolved',
-        (e: unknown) => (e as Error).message,
-      ),
-      stillPending,
-    ]);
+    const stillPending = new Promise((resolve) => setTimeout(() => resolve('still pending after 1 s'), 1_000));
+    const outcome = await Promise.race([nested!.then(() => 'resolved', (e: unknown) => (e as Error).message), stillPending]);
     expect(outcome).toMatch(/inside another write/);
     expect(await store.counters.get('inner')).toBe(0);
   });
@@ -167,9 +159,7 @@ describe('embedded store', () => {
     const store = await open();
     await store.counters.add('n', 1);
     // Another process's long write transaction, held by a raw connection to the same file.
-    const other = new (createRequire(import.meta.url)('better-sqlite3') as new (p: string) => RawSqlite)(
-      path,
-    );
+    const other = new (createRequire(import.meta.url)('better-sqlite3') as new (p: string) => RawSqlite)(path);
     other.exec('BEGIN IMMEDIATE');
     other.exec("UPDATE counters SET value = 10 WHERE key = 'n'");
     let ticks = 0;
@@ -244,10 +234,7 @@ describe('embedded store', () => {
   it('opens one new file from six processes at once: every one boots, each write counted once', async () => {
     const at = String(Date.now() + 1_500);
     const children = Array.from({ length: 6 }, () =>
-      spawn(process.execPath, ['--import', 'tsx', OPENER, path, at], {
-        cwd: fileURLToPath(new URL('.', import.meta.url)),
-        stdio: ['ignore', 'ignore', 'pipe'],
-      }),
+      spawn(process.execPath, ['--import', 'tsx', OPENER, path, at], { cwd: fileURLToPath(new URL('.', import.meta.url)), stdio: ['ignore', 'ignore', 'pipe'] }),
     );
     const outcomes = await Promise.all(
       children.map(

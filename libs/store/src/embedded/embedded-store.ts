@@ -61,11 +61,7 @@ export class EmbeddedStore implements Store {
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
-    return this.collections.get(
-      name,
-      options,
-      () => new SqliteCollection<T>(this.db, name, options, this.clock),
-    );
+    return this.collections.get(name, options, () => new SqliteCollection<T>(this.db, name, options, this.clock));
   }
 
   log<T extends object>(name: string, options: LogOptions<T> = {}): AppendLog<T> {

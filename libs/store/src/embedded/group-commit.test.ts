@@ -34,19 +34,14 @@ describe("group commit under another process's write lock", () => {
     expect(statements).toEqual([]);
     release();
     expect(await Promise.all([first, second])).toEqual(['a', 'b']);
-    expect(statements.filter((s) => s === 'BEGIN IMMEDIATE' || s === 'COMMIT')).toEqual([
-      'BEGIN IMMEDIATE',
-      'COMMIT',
-    ]);
+    expect(statements.filter((s) => s === 'BEGIN IMMEDIATE' || s === 'COMMIT')).toEqual(['BEGIN IMMEDIATE', 'COMMIT']);
   });
 
   it('fails the waiting writes with a clear error once the lock timeout passes, and recovers after', async () => {
     const { connection, release } = lockedConnection();
     const commits = new GroupCommit(() => connection, { lockTimeoutMs: 50 });
     let ran = false;
-    await expect(commits.submit(() => (ran = true))).rejects.toThrow(
-      /write lock was held by another process for over 50 ms/,
-    );
+    await expect(commits.submit(() => (ran = true))).rejects.toThrow(/write lock was held by another process for over 50 ms/);
     expect(ran).toBe(false);
     release();
     expect(await commits.submit(() => 'next')).toBe('next');

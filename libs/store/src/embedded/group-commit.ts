@@ -77,9 +77,7 @@ export class GroupCommit {
   submit<R>(write: () => R): Promise<R> {
     if (this.running) {
       return Promise.reject(
-        new Error(
-          'embedded store: a write was submitted from inside another write; make it after that write has resolved',
-        ),
+        new Error('embedded store: a write was submitted from inside another write; make it after that write has resolved'),
       );
     }
     return new Promise<R>((resolve, reject) => {
@@ -110,11 +108,7 @@ export class GroupCommit {
       this.scheduled = false;
       this.waitingSince = null;
       this.attempts = 0;
-      this.failQueued(
-        new Error(
-          `embedded store: the write lock was held by another process for over ${this.options.lockTimeoutMs} ms`,
-        ),
-      );
+      this.failQueued(new Error(`embedded store: the write lock was held by another process for over ${this.options.lockTimeoutMs} ms`));
       return;
     }
     const delay = LOCK_RETRY_MS[Math.min(this.attempts++, LOCK_RETRY_MS.length - 1)]!;

@@ -8,8 +8,7 @@
 import { openEmbeddedStore } from './index.ts';
 
 const [path, at] = process.argv.slice(2);
-if (path === undefined || at === undefined)
-  throw new Error('usage: open-race.fixture.ts <db-path> <epoch-ms>');
+if (path === undefined || at === undefined) throw new Error('usage: open-race.fixture.ts <db-path> <epoch-ms>');
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(at) - Date.now())));
 try {
   const store = await openEmbeddedStore({ path });

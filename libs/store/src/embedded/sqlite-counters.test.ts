@@ -11,11 +11,7 @@ import { LIST_SQL } from './sqlite-counters.ts';
 // which no index serves (1.05 M rate-limit rows made GET /agents/{id} 6x slower), and nothing
 // ever removed a counter. The behaviour both adapters share is in the conformance suite.
 interface RawDb {
-  prepare(sql: string): {
-    all(...params: unknown[]): unknown[];
-    get(...params: unknown[]): unknown;
-    run(...params: unknown[]): unknown;
-  };
+  prepare(sql: string): { all(...params: unknown[]): unknown[]; get(...params: unknown[]): unknown; run(...params: unknown[]): unknown };
   exec(sql: string): void;
   close(): void;
 }
@@ -52,9 +48,7 @@ describe('embedded counters', () => {
     store = await openEmbeddedStore({ path, clock });
     await store.counters.add('ratelimit:agent:a:1', 1);
     const db = new Database(path);
-    const plan = (
-      db.prepare(`EXPLAIN QUERY PLAN ${LIST_SQL}`).all('ratelimit:', 'ratelimit;', 0) as { detail: string }[]
-    ).map((r) => r.detail);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${LIST_SQL}`).all('ratelimit:', 'ratelimit;', 0) as { detail: string }[]).map((r) => r.detail);
     db.close();
     expect(plan.join('\n')).toMatch(/SEARCH counters USING INDEX \S+ \(key>\? AND key<\?\)/);
     expect(plan.join('\n')).not.toMatch(/SCAN counters/);
@@ -63,8 +57,7 @@ describe('embedded counters', () => {
   it('deletes expired counters in bounded batches while expiring adds go on', async () => {
     store = await openEmbeddedStore({ path, clock });
     const inAMinute = () => new Date(nowMs + 60_000).toISOString();
-    for (let i = 0; i < 50; i++)
-      await store.counters.add(`ratelimit:agent:a${i}:1`, 1, { expiresAt: inAMinute() });
+    for (let i = 0; i < 50; i++) await store.counters.add(`ratelimit:agent:a${i}:1`, 1, { expiresAt: inAMinute() });
     await store.counters.add('budget:kept', 7);
     expect(rows()).toBe(51);
     nowMs += 2 * 60_000;
@@ -80,9 +73,7 @@ describe('embedded counters', () => {
     db.close();
     store = await openEmbeddedStore({ path, clock });
     expect(await store.counters.get('spend:old')).toBe(42);
-    expect(
-      await store.counters.add('window:1', 1, { expiresAt: new Date(nowMs + 1_000).toISOString() }),
-    ).toEqual({ value: 1, applied: true });
+    expect(await store.counters.add('window:1', 1, { expiresAt: new Date(nowMs + 1_000).toISOString() })).toEqual({ value: 1, applied: true });
     nowMs += 2_000;
     expect(await store.counters.list('')).toEqual({ 'spend:old': 42 });
   });

@@ -37,13 +37,9 @@ export class SqliteCounters implements Counters {
     private readonly db: SqliteHandle,
     private readonly clock: () => Date,
   ) {
-    db.exec(
-      'CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL, expires_at INTEGER) STRICT',
-    );
+    db.exec('CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL, expires_at INTEGER) STRICT');
     // Files written before counters could expire lack the column: add it (once, whoever opens first).
-    const columns = db.statement("SELECT name FROM pragma_table_info('counters')").all() as {
-      name: string;
-    }[];
+    const columns = db.statement("SELECT name FROM pragma_table_info('counters')").all() as { name: string }[];
     if (!columns.some((c) => c.name === 'expires_at')) {
       try {
         db.exec('ALTER TABLE counters ADD COLUMN expires_at INTEGER');
@@ -51,19 +47,12 @@ export class SqliteCounters implements Counters {
         if (!/duplicate column/i.test(String((error as Error).message))) throw error;
       }
     }
-    db.exec(
-      'CREATE INDEX IF NOT EXISTS counters__expires_at ON counters(expires_at) WHERE expires_at IS NOT NULL',
-    );
+    db.exec('CREATE INDEX IF NOT EXISTS counters__expires_at ON counters(expires_at) WHERE expires_at IS NOT NULL');
   }
 
-  async add(
-    key: string,
-    delta: number,
-    options: CounterAddOptions = {},
-  ): Promise<{ value: number; applied: boolean }> {
+  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<{ value: number; applied: boolean }> {
     const { limit } = options;
-    if (!Number.isSafeInteger(delta))
-      throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
+    if (!Number.isSafeInteger(delta)) throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
     if (limit !== undefined && Number.isNaN(limit)) throw new RangeError('counters: limit must be a number');
     const expiresAt = options.expiresAt === undefined ? undefined : epochMs(options.expiresAt);
     return this.db.write(() => {
@@ -80,8 +69,7 @@ export class SqliteCounters implements Counters {
 
   async addMany(deltas: ReadonlyArray<CounterDelta>): Promise<void> {
     for (const { delta } of deltas) {
-      if (!Number.isSafeInteger(delta))
-        throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
+      if (!Number.isSafeInteger(delta)) throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
     }
     const applied = deltas.filter(({ delta }) => delta !== 0);
     if (applied.length === 0) return;
@@ -106,18 +94,14 @@ export class SqliteCounters implements Counters {
     const now = this.clock().getTime();
     const bound = prefixUpperBound(prefix);
     const rows = (
-      bound === null
-        ? this.db.statement(LIST_ALL_FROM_SQL).all(prefix, now)
-        : this.db.statement(LIST_SQL).all(prefix, bound, now)
+      bound === null ? this.db.statement(LIST_ALL_FROM_SQL).all(prefix, now) : this.db.statement(LIST_SQL).all(prefix, bound, now)
     ) as { key: string; value: number }[];
     return Object.fromEntries(rows.map((row) => [row.key, row.value]));
   }
 
   /** The counter's row unless absent or expired (an expired one counts from 0 again). */
   private live(key: string, now: number): Row | undefined {
-    return this.db
-      .statement(`SELECT value, expires_at FROM counters WHERE key = ? AND ${LIVE}`)
-      .get(key, now) as Row | undefined;
+    return this.db.statement(`SELECT value, expires_at FROM counters WHERE key = ? AND ${LIVE}`).get(key, now) as Row | undefined;
   }
 
   /** Runs inside a write: deletes a bounded batch of expired rows, at most once per PURGE_EVERY_MS. */
@@ -125,16 +109,13 @@ export class SqliteCounters implements Counters {
     if (now - this.lastPurgeMs < PURGE_EVERY_MS) return;
     this.lastPurgeMs = now;
     this.db
-      .statement(
-        'DELETE FROM counters WHERE rowid IN (SELECT rowid FROM counters WHERE expires_at < ? LIMIT ?)',
-      )
+      .statement('DELETE FROM counters WHERE rowid IN (SELECT rowid FROM counters WHERE expires_at < ? LIMIT ?)')
       .run(now, PURGE_BATCH);
   }
 }
 
 function epochMs(iso: string): number {
   const ms = Date.parse(iso);
-  if (Number.isNaN(ms))
-    throw new TypeError(`counters: expiresAt must be an ISO timestamp, got ${JSON.stringify(iso)}`);
+  if (Number.isNaN(ms)) throw new TypeError(`counters: expiresAt must be an ISO timestamp, got ${JSON.stringify(iso)}`);
   return ms;
 }

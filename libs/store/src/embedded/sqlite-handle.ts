@@ -160,9 +160,7 @@ export class SqliteHandle {
 export class StoreInUseError extends Error {
   readonly code = 'STORE_IN_USE';
   constructor(path: string) {
-    super(
-      `${path} is open in another process (a platform process on this data dir is running): stop every process using it first`,
-    );
+    super(`${path} is open in another process (a platform process on this data dir is running): stop every process using it first`);
     this.name = 'StoreInUseError';
   }
 }

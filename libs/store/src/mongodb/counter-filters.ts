@@ -32,7 +32,6 @@ export function liveCountersUnder(prefix: string, now: Date): Document {
 export function expirySet(expiresAt: string | undefined): Document {
   if (expiresAt === undefined) return {};
   const at = new Date(expiresAt);
-  if (Number.isNaN(at.getTime()))
-    throw new TypeError(`counters: expiresAt must be an ISO timestamp, got ${JSON.stringify(expiresAt)}`);
+  if (Number.isNaN(at.getTime())) throw new TypeError(`counters: expiresAt must be an ISO timestamp, got ${JSON.stringify(expiresAt)}`);
   return { $set: { _expires: at } };
 }

@@ -34,11 +34,7 @@ export class MongoCounters implements Counters {
     private readonly clock: () => Date,
   ) {}
 
-  async add(
-    key: string,
-    delta: number,
-    options: CounterAddOptions = {},
-  ): Promise<{ value: number; applied: boolean }> {
+  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<{ value: number; applied: boolean }> {
     const { limit } = options;
     if (!Number.isSafeInteger(delta))
       throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
@@ -63,11 +59,7 @@ export class MongoCounters implements Counters {
           insertIfAbsent: async (value) => {
             try {
               const expires = (expiry.$set as { _expires?: Date } | undefined)?._expires;
-              await coll.insertOne({
-                _id: key,
-                value,
-                ...(expires === undefined ? {} : { _expires: expires }),
-              });
+              await coll.insertOne({ _id: key, value, ...(expires === undefined ? {} : { _expires: expires }) });
               return true;
             } catch (err) {
               if (isDuplicateKey(err)) return false;
@@ -82,10 +74,7 @@ export class MongoCounters implements Counters {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const stored = await coll.findOneAndUpdate({ _id: key }, inc, {
-          upsert: true,
-          returnDocument: 'after',
-        });
+        const stored = await coll.findOneAndUpdate({ _id: key }, inc, { upsert: true, returnDocument: 'after' });
         if (stored === null) throw new Error(`counters: upsert of '${key}' returned no document`);
         return { value: stored.value, applied: true };
       } catch (err) {
@@ -122,12 +111,7 @@ export class MongoCounters implements Counters {
   }
 
   async list(prefix: string): Promise<Record<string, number>> {
-    const found = await (
-      await this.collection()
-    )
-      .find(liveCountersUnder(prefix, this.clock()))
-      .sort({ _id: 1 })
-      .toArray();
+    const found = await (await this.collection()).find(liveCountersUnder(prefix, this.clock())).sort({ _id: 1 }).toArray();
     return Object.fromEntries(found.map((stored) => [stored._id, stored.value]));
   }
 
@@ -135,12 +119,10 @@ export class MongoCounters implements Counters {
   private async collection() {
     const coll = this.handle.collection<StoredCounter>(COLLECTION);
     // A failed attempt (connection down) is not kept: the next operation tries again.
-    this.ready ??= coll
-      .createIndex({ _expires: 1 }, { name: 'ttl__expires', expireAfterSeconds: 0 })
-      .catch((error: unknown) => {
-        this.ready = null;
-        throw error;
-      });
+    this.ready ??= coll.createIndex({ _expires: 1 }, { name: 'ttl__expires', expireAfterSeconds: 0 }).catch((error: unknown) => {
+      this.ready = null;
+      throw error;
+    });
     await this.ready;
     return coll;
   }

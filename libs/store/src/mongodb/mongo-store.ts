@@ -45,11 +45,7 @@ export class MongoStore implements Store {
   }
 
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
-    return this.collections.get(
-      name,
-      options,
-      () => new MongoCollection<T>(this.handle, name, options, this.clock),
-    );
+    return this.collections.get(name, options, () => new MongoCollection<T>(this.handle, name, options, this.clock));
   }
 
   log<T extends object>(name: string, options: LogOptions<T> = {}): AppendLog<T> {
