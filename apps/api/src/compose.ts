@@ -47,6 +47,9 @@ import { channelRunReplies, createChannelKinds, createChannelService, type Chann
 import { createLogger, createMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
+import { createBackupService } from '@agent-platform/backup';
+import { storeSnapshotsOf } from '@agent-platform/store/embedded';
+import { afterRestore } from './backup/after-restore.ts';
 import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import { registryAccessOf } from './compose-registry.ts';
@@ -209,6 +212,25 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       // A channel-started run cancelled here still answers its conversation (docs/channels.md).
       onRunEnded: channelRunReplies(bus, clock),
     });
+    const channels = createChannelService({
+      store,
+      bus,
+      clock,
+      kinds: createChannelKinds(options.channelKinds),
+      vaultKey,
+      agentExists: async (id) => (await agents.get(id)) !== null,
+      workflowExists: (id) => workflowExists(workflows, id),
+    });
+    const backups = createBackupService({
+      dataDir,
+      store,
+      snapshots: storeSnapshotsOf(store),
+      vaultKey,
+      clock,
+      version,
+      audit,
+      afterRestore: afterRestore({ audit, auditCheckpoints, schedules, bus, channels, logger }),
+    });
     const deps: ApiDeps = {
       config,
       version,
@@ -264,15 +286,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       webhookSecrets,
       events,
       triggers: createTriggerService({ store, clock, agents }),
-      channels: createChannelService({
-        store,
-        bus,
-        clock,
-        kinds: createChannelKinds(options.channelKinds),
-        vaultKey,
-        agentExists: async (id) => (await agents.get(id)) !== null,
-        workflowExists: (id) => workflowExists(workflows, id),
-      }),
+      channels,
       transcripts: createTranscriptStore(store, clock),
       gateway: createGatewayViews({
         settings: () => config.current(),
@@ -282,6 +296,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       }),
       compliance,
       attestations,
+      backups,
       requestShutdown: options.requestShutdown ?? (() => logger.warn('shutdown requested but no handler is bound')),
     };
     return { deps, close };

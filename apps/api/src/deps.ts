@@ -32,6 +32,7 @@ import type {
 } from '@agent-platform/domain';
 import type { ChannelService } from '@agent-platform/channels';
 import type { AttestationService, ComplianceService } from '@agent-platform/compliance';
+import type { BackupService } from '@agent-platform/backup';
 import type { Store } from '@agent-platform/store';
 import type { Bus } from '@agent-platform/bus';
 import type { Queue } from '@agent-platform/queue';
@@ -116,6 +117,8 @@ export interface ApiDeps {
   compliance: ComplianceService;
   /** Signed attestations of manual compliance controls (docs/compliance.md "Attestations"). */
   attestations: AttestationService;
+  /** Backups and restores of the embedded store under `<data_dir>/backups` (docs/backup.md). */
+  backups: BackupService;
   /** Called by POST /shutdown after the response is sent; the root stops every service. */
   requestShutdown: () => void;
 }

@@ -34,6 +34,6 @@ export {
   type FirstRunOptions,
 } from './first-run.ts';
 export { createDevLicenceClaims, generateLicenceKeyPair, issueLicence, LICENCE_ALG } from './licence-keys.ts';
-export { loadVaultKey, VAULT_KEY_BYTES, VAULT_KEY_FILE } from './vault-key.ts';
+export { decodeVaultKey, loadVaultKey, VAULT_KEY_BYTES, VAULT_KEY_FILE } from './vault-key.ts';
 export { renderConfigReference } from './config-reference.ts';
 export { loadLicence, type LicenceLog } from './licence-loader.ts';

@@ -18,19 +18,20 @@ export async function loadVaultKey(options: { dataDir: string; env: Record<strin
   const { dataDir, env, envName } = options;
   const fromEnv = env[envName];
   if (fromEnv !== undefined && fromEnv !== '') {
-    const key = decodeKey(fromEnv);
+    const key = decodeVaultKey(fromEnv);
     if (key === null) throw new ConfigError([`${envName}: must be the base64 encoding of exactly ${VAULT_KEY_BYTES} bytes`]);
     return key;
   }
   const path = join(dataDir, VAULT_KEY_FILE);
   await createKeyFileIfMissing(dataDir, path);
   await refuseLooseMode(path);
-  const key = decodeKey(await readFile(path, 'utf8'));
+  const key = decodeVaultKey(await readFile(path, 'utf8'));
   if (key === null) throw new ConfigError([`${path}: must hold the base64 encoding of exactly ${VAULT_KEY_BYTES} bytes`]);
   return key;
 }
 
-function decodeKey(text: string): Buffer | null {
+/** The key in a vault key file's or variable's text (base64 of 32 bytes); null when it is not one. */
+export function decodeVaultKey(text: string): Buffer | null {
   const trimmed = text.trim();
   if (!BASE64.test(trimmed)) return null;
   const key = Buffer.from(trimmed, 'base64');

@@ -1,1 +1,2 @@
 export * from './store.ts';
+export * from './store-snapshots.ts';

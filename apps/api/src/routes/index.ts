@@ -1,6 +1,7 @@
 import type { RoutePlugin } from '../api-app.ts';
 import { agentRoutes } from './agent-routes.ts';
 import { authRoutes } from './auth-routes.ts';
+import { backupRoutes } from './backup-routes.ts';
 import { catalogRoutes } from './catalog-routes.ts';
 import { channelRoutes } from './channel-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
@@ -61,4 +62,5 @@ export const routePlugins: RoutePlugin[] = [
   gatewayRoutes,
   complianceRoutes,
   retentionRoutes,
+  backupRoutes,
 ];

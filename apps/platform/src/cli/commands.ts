@@ -1,4 +1,5 @@
 import { auditCommand } from './audit-command.ts';
+import { backupCommand } from './backup-command.ts';
 import type { CommandGroup } from './command.ts';
 import { licenceCommand } from './licence-command.ts';
 import { packageCommand } from './package-command.ts';
@@ -10,4 +11,5 @@ export const COMMANDS: Readonly<Record<string, CommandGroup>> = {
   licence: licenceCommand,
   registry: registryCommand,
   audit: auditCommand,
+  backup: backupCommand,
 };

@@ -111,4 +111,9 @@ export interface AuditTrail {
    */
   verify(options?: { full?: boolean }): Promise<VerifyReport | AuditDisabledReport>;
   count(): Promise<number>;
+  /**
+   * Forgets the prefix earlier walks verified, so the next verify walks the whole chain: after a
+   * restore replaced the chain (docs/backup.md), the remembered entry is another chain's.
+   */
+  forgetVerified(): void;
 }

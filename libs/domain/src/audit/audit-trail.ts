@@ -204,6 +204,9 @@ export function createAuditTrail(deps: AuditTrailDeps): AuditTrail {
     query,
     verify: async (options = {}) => (deps.enabled ? verify(options.full === true) : DISABLED),
     count: async () => (deps.enabled ? log.count() : 0),
+    forgetVerified: () => {
+      verified = null;
+    },
   };
 }
 

@@ -14,6 +14,8 @@ import { SqliteCollection } from './sqlite-collection.ts';
 import { SqliteCounters } from './sqlite-counters.ts';
 import { SqliteHandle, type Durability } from './sqlite-handle.ts';
 import { HandleCache } from '../handle-cache.ts';
+import type { StoreSnapshots } from '../store-snapshots.ts';
+import { SqliteSnapshots } from './sqlite-snapshots.ts';
 
 export interface EmbeddedStoreOptions {
   /** SQLite file, typically `<data_dir>/platform.db`; its directory is created if missing. */
@@ -22,6 +24,11 @@ export interface EmbeddedStoreOptions {
   clock?: () => Date;
   /** `[storage] durability`: `full` (default) syncs every commit to disk, `normal` only at checkpoints. */
   durability?: Durability;
+  /**
+   * Take the file for this process alone, refusing (`StoreInUseError`) while any other process has
+   * it open: for offline tools such as a restore. Other processes cannot open it until it closes.
+   */
+  exclusive?: boolean;
 }
 
 /**
@@ -35,11 +42,17 @@ export class EmbeddedStore implements Store {
   private readonly collections = new HandleCache();
   private readonly logs = new HandleCache();
 
+  /** Consistent copies and atomic restores of this file (backups, docs/backup.md). */
+  readonly snapshots: StoreSnapshots;
+
   constructor(
     private readonly db: SqliteHandle,
     private readonly clock: () => Date,
+    /** The database file. */
+    readonly path: string,
   ) {
     this.counters = new SqliteCounters(db, clock);
+    this.snapshots = new SqliteSnapshots(db, path);
   }
 
   /** What a resolved write survives (`SqliteHandle.open`). */
@@ -94,11 +107,16 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
 }
 
 function openOnce(options: EmbeddedStoreOptions): Store {
-  const db = SqliteHandle.open(options.path, options.durability);
+  const db = SqliteHandle.open(options.path, options.durability, options.exclusive === true);
   try {
-    return new EmbeddedStore(db, options.clock ?? (() => new Date()));
+    return new EmbeddedStore(db, options.clock ?? (() => new Date()), options.path);
   } catch (err) {
     db.close();
     throw err;
   }
+}
+
+/** The snapshots of an embedded store; null for any other adapter (MongoDB has its own tools). */
+export function storeSnapshotsOf(store: Store): StoreSnapshots | null {
+  return store instanceof EmbeddedStore ? store.snapshots : null;
 }

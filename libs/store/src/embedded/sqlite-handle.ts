@@ -67,10 +67,11 @@ export class SqliteHandle {
    * (and a missing tail of the audit chain is invisible to its verification). Measured cost of
    * `full`: docs/performance.md.
    */
-  static open(path: string, durability: Durability = 'full'): SqliteHandle {
+  static open(path: string, durability: Durability = 'full', exclusive = false): SqliteHandle {
     const Database = requireCjs('better-sqlite3') as SqliteConstructor;
     const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
     try {
+      if (exclusive) takeExclusiveLock(db, path);
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -152,6 +153,32 @@ export class SqliteHandle {
     this.db = null;
     this.statements.clear();
     db?.close();
+  }
+}
+
+/** Raised by an exclusive open while another connection (another process) has the file open. */
+export class StoreInUseError extends Error {
+  readonly code = 'STORE_IN_USE';
+  constructor(path: string) {
+    super(`${path} is open in another process (a platform process on this data dir is running): stop every process using it first`);
+    this.name = 'StoreInUseError';
+  }
+}
+
+/**
+ * Holds the file for this connection alone (offline tools: a restore must not run under a live
+ * platform). In WAL mode every open connection keeps a shared lock on the database file, so the
+ * exclusive lock that `locking_mode = EXCLUSIVE` takes at the first read is refused at once
+ * (busy timeout 0) while any other connection, in any process, has the file open.
+ */
+function takeExclusiveLock(db: SqliteDatabase, path: string): void {
+  db.pragma('busy_timeout = 0');
+  db.pragma('locking_mode = EXCLUSIVE');
+  try {
+    db.exec('BEGIN IMMEDIATE; SELECT count(*) FROM sqlite_master; COMMIT');
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(path);
+    throw error;
   }
 }
 
