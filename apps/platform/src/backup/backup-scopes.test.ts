@@ -39,6 +39,13 @@ const PLATFORM_COLLECTIONS = [
   'registry_revocations',
   'registry_keys',
   'registry_issuers',
+  // Legal holds and the retention sweep's progress (docs/retention.md).
+  'retention_holds',
+  'retention_state',
+  // Signed attestations of manual compliance controls (docs/compliance.md).
+  'compliance_attestations',
+  // The privacy gateway's recent routing decisions (docs/privacy-gateway.md).
+  'gateway_traffic',
 ];
 
 const example = (name: string) => fileURLToPath(new URL(`../../../../examples/${name}`, import.meta.url));
