@@ -27,6 +27,7 @@ export function semanticProblems(file: Table): string[] {
     ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
     ...catalogProblems(table(file.catalog)),
+    ...metricsListenProblems(table(file.telemetry).metrics_listen),
   ];
   return problems;
 }
@@ -39,6 +40,11 @@ function listenProblems(key: string, value: unknown): string[] {
   if (typeof value !== 'string') return [];
   const parsed = readListenAddress(value);
   return typeof parsed === 'string' ? [`${key}: ${parsed}`] : [];
+}
+
+/** `[telemetry] metrics_listen`: empty (none) or a listen address, as `server.listen`. */
+function metricsListenProblems(value: unknown): string[] {
+  return value === '' ? [] : listenProblems('telemetry.metrics_listen', value);
 }
 
 function allowedIpProblems(server: Table): string[] {
