@@ -14,6 +14,8 @@ export interface CollectedSpan {
   kind: number;
   /** `service.name` of the process that made it. */
   service: string;
+  /** `service.instance.id` of that process (`<host>:<pid>`). */
+  instance: string;
   attributes: Record<string, string | number | boolean>;
   /** OTLP's status code: 0 unset, 1 ok, 2 error. */
   status: number;
@@ -119,7 +121,9 @@ interface ExportRequest {
 function flatten(request: ExportRequest): CollectedSpan[] {
   const out: CollectedSpan[] = [];
   for (const resource of request.resourceSpans ?? []) {
-    const service = String(attributesOf(resource.resource?.attributes)['service.name'] ?? '');
+    const resourceAttributes = attributesOf(resource.resource?.attributes);
+    const service = String(resourceAttributes['service.name'] ?? '');
+    const instance = String(resourceAttributes['service.instance.id'] ?? '');
     for (const scope of resource.scopeSpans ?? []) {
       for (const span of scope.spans ?? []) {
         out.push({
@@ -129,6 +133,7 @@ function flatten(request: ExportRequest): CollectedSpan[] {
           name: span.name,
           kind: span.kind ?? 0,
           service,
+          instance,
           attributes: attributesOf(span.attributes),
           status: span.status?.code ?? 0,
         });

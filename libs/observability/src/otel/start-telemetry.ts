@@ -92,6 +92,21 @@ function correlationProcessor(): SpanProcessor {
   };
 }
 
+/**
+ * The SDK reports an export failure as the error serialised to JSON, stack included: keep its
+ * message (`connect ECONNREFUSED 127.0.0.1:4318`), which is what an operator acts on.
+ */
+function readable(item: unknown): string {
+  if (item instanceof Error) return item.message;
+  if (typeof item !== 'string') return '';
+  try {
+    const parsed = JSON.parse(item) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : item;
+  } catch {
+    return item;
+  }
+}
+
 /** The SDK's diagnostics (export failures) as one report a minute at most. */
 function throttled(report: (message: string) => void) {
   let last = 0;
@@ -102,8 +117,8 @@ function throttled(report: (message: string) => void) {
       dropped += 1;
       return;
     }
-    const detail = args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : '')).filter((s) => s !== '');
-    report([message, ...detail].join(' ') + (dropped > 0 ? ` (${dropped} similar reports suppressed)` : ''));
+    const detail = [message, ...args].map(readable).filter((s) => s !== '');
+    report(`span export failed: ${detail.join(' ')}` + (dropped > 0 ? ` (${dropped} similar reports suppressed)` : ''));
     last = now;
     dropped = 0;
   };
