@@ -70,8 +70,8 @@ export function instrumentLicence(gate: Pick<LicenceGate, 'status'>, metrics: Pl
   metrics.gauge('licence_spend_budget_usd', 'Spend budget in USD of the current licence period, by capped budget.', ['budget'], async () =>
     (await spend()).filter((b) => b.limit !== null).map((b) => ({ labels: { budget: b.budget }, value: b.limit ?? 0 })),
   );
-  metrics.gauge('licence_days_remaining', 'Whole days until the licence expires (absent without a licence).', [], async () => {
+  metrics.gauge('licence_expiry_timestamp_seconds', 'When the licence expires, in Unix seconds (absent without a licence).', [], async () => {
     const s = await loaded();
-    return s === null ? [] : [{ value: s.days_remaining }];
+    return s === null ? [] : [{ value: Math.floor(Date.parse(s.expires_at) / 1000) }];
   });
 }
