@@ -14,7 +14,8 @@ import { parse, stringify } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startFleet, writeLicence, type AppProcess, type Fleet } from '../support/fleet.ts';
 import { call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
-import { promtoolCheckMetrics, sampleValue } from '../support/promtool.ts';
+import { monitoringExpressions } from '../support/monitoring.ts';
+import { declares, metricNamesIn, promtoolCheckMetrics, sampleValue } from '../support/promtool.ts';
 import { PAYOUT_PROMPT, payoutModel, writeTracedPackages } from '../support/traced-agent.ts';
 
 // Issue 14 item 4: `/metrics` of a live platform passes `promtool check metrics` (Debian's
@@ -122,6 +123,9 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
     expect(sampleValue(text, 'licence_transactions_remaining', { workflow_type: 'claims' })).toBe(9);
     expect(sampleValue(text, 'licence_expiry_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000);
     expect(sampleValue(text, 'http_requests_total', { route: '/agents/:id/send', status: '200' })).toBe(1);
+    // Every metric the example dashboard and alert rules query (deploy/monitoring) is one the
+    // all-in-one declares: they cannot drift apart from the catalogue unnoticed.
+    for (const { where, expr } of monitoringExpressions()) for (const name of metricNamesIn(expr)) expect(declares(text, name), `${where} reads ${name}`).toBe(true);
     // promtool's known complaint about prom-client's defaults is gone, the labelled gauges stay.
     expect(text).not.toContain('nodejs_active_handles_total');
     expect(text).toContain('nodejs_active_handles{');

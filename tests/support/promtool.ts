@@ -29,3 +29,32 @@ export function sampleValue(text: string, name: string, labels: Record<string, s
   }
   return total;
 }
+
+const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
+
+/**
+ * The metric names a PromQL expression reads (for checking a dashboard or alert rules against a
+ * live /metrics): strings, label matchers, ranges, `by (...)` clauses, variables and function
+ * calls are removed; what is left are metric names. `up` (made by Prometheus) is left out.
+ */
+export function metricNamesIn(expr: string): string[] {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring)\s*\([^)]*\)/g, ' ')
+    .replace(/\$\{?\w+\}?/g, ' ');
+  const names = new Set<string>();
+  for (const match of stripped.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(\s*\()?/g)) {
+    const [, name, call] = match;
+    if (name === undefined || call !== undefined || PROMQL_WORDS.has(name) || name === 'up' || /^\d/.test(name)) continue;
+    names.add(name);
+  }
+  return [...names];
+}
+
+/** Whether an exposition text declares `name` (a histogram's `_bucket`/`_sum`/`_count` by its base name). */
+export function declares(text: string, name: string): boolean {
+  const base = name.replace(/_(bucket|sum|count)$/, '');
+  return text.includes(`# TYPE ${name} `) || text.includes(`# TYPE ${base} histogram`);
+}
