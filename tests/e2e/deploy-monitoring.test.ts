@@ -13,14 +13,20 @@ const promtool = requireBinary('promtool');
 
 describe.skipIf(promtool === null)('deploy/monitoring with promtool', () => {
   it('has a Prometheus config and alert rules promtool accepts', () => {
-    const run = spawnSync(promtool!, ['check', 'config', 'prometheus.yml'], { cwd: MONITORING, encoding: 'utf8' });
+    const run = spawnSync(promtool!, ['check', 'config', 'prometheus.yml'], {
+      cwd: MONITORING,
+      encoding: 'utf8',
+    });
     expect(`${run.stdout}${run.stderr}`, 'promtool check config').toContain('SUCCESS: 1 rule files found');
     expect(run.status).toBe(0);
     expect(promtoolCheckRules(promtool!, [join(MONITORING, 'alerts.yml')])).toBe('');
   });
 
   it('fires its alerts on the series that should fire them (promtool test rules)', () => {
-    const run = spawnSync(promtool!, ['test', 'rules', 'alerts.test.yml'], { cwd: MONITORING, encoding: 'utf8' });
+    const run = spawnSync(promtool!, ['test', 'rules', 'alerts.test.yml'], {
+      cwd: MONITORING,
+      encoding: 'utf8',
+    });
     expect(`${run.stdout}${run.stderr}`).toContain('SUCCESS');
     expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
   });
@@ -42,10 +48,11 @@ describe('the Grafana dashboard', () => {
     // No two panels on the same cells.
     const cells = new Set<string>();
     for (const { gridPos: g, title } of panels) {
-      for (let x = g.x; x < g.x + g.w; x++) for (let y = g.y; y < g.y + g.h; y++) {
-        expect(cells.has(`${x},${y}`), `${title} overlaps at ${x},${y}`).toBe(false);
-        cells.add(`${x},${y}`);
-      }
+      for (let x = g.x; x < g.x + g.w; x++)
+        for (let y = g.y; y < g.y + g.h; y++) {
+          expect(cells.has(`${x},${y}`), `${title} overlaps at ${x},${y}`).toBe(false);
+          cells.add(`${x},${y}`);
+        }
     }
   });
 });

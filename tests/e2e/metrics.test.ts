@@ -47,7 +47,10 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ap-metrics-'));
-    [model, receiver] = await Promise.all([startFakeOpenAiServer({ fallback: payoutModel }), startWebhookReceiver()]);
+    [model, receiver] = await Promise.all([
+      startFakeOpenAiServer({ fallback: payoutModel }),
+      startWebhookReceiver(),
+    ]);
     const metricsPort = await freePort();
     const config = {
       server: { listen: `127.0.0.1:${await freePort()}` },
@@ -76,26 +79,53 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
 
   it('passes promtool on a live /metrics and counts a send, an invoke, a workflow run, a schedule fire and a webhook delivery', async () => {
     const packages = await writeTracedPackages(dir);
-    for (const path of [packages.competency, packages.agent]) expect((await call(base, 'POST', '/catalog/install', { token, body: { path, activate: true } })).status).toBe(201);
-    const installed = await call(base, 'POST', '/catalog/install', { token, body: { path: packages.workflow } });
+    for (const path of [packages.competency, packages.agent])
+      expect(
+        (await call(base, 'POST', '/catalog/install', { token, body: { path, activate: true } })).status,
+      ).toBe(201);
+    const installed = await call(base, 'POST', '/catalog/install', {
+      token,
+      body: { path: packages.workflow },
+    });
     expect(installed.status, JSON.stringify(installed.body)).toBe(201);
     const workflow: string = installed.body.installed.at(-1).id;
-    const agent: string = (await call(base, 'GET', '/agents', { token })).body.agents.find((a: { name: string }) => a.name === 'adjuster').id;
-    expect((await call(base, 'POST', '/webhooks', { token, body: { agent_id: agent, url: `${receiver.url}/hook` } })).status).toBe(201);
+    const agent: string = (await call(base, 'GET', '/agents', { token })).body.agents.find(
+      (a: { name: string }) => a.name === 'adjuster',
+    ).id;
+    expect(
+      (
+        await call(base, 'POST', '/webhooks', {
+          token,
+          body: { agent_id: agent, url: `${receiver.url}/hook` },
+        })
+      ).status,
+    ).toBe(201);
 
-    expect((await call(base, 'POST', `/agents/${agent}/send`, { token, body: { message: PAYOUT_PROMPT } })).status).toBe(200);
-    const invoked = await call(base, 'POST', `/agents/${agent}/invoke`, { token, body: { source: 'Api', message: 'claim 1', correlation_id: 'c-1', workflow_type: 'claims' } });
+    expect(
+      (await call(base, 'POST', `/agents/${agent}/send`, { token, body: { message: PAYOUT_PROMPT } })).status,
+    ).toBe(200);
+    const invoked = await call(base, 'POST', `/agents/${agent}/invoke`, {
+      token,
+      body: { source: 'Api', message: 'claim 1', correlation_id: 'c-1', workflow_type: 'claims' },
+    });
     expect(invoked.status, JSON.stringify(invoked.body)).toBe(200);
     const run = await call(base, 'POST', `/workflows/${workflow}/run`, { token, body: { input: 'a run' } });
     expect(run.status, JSON.stringify(run.body)).toBe(201);
-    const fire = await call(base, 'POST', '/cron/jobs', { token, body: { agent_id: agent, at: soon(), prompt: 'scheduled' } });
+    const fire = await call(base, 'POST', '/cron/jobs', {
+      token,
+      body: { agent_id: agent, at: soon(), prompt: 'scheduled' },
+    });
     expect(fire.status, JSON.stringify(fire.body)).toBe(201);
 
     let text = '';
     await waitUntil(
       async () => {
         text = await scrape(metricsUrl);
-        return sampleValue(text, 'schedule_fires_total', { outcome: 'fired' }) === 1 && sampleValue(text, 'workflow_runs_finished_total', { status: 'Completed' }) === 1 && sampleValue(text, 'webhook_deliveries_total', { outcome: 'delivered' }) >= 3;
+        return (
+          sampleValue(text, 'schedule_fires_total', { outcome: 'fired' }) === 1 &&
+          sampleValue(text, 'workflow_runs_finished_total', { status: 'Completed' }) === 1 &&
+          sampleValue(text, 'webhook_deliveries_total', { outcome: 'delivered' }) >= 3
+        );
       },
       { timeoutMs: 20_000, message: 'the fire, the run and the deliveries to be counted' },
     );
@@ -109,7 +139,9 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
     expect(sampleValue(text, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(2);
     expect(sampleValue(text, 'invocations_total', { source: 'Workflow', outcome: 'completed' })).toBe(1);
     expect(sampleValue(text, 'invocations_total', { source: 'Cron', outcome: 'completed' })).toBe(1);
-    expect(sampleValue(text, 'invocation_duration_seconds_count', { source: 'Api', result: 'success' })).toBe(2);
+    expect(sampleValue(text, 'invocation_duration_seconds_count', { source: 'Api', result: 'success' })).toBe(
+      2,
+    );
     expect(sampleValue(text, 'invocation_tokens_total')).toBeGreaterThan(0);
     // The send made two model calls (tool request, answer); the invoke, the step and the fire one each.
     expect(sampleValue(text, 'model_calls_total', { provider: 'fake', outcome: 'success' })).toBe(5);
@@ -125,7 +157,9 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
     expect(sampleValue(text, 'http_requests_total', { route: '/agents/:id/send', status: '200' })).toBe(1);
     // Every metric the example dashboard and alert rules query (deploy/monitoring) is one the
     // all-in-one declares: they cannot drift apart from the catalogue unnoticed.
-    for (const { where, expr } of monitoringExpressions()) for (const name of metricNamesIn(expr)) expect(declares(text, name), `${where} reads ${name}`).toBe(true);
+    for (const { where, expr } of monitoringExpressions())
+      for (const name of metricNamesIn(expr))
+        expect(declares(text, name), `${where} reads ${name}`).toBe(true);
     // promtool's known complaint about prom-client's defaults is gone, the labelled gauges stay.
     expect(text).not.toContain('nodejs_active_handles_total');
     expect(text).toContain('nodejs_active_handles{');
@@ -137,61 +171,94 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
   });
 });
 
-describe.skipIf(promtool === null || natsBinary === null || redisBinary === null)('metrics of a fleet, scraped process by process', () => {
-  let fleet: Fleet;
-  const extra: AppProcess[] = [];
-  let workerUrl: string;
-  let schedulerUrl: string;
+describe.skipIf(promtool === null || natsBinary === null || redisBinary === null)(
+  'metrics of a fleet, scraped process by process',
+  () => {
+    let fleet: Fleet;
+    const extra: AppProcess[] = [];
+    let workerUrl: string;
+    let schedulerUrl: string;
 
-  beforeAll(async () => {
-    fleet = await startFleet({ apis: 1, workers: 0, schedulers: 0, reply: payoutModel });
-    // One config per process of the host, as for api nodes: each its own metrics port.
-    const start = async (app: 'agent-worker' | 'scheduler'): Promise<string> => {
-      const port = await freePort();
-      const document = parse(await readFile(fleet.configPath, 'utf8'));
-      const path = join(fleet.dir, `${app}.toml`);
-      await writeFile(path, stringify({ ...document, telemetry: { metrics_listen: `127.0.0.1:${port}` } }));
-      const proc = startApp(app, path);
-      extra.push(proc);
-      await proc.ready();
-      expect(proc.output()).toContain(`metrics on http://127.0.0.1:${port}/metrics`);
-      return `http://127.0.0.1:${port}/metrics`;
-    };
-    [workerUrl, schedulerUrl] = await Promise.all([start('agent-worker'), start('scheduler')]);
-  }, 180_000);
+    beforeAll(async () => {
+      fleet = await startFleet({ apis: 1, workers: 0, schedulers: 0, reply: payoutModel });
+      // One config per process of the host, as for api nodes: each its own metrics port.
+      const start = async (app: 'agent-worker' | 'scheduler'): Promise<string> => {
+        const port = await freePort();
+        const document = parse(await readFile(fleet.configPath, 'utf8'));
+        const path = join(fleet.dir, `${app}.toml`);
+        await writeFile(path, stringify({ ...document, telemetry: { metrics_listen: `127.0.0.1:${port}` } }));
+        const proc = startApp(app, path);
+        extra.push(proc);
+        await proc.ready();
+        expect(proc.output()).toContain(`metrics on http://127.0.0.1:${port}/metrics`);
+        return `http://127.0.0.1:${port}/metrics`;
+      };
+      [workerUrl, schedulerUrl] = await Promise.all([start('agent-worker'), start('scheduler')]);
+    }, 180_000);
 
-  afterAll(async () => {
-    await Promise.all(extra.map((p) => p.kill()));
-    await fleet?.close();
-  });
-
-  it('counts each piece of work in the process that did it, and every process passes promtool', async () => {
-    const api = fleet.urls[0]!;
-    const token: string = (await call(api, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
-    const packages = await writeTracedPackages(fleet.dir);
-    for (const path of [packages.competency, packages.agent]) expect((await call(api, 'POST', '/catalog/install', { token, body: { path, activate: true } })).status).toBe(201);
-    const agent: string = (await call(api, 'GET', '/agents', { token })).body.agents.find((a: { name: string }) => a.name === 'adjuster').id;
-
-    expect((await call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: PAYOUT_PROMPT } })).status).toBe(200);
-    expect((await call(api, 'POST', '/cron/jobs', { token, body: { agent_id: agent, at: soon(), prompt: 'scheduled' } })).status).toBe(201);
-
-    let scheduler = '';
-    await waitUntil(async () => sampleValue((scheduler = await scrape(schedulerUrl)), 'schedule_fires_total', { outcome: 'fired' }) === 1, {
-      timeoutMs: 20_000,
-      message: 'the fire on the scheduler',
+    afterAll(async () => {
+      await Promise.all(extra.map((p) => p.kill()));
+      await fleet?.close();
     });
-    const worker = await scrape(workerUrl);
-    const apiText = await scrape(`${api}/metrics`, token);
-    for (const [name, text] of [['worker', worker], ['scheduler', scheduler], ['api', apiText]] as const) expect(promtoolCheckMetrics(promtool!, text), name).toBe('');
 
-    expect(sampleValue(worker, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(1);
-    expect(sampleValue(worker, 'invocations_total', { source: 'Cron', outcome: 'completed' })).toBe(1);
-    expect(sampleValue(worker, 'model_calls_total', { provider: 'fake', outcome: 'success' })).toBe(3);
-    expect(sampleValue(worker, 'tool_calls_total', { outcome: 'success' })).toBe(1);
-    expect(sampleValue(scheduler, 'platform_events_total', { kind: 'schedule.fired' })).toBe(1);
-    // The api node ran none of it: it counts its requests, and reads the fleet's licence budget.
-    expect(sampleValue(apiText, 'invocations_total')).toBe(0);
-    expect(sampleValue(apiText, 'http_requests_total', { route: '/agents/:id/send', status: '200' })).toBe(1);
-    expect(sampleValue(apiText, 'licence_expiry_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000);
-  });
-});
+    it('counts each piece of work in the process that did it, and every process passes promtool', async () => {
+      const api = fleet.urls[0]!;
+      const token: string = (
+        await call(api, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })
+      ).body.secret;
+      const packages = await writeTracedPackages(fleet.dir);
+      for (const path of [packages.competency, packages.agent])
+        expect(
+          (await call(api, 'POST', '/catalog/install', { token, body: { path, activate: true } })).status,
+        ).toBe(201);
+      const agent: string = (await call(api, 'GET', '/agents', { token })).body.agents.find(
+        (a: { name: string }) => a.name === 'adjuster',
+      ).id;
+
+      expect(
+        (await call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: PAYOUT_PROMPT } }))
+          .status,
+      ).toBe(200);
+      expect(
+        (
+          await call(api, 'POST', '/cron/jobs', {
+            token,
+            body: { agent_id: agent, at: soon(), prompt: 'scheduled' },
+          })
+        ).status,
+      ).toBe(201);
+
+      let scheduler = '';
+      await waitUntil(
+        async () =>
+          sampleValue((scheduler = await scrape(schedulerUrl)), 'schedule_fires_total', {
+            outcome: 'fired',
+          }) === 1,
+        {
+          timeoutMs: 20_000,
+          message: 'the fire on the scheduler',
+        },
+      );
+      const worker = await scrape(workerUrl);
+      const apiText = await scrape(`${api}/metrics`, token);
+      for (const [name, text] of [
+        ['worker', worker],
+        ['scheduler', scheduler],
+        ['api', apiText],
+      ] as const)
+        expect(promtoolCheckMetrics(promtool!, text), name).toBe('');
+
+      expect(sampleValue(worker, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(1);
+      expect(sampleValue(worker, 'invocations_total', { source: 'Cron', outcome: 'completed' })).toBe(1);
+      expect(sampleValue(worker, 'model_calls_total', { provider: 'fake', outcome: 'success' })).toBe(3);
+      expect(sampleValue(worker, 'tool_calls_total', { outcome: 'success' })).toBe(1);
+      expect(sampleValue(scheduler, 'platform_events_total', { kind: 'schedule.fired' })).toBe(1);
+      // The api node ran none of it: it counts its requests, and reads the fleet's licence budget.
+      expect(sampleValue(apiText, 'invocations_total')).toBe(0);
+      expect(sampleValue(apiText, 'http_requests_total', { route: '/agents/:id/send', status: '200' })).toBe(
+        1,
+      );
+      expect(sampleValue(apiText, 'licence_expiry_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000);
+    });
+  },
+);

@@ -16,14 +16,22 @@ export interface DashboardPanel {
 }
 
 export function dashboardPanels(): DashboardPanel[] {
-  return (JSON.parse(readFileSync(join(MONITORING, 'grafana-dashboard.json'), 'utf8')) as { panels: DashboardPanel[] }).panels;
+  return (
+    JSON.parse(readFileSync(join(MONITORING, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: DashboardPanel[];
+    }
+  ).panels;
 }
 
 /** Every PromQL expression of the dashboard's panels and of the alert rules. */
 export function monitoringExpressions(): Array<{ where: string; expr: string }> {
-  const rules = parse(readFileSync(join(MONITORING, 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+  const rules = parse(readFileSync(join(MONITORING, 'alerts.yml'), 'utf8')) as {
+    groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
+  };
   return [
-    ...dashboardPanels().flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr }))),
+    ...dashboardPanels().flatMap((p) =>
+      (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr })),
+    ),
     ...rules.groups.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr }))),
   ];
 }

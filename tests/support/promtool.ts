@@ -24,13 +24,30 @@ export function sampleValue(text: string, name: string, labels: Record<string, s
     if (line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
     if (match === null || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    const found = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
+    );
     if (Object.entries(labels).every(([k, v]) => found[k] === v)) total += Number(match[3]);
   }
   return total;
 }
 
-const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
+const PROMQL_WORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+]);
 
 /**
  * The metric names a PromQL expression reads (for checking a dashboard or alert rules against a
@@ -47,7 +64,14 @@ export function metricNamesIn(expr: string): string[] {
   const names = new Set<string>();
   for (const match of stripped.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(\s*\()?/g)) {
     const [, name, call] = match;
-    if (name === undefined || call !== undefined || PROMQL_WORDS.has(name) || name === 'up' || /^\d/.test(name)) continue;
+    if (
+      name === undefined ||
+      call !== undefined ||
+      PROMQL_WORDS.has(name) ||
+      name === 'up' ||
+      /^\d/.test(name)
+    )
+      continue;
     names.add(name);
   }
   return [...names];

@@ -9,7 +9,10 @@ import { errorType, inSpan, withCorrelation, type PlatformInstruments } from '@a
  * `invocations_total` / `invocation_duration_seconds` / `invocation_tokens_total`. The span never
  * holds the message or the reply.
  */
-export function observeInvocations(service: InvocationService, instruments: PlatformInstruments): InvocationService {
+export function observeInvocations(
+  service: InvocationService,
+  instruments: PlatformInstruments,
+): InvocationService {
   return {
     ...service,
     execute: (request, options) => {
@@ -28,8 +31,16 @@ export function observeInvocations(service: InvocationService, instruments: Plat
           try {
             const execution = await service.execute(request, options);
             const outcome = execution.duplicate ? 'duplicate' : 'completed';
-            span.setAttributes({ 'invocation.outcome': outcome, 'invocation.tokens_used': execution.result.tokens_used });
-            instruments.invocation({ source, outcome, seconds: seconds(), tokens: execution.duplicate ? 0 : execution.result.tokens_used });
+            span.setAttributes({
+              'invocation.outcome': outcome,
+              'invocation.tokens_used': execution.result.tokens_used,
+            });
+            instruments.invocation({
+              source,
+              outcome,
+              seconds: seconds(),
+              tokens: execution.duplicate ? 0 : execution.result.tokens_used,
+            });
             return execution;
           } catch (error) {
             instruments.invocation({ source, outcome: errorType(error), seconds: seconds(), tokens: 0 });

@@ -7,15 +7,23 @@ import { inSpan, tracingEnabled, type PlatformInstruments } from '@agent-platfor
  * arguments or its result) and one `tool_calls_total{outcome}`. A tool that throws is a failure
  * (the tool loop reports it to the model); the error is left as it was.
  */
-export function observeTools(provider: AgentToolsProvider, instruments: PlatformInstruments | undefined): AgentToolsProvider {
+export function observeTools(
+  provider: AgentToolsProvider,
+  instruments: PlatformInstruments | undefined,
+): AgentToolsProvider {
   if (!tracingEnabled() && instruments === undefined) return provider;
   return {
-    toolsFor: async (agent, context) => (await provider.toolsFor(agent, context)).map((binding) => observeTool(binding, instruments)),
+    toolsFor: async (agent, context) =>
+      (await provider.toolsFor(agent, context)).map((binding) => observeTool(binding, instruments)),
   };
 }
 
 function observeTool(binding: ToolBinding, instruments: PlatformInstruments | undefined): ToolBinding {
-  const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': binding.spec.name, 'tool.skill_id': binding.skill_id };
+  const attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': binding.spec.name,
+    'tool.skill_id': binding.skill_id,
+  };
   return {
     ...binding,
     execute: (args, options) =>

@@ -70,8 +70,9 @@ export function instrumentLicence(gate: Pick<LicenceGate, 'status'>, metrics: Pl
   metrics.gauge('licence_spend_budget_usd', 'Spend budget in USD of the current licence period, by capped budget.', ['budget'], async () =>
     (await spend()).filter((b) => b.limit !== null).map((b) => ({ labels: { budget: b.budget }, value: b.limit ?? 0 })),
   );
-  metrics.gauge('licence_expiry_timestamp_seconds', 'When the licence expires, in Unix seconds (absent without a licence).', [], async () => {
+  // Labelled by carrier so that it is absent, not 0, without a licence (an unlabelled gauge always shows a value).
+  metrics.gauge('licence_expiry_timestamp_seconds', 'When the licence expires, in Unix seconds (absent without a licence).', ['carrier_id'], async () => {
     const s = await loaded();
-    return s === null ? [] : [{ value: Math.floor(Date.parse(s.expires_at) / 1000) }];
+    return s === null ? [] : [{ labels: { carrier_id: s.carrier_id }, value: Math.floor(Date.parse(s.expires_at) / 1000) }];
   });
 }

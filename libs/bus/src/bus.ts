@@ -135,12 +135,19 @@ export function toRemoteErrorBody(error: unknown): RemoteErrorBody {
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
-/** Refuses headers NATS could not carry (or would read as its own), before anything is sent. */
-export function assertHeaders(headers: MessageHeaders | undefined): void {
+/** Why NATS could not carry these headers (or would read one as its own); undefined when it can. */
+export function headersProblem(headers: MessageHeaders | undefined): Error | undefined {
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!HEADER_NAME.test(name) || /^nats-/i.test(name)) throw new Error(`invalid message header name "${name}"`);
-    if (/[\r\n]/.test(value)) throw new Error(`the value of message header "${name}" spans several lines`);
+    if (!HEADER_NAME.test(name) || /^nats-/i.test(name)) return new Error(`invalid message header name "${name}"`);
+    if (/[\r\n]/.test(value)) return new Error(`the value of message header "${name}" spans several lines`);
   }
+  return undefined;
+}
+
+/** Refuses headers NATS could not carry, before anything is sent. */
+export function assertHeaders(headers: MessageHeaders | undefined): void {
+  const problem = headersProblem(headers);
+  if (problem !== undefined) throw problem;
 }
 
 /**

@@ -18,7 +18,11 @@ export interface MetricsListener extends ProcessService {
  * without authentication, for a Prometheus that holds no API key. Bind it to a private address:
  * metrics carry no secret and no customer data, but they do show what the platform is doing.
  */
-export function createMetricsListener(options: { listen: string; metrics: PlatformMetrics; logger: Logger }): MetricsListener {
+export function createMetricsListener(options: {
+  listen: string;
+  metrics: PlatformMetrics;
+  logger: Logger;
+}): MetricsListener {
   let server: Server | null = null;
   let url = '';
   return {
@@ -29,7 +33,9 @@ export function createMetricsListener(options: { listen: string; metrics: Platfo
       const created = createServer((request, response) => {
         const path = (request.url ?? '').split('?')[0];
         if (request.method !== 'GET' || path !== '/metrics') {
-          response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: this listener serves GET /metrics only\n');
+          response
+            .writeHead(404, { 'content-type': 'text/plain' })
+            .end('not found: this listener serves GET /metrics only\n');
           return;
         }
         options.metrics.render().then(
@@ -47,7 +53,8 @@ export function createMetricsListener(options: { listen: string; metrics: Platfo
       });
       server = created;
       const bound = created.address();
-      url = typeof bound === 'string' ? `unix:${bound}` : `http://${hostOf(bound)}:${bound?.port ?? 0}/metrics`;
+      url =
+        typeof bound === 'string' ? `unix:${bound}` : `http://${hostOf(bound)}:${bound?.port ?? 0}/metrics`;
       options.logger.info({ url }, 'metrics listener started');
     },
     async stop() {

@@ -21,14 +21,18 @@ const OFF: ProcessTelemetry = { tracing: false, report: () => undefined, shutdow
  * `headers_env` names. A variable that is not set refuses the boot, naming it: a collector that
  * needs a token would refuse every export otherwise, silently.
  */
-export async function startProcessTelemetry(config: PlatformConfig, process: { name: string; env: Record<string, string | undefined> }): Promise<ProcessTelemetry> {
+export async function startProcessTelemetry(
+  config: PlatformConfig,
+  process: { name: string; env: Record<string, string | undefined> },
+): Promise<ProcessTelemetry> {
   const settings = config.telemetry;
   if (settings.otlp_endpoint === '') return OFF;
   const headers: Record<string, string> = {};
   const missing: string[] = [];
   for (const [header, envName] of Object.entries(settings.headers_env)) {
     const value = process.env[envName];
-    if (value === undefined || value === '') missing.push(`telemetry.headers_env.${header}: the environment variable ${envName} is not set`);
+    if (value === undefined || value === '')
+      missing.push(`telemetry.headers_env.${header}: the environment variable ${envName} is not set`);
     else headers[header] = value;
   }
   if (missing.length > 0) throw new ConfigError(missing);

@@ -14,18 +14,28 @@ export function traceBus(bus: Bus): Bus {
       inSpan(`send ${subjectTemplate(subject)}`, { role: 'client', attributes: messaging(subject) }, () =>
         bus.request(subject, payload, { ...options, headers: withContext(options.headers) }),
       ),
-    serve: <Req, Res>(subject: string, handler: RequestHandler<Req, Res>, options?: Parameters<Bus['serve']>[2]) =>
+    serve: <Req, Res>(
+      subject: string,
+      handler: RequestHandler<Req, Res>,
+      options?: Parameters<Bus['serve']>[2],
+    ) =>
       bus.serve<Req, Res>(
         subject,
         (payload, context) =>
           withTraceContext(context.headers, () =>
-            inSpan(`process ${subjectTemplate(context.subject)}`, { role: 'server', attributes: messaging(context.subject) }, () => handler(payload, context)),
+            inSpan(
+              `process ${subjectTemplate(context.subject)}`,
+              { role: 'server', attributes: messaging(context.subject) },
+              () => handler(payload, context),
+            ),
           ),
         options,
       ),
     publish: (stream, envelope, options) =>
-      inSpan(`publish ${stream}`, { role: 'producer', attributes: { ...messaging(stream), 'messaging.message.id': envelope.id } }, () =>
-        bus.publish(stream, envelope, { ...options, headers: withContext(options?.headers) }),
+      inSpan(
+        `publish ${stream}`,
+        { role: 'producer', attributes: { ...messaging(stream), 'messaging.message.id': envelope.id } },
+        () => bus.publish(stream, envelope, { ...options, headers: withContext(options?.headers) }),
       ),
     consume: <T>(stream: string, options: Parameters<Bus['consume']>[1], handler: StreamHandler<T>) =>
       bus.consume<T>(stream, options, (envelope, delivery) =>
@@ -59,7 +69,10 @@ function withContext(headers: MessageHeaders | undefined): MessageHeaders | unde
 }
 
 function messaging(destination: string): Record<string, string> {
-  return { 'messaging.system': 'agent-platform-bus', 'messaging.destination.name': subjectTemplate(destination) };
+  return {
+    'messaging.system': 'agent-platform-bus',
+    'messaging.destination.name': subjectTemplate(destination),
+  };
 }
 
 /**

@@ -14,7 +14,8 @@ export function traceQueue(queue: Queue): Queue {
   return {
     add: (name, data, options) => {
       const carrier = injectTraceContext();
-      const traced = carrier !== undefined && isPlainObject(data) ? { ...data, [TRACE_CONTEXT_FIELD]: carrier } : data;
+      const traced =
+        carrier !== undefined && isPlainObject(data) ? { ...data, [TRACE_CONTEXT_FIELD]: carrier } : data;
       return queue.add(name, traced, options);
     },
     process: <T>(name: string, handler: JobHandler<T>, options?: { concurrency?: number }) =>
@@ -22,8 +23,16 @@ export function traceQueue(queue: Queue): Queue {
         name,
         (job) => {
           const { carrier, data } = split(job.data);
-          const attributes = { 'messaging.system': 'agent-platform-queue', 'messaging.destination.name': name, 'messaging.delivery.attempt': job.attempt };
-          return withTraceContext(carrier, () => inSpan(`process ${name}`, { role: 'consumer', attributes }, () => handler({ ...job, data } as Job<T>)));
+          const attributes = {
+            'messaging.system': 'agent-platform-queue',
+            'messaging.destination.name': name,
+            'messaging.delivery.attempt': job.attempt,
+          };
+          return withTraceContext(carrier, () =>
+            inSpan(`process ${name}`, { role: 'consumer', attributes }, () =>
+              handler({ ...job, data } as Job<T>),
+            ),
+          );
         },
         options,
       ),

@@ -44,6 +44,8 @@ export interface PlatformMetrics {
   /**
    * Registers a gauge whose samples `collect` reads at each scrape (a budget read from the store).
    * A collector that throws leaves the gauge empty for that scrape: /metrics still answers.
+   * Only a labelled gauge can be empty: prom-client shows an unlabelled one as 0 when it has no
+   * sample, so a value that may be absent (no licence) needs a label.
    */
   gauge(name: string, help: string, labelNames: readonly string[], collect: GaugeCollector): void;
   /** The text exposition format, for GET /metrics. */

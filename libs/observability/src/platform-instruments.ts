@@ -15,7 +15,13 @@ export interface PlatformInstruments {
   /** `invocations_total{source,outcome}`, `invocation_duration_seconds{source,result}`, `invocation_tokens_total{source}`. */
   invocation(sample: { source: string; outcome: string; seconds: number; tokens: number }): void;
   /** `model_calls_total{provider,outcome}`, `model_call_duration_seconds{provider}`, `model_tokens_total{provider,type}`. */
-  modelCall(sample: { provider: string; outcome: string; seconds: number; inputTokens: number; outputTokens: number }): void;
+  modelCall(sample: {
+    provider: string;
+    outcome: string;
+    seconds: number;
+    inputTokens: number;
+    outputTokens: number;
+  }): void;
   /** `tool_calls_total{outcome}`: tool calls by `success` or `failure`. */
   toolCall(outcome: 'success' | 'failure'): void;
   /** `workflow_steps_total{mode,outcome}` and `workflow_step_duration_seconds{mode}`. */
@@ -63,28 +69,96 @@ export const NO_INSTRUMENTS: PlatformInstruments = {
 };
 
 function build(metrics: PlatformMetrics): PlatformInstruments {
-  const invocations = metrics.counter('invocations_total', 'Invocations run by this process, by source and outcome (completed, duplicate, or the error category).', ['source', 'outcome']);
-  const invocationSeconds = metrics.histogram('invocation_duration_seconds', 'Seconds an invocation took, by source and result (success, failure).', ['source', 'result'], DURATION_BUCKETS);
-  const invocationTokens = metrics.counter('invocation_tokens_total', 'Model tokens (input and output) spent by invocations, by source.', ['source']);
-  const modelCalls = metrics.counter('model_calls_total', 'Model provider calls, by provider and outcome (success, or the error category).', ['provider', 'outcome']);
-  const modelSeconds = metrics.histogram('model_call_duration_seconds', 'Seconds a model provider call took, retries included.', ['provider'], DURATION_BUCKETS);
-  const modelTokens = metrics.counter('model_tokens_total', 'Tokens a model provider reported, by provider and type (input, output).', ['provider', 'type']);
-  const toolCalls = metrics.counter('tool_calls_total', 'Tool calls the models made, by outcome (success, failure).', ['outcome']);
-  const steps = metrics.counter('workflow_steps_total', 'Workflow step executions, by step mode and outcome (succeeded, failed, deferred, aborted).', ['mode', 'outcome']);
-  const stepSeconds = metrics.histogram('workflow_step_duration_seconds', 'Seconds a workflow step execution took, by step mode.', ['mode'], DURATION_BUCKETS);
+  const invocations = metrics.counter(
+    'invocations_total',
+    'Invocations run by this process, by source and outcome (completed, duplicate, or the error category).',
+    ['source', 'outcome'],
+  );
+  const invocationSeconds = metrics.histogram(
+    'invocation_duration_seconds',
+    'Seconds an invocation took, by source and result (success, failure).',
+    ['source', 'result'],
+    DURATION_BUCKETS,
+  );
+  const invocationTokens = metrics.counter(
+    'invocation_tokens_total',
+    'Model tokens (input and output) spent by invocations, by source.',
+    ['source'],
+  );
+  const modelCalls = metrics.counter(
+    'model_calls_total',
+    'Model provider calls, by provider and outcome (success, or the error category).',
+    ['provider', 'outcome'],
+  );
+  const modelSeconds = metrics.histogram(
+    'model_call_duration_seconds',
+    'Seconds a model provider call took, retries included.',
+    ['provider'],
+    DURATION_BUCKETS,
+  );
+  const modelTokens = metrics.counter(
+    'model_tokens_total',
+    'Tokens a model provider reported, by provider and type (input, output).',
+    ['provider', 'type'],
+  );
+  const toolCalls = metrics.counter(
+    'tool_calls_total',
+    'Tool calls the models made, by outcome (success, failure).',
+    ['outcome'],
+  );
+  const steps = metrics.counter(
+    'workflow_steps_total',
+    'Workflow step executions, by step mode and outcome (succeeded, failed, deferred, aborted).',
+    ['mode', 'outcome'],
+  );
+  const stepSeconds = metrics.histogram(
+    'workflow_step_duration_seconds',
+    'Seconds a workflow step execution took, by step mode.',
+    ['mode'],
+    DURATION_BUCKETS,
+  );
   const runsStarted = metrics.counter('workflow_runs_started_total', 'Workflow runs created.');
-  const runsFinished = metrics.counter('workflow_runs_finished_total', 'Workflow runs that ended, by final status (Completed, Escalated, Failed, Cancelled).', ['status']);
-  const deliveries = metrics.counter('webhook_deliveries_total', 'Outbound webhook delivery attempts, by outcome (delivered, retrying, dead_lettered, gone).', ['outcome']);
-  const channelMessages = metrics.counter('channel_messages_total', 'Channel messages, by direction (in, out), channel kind and outcome.', ['direction', 'kind', 'outcome']);
-  const events = metrics.counter('platform_events_total', 'Platform events emitted by this process, by kind.', ['kind']);
-  const budgetCrossings = metrics.counter('licence_budget_crossings_total', 'Licence budgets that reached 80 % (warning) or 100 % (exhausted) in their period.', ['level']);
-  const auditFailures = metrics.counter('audit_verification_failures_total', 'Audit chain verifications that found the chain broken or not matching its checkpoint.');
+  const runsFinished = metrics.counter(
+    'workflow_runs_finished_total',
+    'Workflow runs that ended, by final status (Completed, Escalated, Failed, Cancelled).',
+    ['status'],
+  );
+  const deliveries = metrics.counter(
+    'webhook_deliveries_total',
+    'Outbound webhook delivery attempts, by outcome (delivered, retrying, dead_lettered, gone).',
+    ['outcome'],
+  );
+  const channelMessages = metrics.counter(
+    'channel_messages_total',
+    'Channel messages, by direction (in, out), channel kind and outcome.',
+    ['direction', 'kind', 'outcome'],
+  );
+  const events = metrics.counter(
+    'platform_events_total',
+    'Platform events emitted by this process, by kind.',
+    ['kind'],
+  );
+  const budgetCrossings = metrics.counter(
+    'licence_budget_crossings_total',
+    'Licence budgets that reached 80 % (warning) or 100 % (exhausted) in their period.',
+    ['level'],
+  );
+  const auditFailures = metrics.counter(
+    'audit_verification_failures_total',
+    'Audit chain verifications that found the chain broken or not matching its checkpoint.',
+  );
 
   return {
     invocation({ source, outcome, seconds, tokens }) {
       const bounded = INVOCATION_SOURCES.has(source) ? source : 'other';
       invocations.inc({ source: bounded, outcome });
-      invocationSeconds.observe({ source: bounded, result: outcome === 'completed' || outcome === 'duplicate' ? 'success' : 'failure' }, seconds);
+      invocationSeconds.observe(
+        {
+          source: bounded,
+          result: outcome === 'completed' || outcome === 'duplicate' ? 'success' : 'failure',
+        },
+        seconds,
+      );
       if (tokens > 0) invocationTokens.inc({ source: bounded }, tokens);
     },
     modelCall({ provider, outcome, seconds, inputTokens, outputTokens }) {
@@ -104,8 +178,14 @@ function build(metrics: PlatformMetrics): PlatformInstruments {
       events.inc({ kind });
       const fields = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
       if (kind === 'workflow.run.started') runsStarted.inc();
-      else if (kind.startsWith('workflow.run.')) runsFinished.inc({ status: typeof fields.status === 'string' ? fields.status : 'unknown' });
-      else if (kind === 'channel.message.received') channelMessages.inc({ direction: 'in', kind: typeof fields.kind === 'string' ? fields.kind : 'unknown', outcome: 'received' });
+      else if (kind.startsWith('workflow.run.'))
+        runsFinished.inc({ status: typeof fields.status === 'string' ? fields.status : 'unknown' });
+      else if (kind === 'channel.message.received')
+        channelMessages.inc({
+          direction: 'in',
+          kind: typeof fields.kind === 'string' ? fields.kind : 'unknown',
+          outcome: 'received',
+        });
       else if (kind === 'licence.budget.warning') budgetCrossings.inc({ level: 'warning' });
       else if (kind === 'licence.budget.exhausted') budgetCrossings.inc({ level: 'exhausted' });
       else if (kind === 'audit.verification.failed') auditFailures.inc();

@@ -1,4 +1,13 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+} from '@opentelemetry/api';
 
 /**
  * The platform's tracing port (docs/observability.md "Tracing"). Every span the platform makes
@@ -68,18 +77,28 @@ const NOOP_SPAN: ActiveSpan = { setAttributes: () => undefined };
  * marks the span failed with its category (a PlatformError's) or its name, never its message:
  * messages may quote what a user or an upstream sent.
  */
-export async function inSpan<T>(name: string, options: SpanOptions, fn: (span: ActiveSpan) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  options: SpanOptions,
+  fn: (span: ActiveSpan) => Promise<T>,
+): Promise<T> {
   if (!enabled) return fn(NOOP_SPAN);
-  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { kind: KINDS[options.role ?? 'internal'], attributes: attributesOf(options.attributes) }, async (span) => {
-    try {
-      return await fn(handleOf(span));
-    } catch (error) {
-      markFailed(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return trace
+    .getTracer(TRACER_NAME)
+    .startActiveSpan(
+      name,
+      { kind: KINDS[options.role ?? 'internal'], attributes: attributesOf(options.attributes) },
+      async (span) => {
+        try {
+          return await fn(handleOf(span));
+        } catch (error) {
+          markFailed(span, error);
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
 }
 
 /** Adds attributes to the active span, if any (a hook deep in a call that knows an outcome). */
@@ -115,7 +134,10 @@ export function withCorrelation<T>(correlationId: string, fn: () => T): T {
   if (!enabled) return fn();
   trace.getActiveSpan()?.setAttribute(CORRELATION_ATTRIBUTE, correlationId);
   const active = context.active();
-  const baggage = (propagation.getBaggage(active) ?? propagation.createBaggage()).setEntry(CORRELATION_BAGGAGE, { value: correlationId });
+  const baggage = (propagation.getBaggage(active) ?? propagation.createBaggage()).setEntry(
+    CORRELATION_BAGGAGE,
+    { value: correlationId },
+  );
   return context.with(propagation.setBaggage(active, baggage), fn);
 }
 
@@ -136,10 +158,20 @@ export interface OpenSpan extends ActiveSpan {
 }
 
 /** Starts a span under the trace context `carrier` carries (a new trace without one). */
-export function openSpan(name: string, options: SpanOptions & { carrier?: Readonly<Record<string, string>> }): OpenSpan | undefined {
+export function openSpan(
+  name: string,
+  options: SpanOptions & { carrier?: Readonly<Record<string, string>> },
+): OpenSpan | undefined {
   if (!enabled) return undefined;
-  const parent = options.carrier === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, options.carrier);
-  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: KINDS[options.role ?? 'internal'], attributes: attributesOf(options.attributes) }, parent);
+  const parent =
+    options.carrier === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, options.carrier);
+  const span = trace
+    .getTracer(TRACER_NAME)
+    .startSpan(
+      name,
+      { kind: KINDS[options.role ?? 'internal'], attributes: attributesOf(options.attributes) },
+      parent,
+    );
   const ctx = trace.setSpan(parent, span);
   let ended = false;
   return {

@@ -1,4 +1,9 @@
-import type { CompletionOptions, CompletionRequest, CompletionResult, ModelProvider } from '@agent-platform/domain';
+import type {
+  CompletionOptions,
+  CompletionRequest,
+  CompletionResult,
+  ModelProvider,
+} from '@agent-platform/domain';
 import { errorType, inSpan, tracingEnabled } from '@agent-platform/observability';
 
 /** One finished model call, as the metrics count it (docs/observability.md "Metrics"). */
@@ -17,9 +22,15 @@ export interface ModelCallSample {
  * a tool argument or the reply) and one `ModelCallSample` per call for the metrics. A provider
  * with neither tracing on nor `observe` is returned unwrapped.
  */
-export function observeProvider(provider: ModelProvider, observe: ((sample: ModelCallSample) => void) | undefined): ModelProvider {
+export function observeProvider(
+  provider: ModelProvider,
+  observe: ((sample: ModelCallSample) => void) | undefined,
+): ModelProvider {
   if (!tracingEnabled() && observe === undefined) return provider;
-  const complete = async (request: CompletionRequest, options?: CompletionOptions): Promise<CompletionResult> => {
+  const complete = async (
+    request: CompletionRequest,
+    options?: CompletionOptions,
+  ): Promise<CompletionResult> => {
     const started = performance.now();
     const sample = (outcome: string, result?: CompletionResult): void =>
       observe?.({

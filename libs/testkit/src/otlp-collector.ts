@@ -36,7 +36,12 @@ export interface OtlpCollector {
   close(): Promise<void>;
 }
 
-type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean };
+type AnyValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+};
 
 /**
  * A tiny OpenTelemetry collector for tests (STYLE §5: a real component, not a mock): an HTTP
@@ -143,7 +148,9 @@ function flatten(request: ExportRequest): CollectedSpan[] {
   return out;
 }
 
-function attributesOf(list: Array<{ key: string; value: AnyValue }> | undefined): Record<string, string | number | boolean> {
+function attributesOf(
+  list: Array<{ key: string; value: AnyValue }> | undefined,
+): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const { key, value } of list ?? []) {
     if (value.stringValue !== undefined) out[key] = value.stringValue;

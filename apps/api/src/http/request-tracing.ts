@@ -1,5 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bindToSpan, openSpan, tracingEnabled, withCorrelation, type OpenSpan } from '@agent-platform/observability';
+import {
+  bindToSpan,
+  openSpan,
+  tracingEnabled,
+  withCorrelation,
+  type OpenSpan,
+} from '@agent-platform/observability';
 import type { ApiApp } from '../api-app.ts';
 import { routeLabel } from './route-label.ts';
 
@@ -43,7 +49,8 @@ function finish(request: FastifyRequest, reply: FastifyReply | null): void {
   span.setName(`${request.method} ${route}`);
   span.setAttributes({ 'http.route': route, 'http.response.status_code': reply?.statusCode });
   if (reply === null) span.fail(Object.assign(new Error('aborted'), { category: 'ClientAborted' }));
-  else if (reply.statusCode >= 500) span.fail(Object.assign(new Error('server error'), { category: `HTTP ${reply.statusCode}` }));
+  else if (reply.statusCode >= 500)
+    span.fail(Object.assign(new Error('server error'), { category: `HTTP ${reply.statusCode}` }));
   span.end();
 }
 

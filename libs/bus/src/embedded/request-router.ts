@@ -1,4 +1,4 @@
-import { assertHeaders, BusError, headerBytes, payloadTooLarge, replyTooLarge, toRemoteErrorBody } from '../bus.ts';
+import { BusError, headerBytes, headersProblem, payloadTooLarge, replyTooLarge, toRemoteErrorBody } from '../bus.ts';
 import type { RequestHandler, RequestOptions, ServeOptions, Subscription } from '../bus.ts';
 import { InFlight } from './in-flight.ts';
 import { fromWire, toWire } from './wire-copy.ts';
@@ -51,11 +51,8 @@ export class RequestRouter {
     const wire = toWire(payload);
     const bytes = wire.bytes + headerBytes(options.headers);
     if (bytes > this.maxPayloadBytes) return Promise.reject(payloadTooLarge(`the request on ${subject}`, bytes, this.maxPayloadBytes));
-    try {
-      assertHeaders(options.headers);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    const invalid = headersProblem(options.headers);
+    if (invalid !== undefined) return Promise.reject(invalid);
     const headers = { ...options.headers };
     const chosen = this.pick(subject);
     if (chosen.length === 0) {

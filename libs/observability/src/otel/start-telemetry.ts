@@ -53,8 +53,15 @@ const ERROR_REPORT_INTERVAL_MS = 60_000;
  * bounded (2048, the SDK's default), so a long outage cannot grow memory.
  */
 export function startTelemetry(options: TelemetryOptions): Telemetry {
-  diag.setLogger(throttled(options.onExportError), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-  const exporter = new OTLPTraceExporter({ url: options.endpoint, headers: options.headers, timeoutMillis: EXPORT_TIMEOUT_MS });
+  diag.setLogger(throttled(options.onExportError), {
+    logLevel: DiagLogLevel.WARN,
+    suppressOverrideMessage: true,
+  });
+  const exporter = new OTLPTraceExporter({
+    url: options.endpoint,
+    headers: options.headers,
+    timeoutMillis: EXPORT_TIMEOUT_MS,
+  });
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       'service.name': options.serviceName,
@@ -64,16 +71,26 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplingRatio) }),
     spanProcessors: [
       correlationProcessor(),
-      new BatchSpanProcessor(exporter, { scheduledDelayMillis: options.exportIntervalMs, exportTimeoutMillis: EXPORT_TIMEOUT_MS }),
+      new BatchSpanProcessor(exporter, {
+        scheduledDelayMillis: options.exportIntervalMs,
+        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+      }),
     ],
   });
-  provider.register({ propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }) });
+  provider.register({
+    propagator: new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+  });
   setTracingEnabled(true);
   let stopping: Promise<void> | undefined;
   return {
     shutdown: () =>
       (stopping ??= (async () => {
-        await Promise.race([provider.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref())]);
+        await Promise.race([
+          provider.shutdown().catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref()),
+        ]);
         setTracingEnabled(false);
       })()),
   };
@@ -118,7 +135,10 @@ function throttled(report: (message: string) => void) {
       return;
     }
     const detail = [message, ...args].map(readable).filter((s) => s !== '');
-    report(`span export failed: ${detail.join(' ')}` + (dropped > 0 ? ` (${dropped} similar reports suppressed)` : ''));
+    report(
+      `span export failed: ${detail.join(' ')}` +
+        (dropped > 0 ? ` (${dropped} similar reports suppressed)` : ''),
+    );
     last = now;
     dropped = 0;
   };
