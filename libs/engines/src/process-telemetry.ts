@@ -23,14 +23,14 @@ const OFF: ProcessTelemetry = { tracing: false, report: () => undefined, shutdow
  */
 export async function startProcessTelemetry(
   config: PlatformConfig,
-  process: { name: string; env: Record<string, string | undefined> },
+  target: { name: string; env: Record<string, string | undefined> },
 ): Promise<ProcessTelemetry> {
   const settings = config.telemetry;
   if (settings.otlp_endpoint === '') return OFF;
   const headers: Record<string, string> = {};
   const missing: string[] = [];
   for (const [header, envName] of Object.entries(settings.headers_env)) {
-    const value = process.env[envName];
+    const value = target.env[envName];
     if (value === undefined || value === '')
       missing.push(`telemetry.headers_env.${header}: the environment variable ${envName} is not set`);
     else headers[header] = value;
@@ -40,7 +40,7 @@ export async function startProcessTelemetry(
   const { startTelemetry } = await import('@agent-platform/observability/otel');
   const telemetry = startTelemetry({
     endpoint: settings.otlp_endpoint,
-    serviceName: settings.service_name === '' ? process.name : settings.service_name,
+    serviceName: settings.service_name === '' ? target.name : settings.service_name,
     serviceVersion: platformVersion(),
     samplingRatio: settings.sampling_ratio,
     headers,
