@@ -11,8 +11,9 @@ import {
   type StarlarkLimits,
   type StarlarkRunner,
 } from '@agent-platform/domain';
-import type { Logger } from '@agent-platform/observability';
+import { platformInstruments, type Logger, type PlatformMetrics } from '@agent-platform/observability';
 import type { Store } from '@agent-platform/store';
+import { observeTools } from './observed-tools.ts';
 
 export interface ToolSources {
   config: ConfigHolder;
@@ -26,6 +27,8 @@ export interface ToolSources {
   /** The Starlark interpreter of this process (null: not built) and `[skills]` limits (docs/skills.md). */
   starlark: StarlarkRunner | null;
   starlarkLimits: () => StarlarkLimits;
+  /** This process's metrics (`tool_calls_total`); absent: not counted. */
+  metrics?: PlatformMetrics;
 }
 
 /** The tools an invocation's model may call (docs/tools.md): skills, integrations, contracts. */
@@ -33,7 +36,7 @@ export function composeAgentTools(sources: ToolSources): AgentToolsProvider {
   const log = sources.logger.child({ service: 'tools' });
   const { store, clock } = sources;
   const audit = sources.audit ?? createAuditTrail({ store, clock, enabled: sources.config.current().audit.enabled });
-  return createAgentTools({
+  const tools = createAgentTools({
     store,
     integrations: sources.integrations,
     // Installed or bundled (docs/skills.md); starlark skills give tools, run on this process's interpreter.
@@ -43,4 +46,5 @@ export function composeAgentTools(sources: ToolSources): AgentToolsProvider {
     now: () => clock.now(),
     warn: (context, message) => log.warn(context, message),
   });
+  return observeTools(tools, sources.metrics === undefined ? undefined : platformInstruments(sources.metrics));
 }

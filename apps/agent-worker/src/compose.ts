@@ -36,7 +36,7 @@ import {
 import { Subjects, type IdempotencySettledMessage, type PlatformConfig } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { openProcess, platformVersion, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
-import type { Logger } from '@agent-platform/observability';
+import { annotateSpan, createMetrics, NO_INSTRUMENTS, platformInstruments, tracingEnabled, type Logger, type PlatformInstruments, type PlatformMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import type { Store } from '@agent-platform/store';
@@ -45,6 +45,7 @@ import { composeChannelRouter } from './compose-channels.ts';
 import { composeIntegrationHost } from './compose-integrations.ts';
 import { composeAgentTools } from './compose-tools.ts';
 import { busTriggerInvoker } from './handlers/trigger-handler.ts';
+import { observeInvocations } from './observed-invocation.ts';
 import { createAgentWorkerService, type AgentWorkerDeps } from './service.ts';
 import { createWebhookDeliveryService } from './webhook-delivery-service.ts';
 
@@ -70,6 +71,13 @@ export interface InvocationSources {
   events: EventPublisher;
   /** The process's audit trail (the all-in-one's, with its metrics); absent: one over the shared store (a worker alone). */
   audit?: AuditTrail;
+  /** This process's metrics registry (docs/observability.md); absent: nothing is counted (tests). */
+  metrics?: PlatformMetrics;
+}
+
+/** The metric catalogue over the sources' registry, or instruments that count nothing. */
+export function instrumentsOf(sources: { metrics?: PlatformMetrics }): PlatformInstruments {
+  return sources.metrics === undefined ? NO_INSTRUMENTS : platformInstruments(sources.metrics);
 }
 
 /**
@@ -89,7 +97,7 @@ export function composeInvocationService(sources: InvocationSources, tools?: Age
     clock,
     warn: (context, message) => log.warn(context, message),
   });
-  return createInvocationService({
+  const service = createInvocationService({
     gateway,
     ...(tools === undefined ? {} : { tools }),
     store: sources.store,
@@ -109,6 +117,8 @@ export function composeInvocationService(sources: InvocationSources, tools?: Age
       });
     },
   });
+  // Traced and counted where invocations run (docs/observability.md); as built when neither applies.
+  return sources.metrics === undefined && !tracingEnabled() ? service : observeInvocations(service, instrumentsOf(sources));
 }
 
 /**
@@ -127,10 +137,22 @@ export function composeWorkflowRunner(
   const runBus = createRunBus(sources.bus, sources.clock, warn);
   // A run a channel message started sends its output back from whichever process ends it.
   const replies = channelRunReplies(sources.bus, sources.clock);
+  const instruments = instrumentsOf(sources);
   const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events };
   const sweeper = createRunSweeper({ ...common, onRunEnded: replies, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
-    executor: createStepExecutor({ ...common, onRunEnded: replies, agents: sources.agents, invocation, holder: randomUUID(), wake: (runId, at) => sweeper.wake(runId, at) }),
+    executor: createStepExecutor({
+      ...common,
+      onRunEnded: replies,
+      agents: sources.agents,
+      invocation,
+      holder: randomUUID(),
+      wake: (runId, at) => sweeper.wake(runId, at),
+      onStepExecuted: (sample) => {
+        instruments.workflowStep(sample);
+        annotateSpan({ 'workflow.step.mode': sample.mode, 'workflow.step.outcome': sample.outcome });
+      },
+    }),
     sweeper,
     stepConcurrency: () => settings().step_concurrency,
   };
@@ -177,6 +199,8 @@ export async function composeAgentWorker(
   const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
   const boot = config.current();
   const { clock, logger, engines } = await openProcess(boot, context, options);
+  const metrics = createMetrics();
+  const instruments = platformInstruments(metrics);
   const starlark = loadStarlarkRunner();
   const close = async (): Promise<void> => {
     await starlark?.close();
@@ -188,7 +212,7 @@ export async function composeAgentWorker(
     config.onChange(async ({ config: next }) => {
       licence = await loadLicence(next, logger);
     });
-    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) });
     const sources: InvocationSources = {
       config,
       clock,
@@ -201,11 +225,13 @@ export async function composeAgentWorker(
       models: createProviders(() => config.current(), {
         env: context.env,
         onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+        observe: (sample) => instruments.modelCall(sample),
       }),
       licence: { gate: createLicenceGate({ store, clock, state: () => licence, events }) },
       starlark,
       starlarkLimits: () => starlarkLimitsOf(config.current().skills),
       events,
+      metrics,
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
@@ -222,11 +248,12 @@ export async function composeAgentWorker(
       services: [
         integrations,
         createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows, triggers: composeTriggerMatching(sources) }),
-        createWebhookDeliveryService({ store, bus, queue: engines.queue, clock, logger, secrets: createWebhookSecrets(vaultKey), config: () => config.current() }),
+        createWebhookDeliveryService({ store, bus, queue: engines.queue, clock, logger, secrets: createWebhookSecrets(vaultKey), config: () => config.current(), instruments }),
         composeChannelRouter(sources, invocation),
       ],
       close,
       reload: async () => void (await config.reload()),
+      metrics,
     };
   } catch (error) {
     await close();

@@ -2,7 +2,7 @@ import { Durables, isWebhookDeliveryJob, PlatformEvent, Queues, Streams, type Pl
 import type { Bus, Subscription } from '@agent-platform/bus';
 import { createWebhookDeliveries, Errors, type Clock, type WebhookSecrets, type WebhookTransport } from '@agent-platform/domain';
 import { guardedPoster } from '@agent-platform/net';
-import type { Logger } from '@agent-platform/observability';
+import { inSpan, NO_INSTRUMENTS, type Logger, type PlatformInstruments } from '@agent-platform/observability';
 import type { Queue, Worker } from '@agent-platform/queue';
 import type { Store } from '@agent-platform/store';
 import { Value } from 'typebox/value';
@@ -18,6 +18,8 @@ export interface WebhookDeliveryServiceDeps {
   config: () => PlatformConfig;
   /** Tests only: another transport (a simulated public address or resolver); default `webhookTransport(config)`. */
   transport?: WebhookTransport;
+  /** Where the deliveries are counted (`webhook_deliveries_total`); absent: not counted. */
+  instruments?: PlatformInstruments;
 }
 
 /** Redeliveries of an event whose fan-out failed on I/O (store or queue unreachable). */
@@ -44,6 +46,7 @@ export function webhookTransport(config: () => PlatformConfig): WebhookTransport
  */
 export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps) {
   const log = deps.logger.child({ service: 'webhooks' });
+  const instruments = deps.instruments ?? NO_INSTRUMENTS;
   const deliveries = createWebhookDeliveries({
     store: deps.store,
     queue: deps.queue,
@@ -64,8 +67,20 @@ export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps) {
             log.error({ job_id: job.id }, 'webhook-deliveries job without a valid WebhookDeliveryJob; dropped');
             return;
           }
-          const outcome = await deliveries.deliver(job);
-          if (outcome === 'dead_letter') log.warn({ job_id: job.id, attempt: job.attempt }, 'webhook delivery dead-lettered after its last attempt');
+          const attributes = { 'webhook.id': job.data.webhook_id, 'webhook.event.kind': job.data.event.kind, 'webhook.attempt': job.attempt };
+          await inSpan('webhook.deliver', { role: 'client', attributes }, async (span) => {
+            try {
+              const outcome = await deliveries.deliver(job);
+              const counted = outcome === 'dead_letter' ? 'dead_lettered' : outcome;
+              span.setAttributes({ 'webhook.outcome': counted });
+              instruments.webhookDelivery(counted);
+              if (outcome === 'dead_letter') log.warn({ job_id: job.id, attempt: job.attempt }, 'webhook delivery dead-lettered after its last attempt');
+            } catch (error) {
+              // Thrown: the attempt failed and the queue retries it (the last attempt dead-letters instead).
+              instruments.webhookDelivery('retrying');
+              throw error;
+            }
+          });
         },
         { concurrency: deps.config().webhooks.concurrency },
       );

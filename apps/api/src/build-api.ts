@@ -18,6 +18,7 @@ import { installErrorHandling } from './http/error-handler.ts';
 import { ipAllowlistHook } from './http/ip-allowlist.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { requestObserverHook } from './http/request-observer.ts';
+import { installRequestTracing } from './http/request-tracing.ts';
 import { requestTimeoutHook } from './http/request-timeout.ts';
 import { trackRoutes } from './http/route-catalog.ts';
 import { uuidParamsHook } from './http/uuid-params.ts';
@@ -39,6 +40,7 @@ const BODY_LIMIT_BACKSTOP = 1024 * 1024 * 1024;
  * the hooks below IS the spec's precedence and must not be shuffled:
  *
  * onRequest (before the body is read; Fastify runs these for unmatched URLs too):
+ *   -  tracing        (only while tracing is on) the request's span; every later step runs in it
  *   0. CORS            preflights answered before authentication (browsers send no credential)
  *   a. api-version     §Versioning: unknown Api-Version -> 400
  *   b. request-timeout §Limits: 408 after request_timeout_secs
@@ -78,6 +80,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
   installErrorHandling(app);
   installContentTypeParsers(app);
 
+  installRequestTracing(app);
   await installCors(app, deps.config);
   app.addHook('onRequest', apiVersionHook);
   app.addHook('onRequest', requestTimeoutHook(deps.config));

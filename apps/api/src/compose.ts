@@ -44,7 +44,7 @@ import {
   type WorkflowService,
 } from '@agent-platform/domain';
 import { channelRunReplies, createChannelKinds, createChannelService, type ChannelKind } from '@agent-platform/channels';
-import { createLogger, createMetrics } from '@agent-platform/observability';
+import { createLogger, createMetrics, platformInstruments } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
 import { createBackupService } from '@agent-platform/backup';
@@ -54,7 +54,7 @@ import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import { registryAccessOf } from './compose-registry.ts';
 import type { ApiDeps } from './deps.ts';
-import { instrumentKeys, instrumentVault } from './instrument.ts';
+import { instrumentKeys, instrumentLicence, instrumentVault } from './instrument.ts';
 import { warnIfMessagesOutgrowTheBus } from './invocation/agent-invoker.ts';
 import { openLicence } from './open-licence.ts';
 import { openCompliance } from './compliance/open-compliance.ts';
@@ -127,8 +127,10 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   };
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
-    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message) });
+    const instruments = platformInstruments(metrics);
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) });
     const licence = await openLicence({ config, store, clock, log: logger, events });
+    instrumentLicence(licence.gate, metrics);
     const agents = createAgentStore(store);
     const sessions = createSessionStore(store, clock);
     const memory = createMemoryStore(store, agents, clock);
@@ -141,6 +143,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     const models = createProviders(() => config.current(), {
       env: options.env,
       onRetry: (event) => logger.warn(event, 'model provider call failed; retrying'),
+      observe: (sample) => instruments.modelCall(sample),
     });
     const schedules = createScheduleService({ store, queue, agents, clock, settings: () => config.current().schedules });
     const vault = instrumentVault(createVault({ store, clock, key: vaultKey }), metrics);

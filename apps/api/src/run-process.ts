@@ -1,7 +1,7 @@
 import { composeCheckpointScheduler } from './audit/checkpoint-scheduler.ts';
 import { composeRetentionScheduler } from './retention/retention-scheduler.ts';
 import { checkBootGate, ConfigError, loadOrCreateConfig } from '@agent-platform/config';
-import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from '@agent-platform/engines';
+import { createMetricsListener, createProcessLifecycle, startProcessTelemetry, type ProcessLifecycle, type ProcessService } from '@agent-platform/engines';
 import { composeApi } from './compose.ts';
 import type { ApiDeps } from './deps.ts';
 import { createApiService } from './service.ts';
@@ -34,20 +34,30 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
   if (!gate.ok) throw new ConfigError([gate.reason]);
 
   let lifecycle: ProcessLifecycle | null = null;
+  // Before the engines open: they are wrapped for tracing only when it is on (docs/observability.md).
+  const telemetry = await startProcessTelemetry(loaded.config, { name: options.name, env });
   const composed = await composeApi(loaded, {
     env,
     cwd: options.cwd,
     processName: options.name,
     requestShutdown: () => void lifecycle?.stop('POST /shutdown').then(() => process.exit(0)),
+  }).catch(async (error: unknown) => {
+    await telemetry.shutdown();
+    throw error;
   });
   const { deps } = composed;
+  telemetry.report((message) => deps.logger.warn({ component: 'telemetry' }, message));
+  const close = async (): Promise<void> => {
+    await composed.close();
+    await telemetry.shutdown();
+  };
   const audit = (action: string, metadata: Record<string, unknown>) =>
     deps.audit
       .record({ category: 'system', identity: 'system', role: 'admin', action, target: options.name, result: 'success', metadata })
       .catch((err: unknown) => deps.logger.error({ err }, `audit of ${action} failed`));
   lifecycle = createProcessLifecycle({
     logger: deps.logger,
-    close: () => composed.close(),
+    close,
     beforeStop: async (reason) => void (await audit('platform.shutdown', { reason })),
   });
   // Spec §Authentication rule 4: an accepted insecure bind is warned about on every boot.
@@ -64,10 +74,14 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
     start: async () => ({ address } = await api.start()),
     stop: () => api.stop(),
   };
+  // `[telemetry] metrics_listen`: the same registry as GET /metrics, without an API key (docs/observability.md).
+  const metricsListen = loaded.config.telemetry.metrics_listen;
+  const metricsListener = metricsListen === '' ? [] : [createMetricsListener({ listen: metricsListen, metrics: deps.metrics, logger: deps.logger })];
   try {
     // The revocation watcher, the audit checkpoint scheduler and the retention scheduler run in every
     // process with the api: the all-in-one and each api node (each claims its work in the store).
     await lifecycle.start([
+      ...metricsListener,
       ...(options.services?.(deps) ?? []),
       composeRevocationWatcher(deps, env),
       composeCheckpointScheduler(deps),
@@ -75,9 +89,10 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
       listener,
     ]);
   } catch (error) {
-    await composed.close();
+    await close();
     throw error;
   }
   await audit('platform.boot', { version: deps.version, address, config: loaded.path, process: options.name });
-  console.log(`agent platform (${options.name}) ${deps.version} listening on ${address}`);
+  const metricsDetail = metricsListener.map((m) => ` (metrics on ${m.url()})`).join('');
+  console.log(`agent platform (${options.name}) ${deps.version} listening on ${address}${metricsDetail}`);
 }

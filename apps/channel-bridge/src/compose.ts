@@ -7,7 +7,7 @@ import type { Bus } from '@agent-platform/bus';
 import type { Clock } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import { guardedFetch } from '@agent-platform/net';
-import type { Logger } from '@agent-platform/observability';
+import { createMetrics, platformInstruments, type Logger, type PlatformMetrics } from '@agent-platform/observability';
 import type { Store } from '@agent-platform/store';
 import { createChannelBridgeService } from './service.ts';
 
@@ -19,6 +19,8 @@ export interface BridgeSources {
   logger: Logger;
   openConfig: (record: ChannelRecord) => ChannelConfig;
   kinds?: readonly ChannelKind[];
+  /** This process's metrics (`channel_messages_total{direction="out"}`); absent: not counted. */
+  metrics?: PlatformMetrics;
 }
 
 /** The bridge runtime over a process's engines (the bridge alone, or the all-in-one). */
@@ -38,7 +40,13 @@ export function composeBridge(sources: BridgeSources): ChannelBridge {
     leaseTtlMs: channels.lease_ttl_secs * 1000,
     reconnectBackoffMs: channels.reconnect_backoff_ms,
     reconnectMaxBackoffMs: channels.reconnect_max_backoff_ms,
+    ...(sources.metrics === undefined ? {} : { onSent: instrumentSends(sources.metrics) }),
   });
+}
+
+function instrumentSends(metrics: PlatformMetrics): (kind: string, outcome: 'sent' | 'failed') => void {
+  const instruments = platformInstruments(metrics);
+  return (kind, outcome) => instruments.channelMessageSent(kind, outcome);
 }
 
 /**
@@ -52,8 +60,9 @@ export async function composeChannelBridge(loaded: LoadedConfig, context: Compos
   const { clock, logger, engines } = await openProcess(boot, context, options);
   try {
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
-    const bridge = composeBridge({ config, store: engines.store, bus: engines.bus, clock, logger, openConfig: channelConfigOpener(vaultKey, createChannelKinds()) });
-    return { logger, services: [createChannelBridgeService({ logger, bridge })], close: () => engines.close(), reload: async () => void (await config.reload()) };
+    const metrics = createMetrics();
+    const bridge = composeBridge({ config, store: engines.store, bus: engines.bus, clock, logger, openConfig: channelConfigOpener(vaultKey, createChannelKinds()), metrics });
+    return { logger, services: [createChannelBridgeService({ logger, bridge })], close: () => engines.close(), reload: async () => void (await config.reload()), metrics };
   } catch (error) {
     await engines.close();
     throw error;

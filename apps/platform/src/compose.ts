@@ -10,6 +10,7 @@ import {
   createWebhookDeliveryService,
 } from '@agent-platform/agent-worker';
 import { composeBridge, createChannelBridgeService } from '@agent-platform/channel-bridge';
+import { platformInstruments } from '@agent-platform/observability';
 import { composeRegistryService } from '@agent-platform/registry';
 import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } from '@agent-platform/scheduler';
 
@@ -53,7 +54,7 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
     composeChannelRouter(deps, invocation),
     createChannelBridgeService({ logger: deps.logger, bridge: composeBridge({ ...deps, openConfig: (record) => deps.channels.openConfig(record) }) }),
     // Outbound webhooks: the fan-out of platform events and the delivery jobs (docs/webhooks.md).
-    createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current() }),
+    createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current(), instruments: platformInstruments(deps.metrics) }),
   ];
   // The registry on its own listener (docs/registry.md "Running it"): a registry publish here
   // pushes its revocations on this process's bus, where this platform hears them.

@@ -2,7 +2,7 @@ import { createConfigHolder, type LoadedConfig } from '@agent-platform/config';
 import { createAgentStore, createEventPublisher, createScheduleService } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { PlatformConfig } from '@agent-platform/contracts';
-import { createMetrics } from '@agent-platform/observability';
+import { createMetrics, platformInstruments } from '@agent-platform/observability';
 import type { FireRetry } from './handlers/fire-handler.ts';
 import { scheduleMetrics } from './schedule-metrics.ts';
 import { createSchedulerService } from './service.ts';
@@ -25,12 +25,14 @@ export function fireRetry(config: () => PlatformConfig): () => FireRetry {
 
 /**
  * The scheduler running alone (a fleet member): its engines from `[runtime]`, and the service.
- * Its metrics are counted in-process; no listener serves them yet (docs/schedules.md "Metrics").
+ * Its metrics are served on `[telemetry] metrics_listen` when it is set (docs/observability.md).
  */
 export async function composeScheduler(loaded: LoadedConfig, context: ComposeContext, options: ComposeOptions = {}): Promise<ComposedProcess> {
   const config = createConfigHolder(loaded, { env: context.env, cwd: context.cwd });
   const current = (): PlatformConfig => config.current();
   const { clock, logger, engines } = await openProcess(current(), context, options);
+  const metrics = createMetrics();
+  const instruments = platformInstruments(metrics);
   const schedules = createScheduleService({
     store: engines.store,
     queue: engines.queue,
@@ -45,8 +47,8 @@ export async function composeScheduler(loaded: LoadedConfig, context: ComposeCon
     schedules,
     requestTimeoutMs: fireTimeoutMs(current),
     retry: fireRetry(current),
-    metrics: scheduleMetrics(createMetrics()),
-    events: createEventPublisher({ bus: engines.bus, clock, warn: (context, message) => logger.warn(context, message) }),
+    metrics: scheduleMetrics(metrics),
+    events: createEventPublisher({ bus: engines.bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) }),
   });
-  return { logger, services: [scheduler], close: () => engines.close(), reload: async () => void (await config.reload()) };
+  return { logger, services: [scheduler], close: () => engines.close(), reload: async () => void (await config.reload()), metrics };
 }

@@ -23,12 +23,17 @@ import type { Envelope } from '@agent-platform/contracts';
  * request, publish or notify over it fails at once with `BusError('payload_too_large')` and sends
  * nothing. A handler's reply over it is not sent either: the requester gets, at once,
  * `BusError('remote')` with category `SizeLimitExceeded` (never a wait for its timeout).
+ *
+ * Headers: a request and a stream message may carry `MessageHeaders` beside their payload (the W3C
+ * trace context, docs/observability.md "Propagation"); the handler gets them exactly as sent, and
+ * an empty object when none were. They are not part of the payload: the envelope and the request
+ * body are unchanged, and a consumer that ignores headers works the same. Notifications carry none.
  */
 export interface Bus {
   request<Req, Res>(subject: string, payload: Req, options: RequestOptions): Promise<Res>;
   serve<Req, Res>(subject: string, handler: RequestHandler<Req, Res>, options?: ServeOptions): Promise<Subscription>;
 
-  publish<T>(stream: string, envelope: Envelope<T>): Promise<PublishAck>;
+  publish<T>(stream: string, envelope: Envelope<T>, options?: PublishOptions): Promise<PublishAck>;
   consume<T>(stream: string, options: ConsumeOptions, handler: StreamHandler<T>): Promise<Subscription>;
 
   notify<T>(subject: string, payload: T): Promise<void>;
@@ -41,10 +46,22 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/**
+ * Text headers of one message: names are HTTP-style tokens (letters, digits, `-`), not starting
+ * with `Nats-` (NATS's own); values are one line. Headers count towards the payload limit.
+ */
+export type MessageHeaders = Readonly<Record<string, string>>;
+
 export interface RequestOptions {
   timeoutMs: number;
   /** Aborting cancels the wait; the caller gets `BusError('aborted')`. */
   signal?: AbortSignal;
+  headers?: MessageHeaders;
+}
+
+export interface PublishOptions {
+  /** Stored with the message and given to every delivery of it. */
+  headers?: MessageHeaders;
 }
 
 export interface ServeOptions {
@@ -52,7 +69,7 @@ export interface ServeOptions {
   queue?: string;
 }
 
-export type RequestHandler<Req, Res> = (payload: Req, context: { subject: string }) => Promise<Res>;
+export type RequestHandler<Req, Res> = (payload: Req, context: { subject: string; headers: MessageHeaders }) => Promise<Res>;
 
 export interface PublishAck {
   /** True when a message with the same `id` was already accepted and this one was dropped. */
@@ -74,7 +91,7 @@ export interface ConsumeOptions {
 }
 
 /** Resolve = ack. Throw a retryable error = redeliver later. Throw otherwise = dead-letter. */
-export type StreamHandler<T> = (envelope: Envelope<T>) => Promise<void>;
+export type StreamHandler<T> = (envelope: Envelope<T>, delivery: { headers: MessageHeaders }) => Promise<void>;
 
 export interface Subscription {
   /** Stops receiving new messages and waits for in-flight handlers to finish. */
@@ -114,6 +131,33 @@ export function toRemoteErrorBody(error: unknown): RemoteErrorBody {
     return body;
   }
   return { category: 'Internal', message: 'internal error in a bus handler' };
+}
+
+const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+
+/** Why NATS could not carry these headers (or would read one as its own); undefined when it can. */
+export function headersProblem(headers: MessageHeaders | undefined): Error | undefined {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!HEADER_NAME.test(name) || /^nats-/i.test(name)) return new Error(`invalid message header name "${name}"`);
+    if (/[\r\n]/.test(value)) return new Error(`the value of message header "${name}" spans several lines`);
+  }
+  return undefined;
+}
+
+/** Refuses headers NATS could not carry, before anything is sent. */
+export function assertHeaders(headers: MessageHeaders | undefined): void {
+  const problem = headersProblem(headers);
+  if (problem !== undefined) throw problem;
+}
+
+/**
+ * The bytes headers add to a message on NATS (`NATS/1.0\r\n`, `name: value\r\n` each, a closing
+ * `\r\n`): counted against the payload limit by both adapters.
+ */
+export function headerBytes(headers: MessageHeaders | undefined): number {
+  const entries = Object.entries(headers ?? {});
+  if (entries.length === 0) return 0;
+  return entries.reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(value) + 4, 12);
 }
 
 /** NATS's default `max_payload`; the embedded adapter's default too. */

@@ -2,7 +2,7 @@ import { Durables, Streams, Subjects, type ChannelOutbound } from '@agent-platfo
 import { BusError, type Bus, type Subscription } from '@agent-platform/bus';
 import { Errors, type Clock } from '@agent-platform/domain';
 import type { FetchLike } from '@agent-platform/net';
-import type { Logger } from '@agent-platform/observability';
+import { inSpan, type Logger } from '@agent-platform/observability';
 import type { Store } from '@agent-platform/store';
 import type { ChannelConfig, ChannelConnection, ChannelStatus } from './channel-kind.ts';
 import type { ChannelKinds } from './channel-kinds.ts';
@@ -33,6 +33,8 @@ export interface ChannelBridgeDeps {
    */
   reconnectBackoffMs?: number;
   reconnectMaxBackoffMs?: number;
+  /** Told of each reply this bridge sent to a peer, or failed to (the metrics count them). */
+  onSent?: (kind: string, outcome: 'sent' | 'failed') => void;
 }
 
 export interface ChannelBridge {
@@ -169,10 +171,19 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
         logger: log.child({ channel_id: record.id, kind: record.kind }),
       });
       entry.connection = connection;
-      entry.serving = await deps.bus.serve<ChannelOutbound, { sent: true }>(Subjects.channelSend(record.id), async (message) => {
-        await connection.send(message);
-        return { sent: true };
-      });
+      entry.serving = await deps.bus.serve<ChannelOutbound, { sent: true }>(Subjects.channelSend(record.id), (message) =>
+        // The reply's span (docs/observability.md): its kind and channel, never its text or peer.
+        inSpan('channel.send', { role: 'client', attributes: { 'channel.kind': record.kind, 'channel.id': record.id } }, async () => {
+          try {
+            await connection.send(message);
+          } catch (error) {
+            deps.onSent?.(record.kind, 'failed');
+            throw error;
+          }
+          deps.onSent?.(record.kind, 'sent');
+          return { sent: true } as const;
+        }),
+      );
       log.info({ channel_id: record.id, kind: record.kind, revision: record.revision, pid: process.pid }, 'channel adapter running here');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -1,7 +1,7 @@
 import { Durables, Streams, type ChannelInbound, type ChannelOutbound, type Envelope } from '@agent-platform/contracts';
 import { isRetryable, type Bus, type Subscription } from '@agent-platform/bus';
 import type { Clock, InvocationService, RunEndedHook, RunOrigin, TranscriptStore } from '@agent-platform/domain';
-import type { Logger } from '@agent-platform/observability';
+import { inSpan, type Logger } from '@agent-platform/observability';
 import { StoreDuplicateError, type Store } from '@agent-platform/store';
 import { channelCollections, type ChannelMessageRecord } from './channel-record.ts';
 
@@ -85,7 +85,8 @@ export async function consumeChannelInbound(deps: ChannelRouterDeps): Promise<Su
       concurrency: deps.concurrency ?? 8,
       onDeadLetter: (envelope, error) => deps.logger.error({ err: error, message_id: envelope.id }, 'an inbound channel message was dead-lettered after its last attempt'),
     },
-    handle,
+    // The inbound message's span (docs/observability.md): kind and channel, never its text or sender.
+    (envelope) => inSpan('channel.receive', { attributes: { 'channel.kind': envelope.data.kind, 'channel.id': envelope.data.channel_id } }, () => handle(envelope)),
   );
 }
 

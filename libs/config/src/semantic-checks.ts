@@ -30,6 +30,7 @@ export function semanticProblems(file: Table): string[] {
     ...catalogProblems(table(file.catalog)),
     ...gatewayProblems(table(file.gateway), file.providers),
     ...retentionProblems(table(file.retention), table(table(file.audit).checkpoints)),
+    ...metricsListenProblems(table(file.telemetry).metrics_listen),
   ];
   return problems;
 }
@@ -42,6 +43,11 @@ function listenProblems(key: string, value: unknown): string[] {
   if (typeof value !== 'string') return [];
   const parsed = readListenAddress(value);
   return typeof parsed === 'string' ? [`${key}: ${parsed}`] : [];
+}
+
+/** `[telemetry] metrics_listen`: empty (none) or a listen address, as `server.listen`. */
+function metricsListenProblems(value: unknown): string[] {
+  return value === '' ? [] : listenProblems('telemetry.metrics_listen', value);
 }
 
 function allowedIpProblems(server: Table): string[] {

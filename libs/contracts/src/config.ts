@@ -540,6 +540,28 @@ export const RetentionConfig = Type.Object(
   section('Retention of audit, usage, transcripts and runs, with legal holds (docs/retention.md).'),
 );
 
+export const TelemetryConfig = Type.Object(
+  {
+    otlp_endpoint: Type.String({
+      default: '',
+      pattern: '^(https?://\\S+)?$',
+      description: 'OTLP/HTTP traces URL of a collector (http://collector:4318/v1/traces); empty = tracing off, no SDK loaded (docs/observability.md).',
+    }),
+    service_name: Type.String({ default: '', description: 'service.name of this process\'s spans; empty = the process name (platform, api, agent-worker, scheduler, channel-bridge).' }),
+    sampling_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1, description: 'Share of new traces kept (0 to 1); a trace continued from another process follows its decision.' }),
+    headers_env: Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]+$' }), EnvName('Environment variable holding the header value.'), {
+      default: {},
+      description: 'Headers sent with every export, each naming the environment variable that holds its value (never the value itself).',
+    }),
+    export_interval_ms: Positive('Longest a finished span waits in memory before it is exported (the batch delay).', 5000),
+    metrics_listen: Type.String({
+      default: '',
+      description: 'host:port where this process serves GET /metrics without authentication (a worker, scheduler or bridge has no other listener); empty = none.',
+    }),
+  },
+  section('Traces (OpenTelemetry over OTLP) and a metrics listener for every fleet process (docs/observability.md).'),
+);
+
 export const PlatformConfig = Type.Object(
   {
     server: ServerConfig,
@@ -571,6 +593,7 @@ export const PlatformConfig = Type.Object(
     gateway: GatewayConfig,
     compliance: ComplianceConfig,
     retention: RetentionConfig,
+    telemetry: TelemetryConfig,
   },
   strict,
 );

@@ -41,3 +41,4 @@ export * from './http/gateway.ts';
 export * from './compliance-pack.ts';
 export * from './http/compliance.ts';
 export * from './http/retention.ts';
+export * from './trace-context.ts';

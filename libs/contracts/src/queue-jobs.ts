@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { PlatformEvent } from './platform-events.ts';
+import { TraceContext } from './trace-context.ts';
 
 /**
  * The job catalogue of the queue port: every queue the platform uses and the payload of its jobs,
@@ -44,6 +45,8 @@ export const ScheduleFire = Type.Object({
   expression: Type.String(),
   message: Type.String(),
   slot_at: Type.Optional(Type.String()),
+  /** The retry's producer's trace (tracing on only); removed before the handler sees the job. */
+  trace_context: Type.Optional(TraceContext),
 });
 export type ScheduleFire = Static<typeof ScheduleFire>;
 
@@ -61,6 +64,8 @@ export const WebhookDeliveryJob = Type.Object({
   webhook_id: Type.String({ minLength: 1 }),
   event: PlatformEvent,
   max_attempts: Type.Integer({ minimum: 1 }),
+  /** The fan-out's trace (tracing on only); removed before the handler sees the job. */
+  trace_context: Type.Optional(TraceContext),
 });
 export type WebhookDeliveryJob = Static<typeof WebhookDeliveryJob>;
 

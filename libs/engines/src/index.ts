@@ -4,3 +4,7 @@ export { assertSharedBus, runMain, runService, type ComposeContext, type Compose
 export { platformVersion } from './platform-version.ts';
 export { probeEngines, type EngineReport, type EnginesHealth } from './engine-health.ts';
 export { openProcess, type ComposeOptions } from './open-process.ts';
+export { createMetricsListener, type MetricsListener } from './metrics-listener.ts';
+export { startProcessTelemetry, type ProcessTelemetry } from './process-telemetry.ts';
+export { subjectTemplate, traceBus } from './traced-bus.ts';
+export { traceQueue } from './traced-queue.ts';

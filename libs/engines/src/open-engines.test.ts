@@ -43,6 +43,12 @@ describe('openEngines, embedded', () => {
     expect(existsSync(join(dir, 'data', 'queue.db'))).toBe(true);
   });
 
+  it('returns the adapters themselves while tracing is off (the default): no tracing wrapper, no cost', async () => {
+    const engines = await open({});
+    expect(engines.bus.constructor.name).toBe('EmbeddedBus');
+    expect(engines.queue.constructor.name).toBe('EmbeddedQueue');
+  });
+
   it('opens the embedded store with [storage] durability: full by default, normal when asked', async () => {
     expect(((await open({})).store as { durability?: string }).durability).toBe('full');
     const relaxed = await openEngines(config({}, { durability: 'normal' }), { clock: systemClock, logger, dataDir: join(dir, 'data') });

@@ -2,13 +2,15 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
-import type { Logger } from '@agent-platform/observability';
+import { tracingEnabled, type Logger } from '@agent-platform/observability';
 import type { Bus } from '@agent-platform/bus';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
 import type { Queue } from '@agent-platform/queue';
 import { openEmbeddedQueue } from '@agent-platform/queue/embedded';
 import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { traceBus } from './traced-bus.ts';
+import { traceQueue } from './traced-queue.ts';
 
 /** The three ports a process runs on, opened from `[runtime]`. */
 export interface Engines {
@@ -42,6 +44,10 @@ export const EMBEDDED_QUEUE_FILE = 'queue.db';
  * - bus: `embedded` = in this process only (so a fleet of processes needs `nats`), `nats` =
  *   `runtime.nats_url`.
  * - queue: `embedded` = `<data_dir>/queue.db` (shareable on one host), `bullmq` = `runtime.redis_url`.
+ *
+ * While tracing is on (`[telemetry] otlp_endpoint`, started before this), the bus and the queue
+ * are wrapped to carry the trace context and trace their handlers (traced-bus.ts, traced-queue.ts);
+ * with tracing off they are returned as opened.
  *
  * A failure to open one engine closes those already open and rethrows, naming the engine.
  * The distributed adapters are imported only when `[runtime]` names them: their drivers
@@ -106,7 +112,8 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
             onError: (err) => log.error({ err }, 'queue error'),
           }),
     );
-    return { store, bus, queue, close };
+    const traced = tracingEnabled();
+    return { store, bus: traced ? traceBus(bus) : bus, queue: traced ? traceQueue(queue) : queue, close };
   } catch (error) {
     await close();
     throw error;

@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig, type LoadedConfig } from '@agent-platform/config';
-import type { Logger } from '@agent-platform/observability';
+import type { Logger, PlatformMetrics } from '@agent-platform/observability';
+import { createMetricsListener } from './metrics-listener.ts';
 import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from './process-lifecycle.ts';
+import { startProcessTelemetry } from './process-telemetry.ts';
 import { platformVersion } from './platform-version.ts';
 
 /** What an app's `compose.ts` hands the process runner. */
@@ -14,6 +16,8 @@ export interface ComposedProcess {
   reload?(): Promise<void>;
   /** Appended to the boot line once the services started (a listener's address). */
   bootDetail?(): string;
+  /** This process's metrics, served on `[telemetry] metrics_listen` when it is set. */
+  metrics?: PlatformMetrics;
 }
 
 export interface ComposeContext {
@@ -60,8 +64,23 @@ export async function runService(options: RunServiceOptions): Promise<ProcessLif
   const { name, env, cwd } = options;
   const loaded = await loadConfig({ argv: options.argv, env, cwd });
   if (options.needsSharedBus !== false) assertSharedBus(loaded, name);
-  const composed = await options.compose(loaded, { env, cwd, name });
-  const lifecycle = createProcessLifecycle({ logger: composed.logger, close: () => composed.close() });
+  // Before the engines open: they are wrapped for tracing only when it is on (docs/observability.md).
+  const telemetry = await startProcessTelemetry(loaded.config, { name, env });
+  let composed: ComposedProcess;
+  try {
+    composed = await options.compose(loaded, { env, cwd, name });
+  } catch (error) {
+    await telemetry.shutdown();
+    throw error;
+  }
+  telemetry.report((message) => composed.logger.warn({ component: 'telemetry' }, message));
+  const close = async (): Promise<void> => {
+    await composed.close();
+    await telemetry.shutdown();
+  };
+  const listen = loaded.config.telemetry.metrics_listen;
+  const metricsListener = listen !== '' && composed.metrics !== undefined ? createMetricsListener({ listen, metrics: composed.metrics, logger: composed.logger }) : null;
+  const lifecycle = createProcessLifecycle({ logger: composed.logger, close });
   lifecycle.exitOnSignals();
   if (composed.reload !== undefined) {
     process.on('SIGHUP', () => {
@@ -72,14 +91,15 @@ export async function runService(options: RunServiceOptions): Promise<ProcessLif
     });
   }
   try {
-    await lifecycle.start(composed.services);
+    await lifecycle.start([...(metricsListener === null ? [] : [metricsListener]), ...composed.services]);
   } catch (error) {
-    await composed.close();
+    await close();
     throw error;
   }
   const { bus, store, queue } = loaded.config.runtime;
   composed.logger.info({ process: name, config: loaded.path, bus, store, queue }, `${name} started`);
-  const detail = composed.bootDetail?.();
+  const details = [composed.bootDetail?.(), metricsListener === null ? undefined : `metrics on ${metricsListener.url()}`].filter((d) => d !== undefined);
+  const detail = details.length === 0 ? undefined : details.join('; ');
   console.log(`agent platform (${name}) ${platformVersion()} started: bus ${bus}, store ${store}, queue ${queue}${detail === undefined ? '' : `; ${detail}`}`);
   return lifecycle;
 }

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A monotonically increasing count. `labels` must name exactly the metric's label names. */
 export interface CounterMetric {
@@ -9,6 +9,9 @@ export interface CounterMetric {
 export interface HistogramMetric {
   observe(labels: Record<string, string>, value: number): void;
 }
+
+/** A value read when Prometheus scrapes: `collect` returns the samples, one per label set. */
+export type GaugeCollector = () => Promise<Array<{ labels?: Record<string, string>; value: number }>>;
 
 export interface HttpRequestSample {
   method: string;
@@ -38,15 +41,30 @@ export interface PlatformMetrics {
   /** Registers (or returns the already registered) counter, for services that add their own. */
   counter(name: string, help: string, labelNames?: readonly string[]): CounterMetric;
   histogram(name: string, help: string, labelNames: readonly string[], buckets?: number[]): HistogramMetric;
+  /**
+   * Registers a gauge whose samples `collect` reads at each scrape (a budget read from the store).
+   * A collector that throws leaves the gauge empty for that scrape: /metrics still answers.
+   * Only a labelled gauge can be empty: prom-client shows an unlabelled one as 0 when it has no
+   * sample, so a value that may be absent (no licence) needs a label.
+   */
+  gauge(name: string, help: string, labelNames: readonly string[], collect: GaugeCollector): void;
   /** The text exposition format, for GET /metrics. */
   render(): Promise<string>;
   /** `text/plain; version=0.0.4; charset=utf-8`. */
   readonly contentType: string;
 }
 
+/**
+ * prom-client's default metrics that `promtool check metrics` rejects: gauges named `_total`,
+ * a suffix Prometheus keeps for counters. Each is the sum of the labelled gauge of the same name
+ * without `_total` (`nodejs_active_handles{type}`), which stays, so nothing is lost.
+ */
+export const DROPPED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+
 export function createMetrics(): PlatformMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
   const counters = new Map<string, CounterMetric>();
   const histograms = new Map<string, HistogramMetric>();
 
@@ -87,6 +105,23 @@ export function createMetrics(): PlatformMetrics {
     configReloadsTotal: counter('config_reloads_total', 'Config reloads by result.', ['result']),
     counter,
     histogram,
+    gauge(name, help, labelNames, collect) {
+      if (registry.getSingleMetric(name) !== undefined) return;
+      new Gauge({
+        name,
+        help,
+        labelNames: [...labelNames],
+        registers: [registry],
+        async collect() {
+          this.reset();
+          const samples = await collect().catch(() => []);
+          for (const { labels, value } of samples) {
+            if (labels === undefined) this.set(value);
+            else this.set(labels, value);
+          }
+        },
+      });
+    },
     render: () => registry.metrics(),
     contentType: registry.contentType,
   };

@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogBuffer } from './log-buffer.ts';
 import { createLogger } from './logger.ts';
-import { createMetrics } from './metrics.ts';
+import { createMetrics, DROPPED_DEFAULT_METRICS } from './metrics.ts';
+import { platformInstruments } from './platform-instruments.ts';
 
 function capture(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -94,5 +95,50 @@ describe('createMetrics', () => {
     metrics.counter('invocations_total', 'Invocations.', ['agent']).inc({ agent: 'a' });
     metrics.counter('invocations_total', 'Invocations.', ['agent']).inc({ agent: 'a' });
     expect(await metrics.render()).toContain('invocations_total{agent="a"} 2');
+  });
+});
+
+describe('metrics Prometheus accepts', () => {
+  it('leaves out the default gauges named _total that promtool rejects, keeping their labelled twins', async () => {
+    const text = await createMetrics().render();
+    for (const name of DROPPED_DEFAULT_METRICS) expect(text).not.toContain(`${name} `);
+    expect(text).toContain('# TYPE nodejs_active_handles gauge');
+  });
+
+  it('reads a gauge at each scrape, and leaves it empty when its source fails', async () => {
+    const metrics = createMetrics();
+    let used = 3;
+    metrics.gauge('budget_used', 'Used.', ['kind'], async () => [{ labels: { kind: 'a' }, value: used }]);
+    metrics.gauge('broken', 'Fails.', ['kind'], async () => Promise.reject(new Error('store down')));
+    expect(await metrics.render()).toContain('budget_used{kind="a"} 3');
+    used = 5;
+    const text = await metrics.render();
+    expect(text).toContain('budget_used{kind="a"} 5');
+    expect(text).toContain('# TYPE broken gauge');
+    expect(text).not.toMatch(/^broken /m);
+  });
+});
+
+describe('platformInstruments', () => {
+  it('counts with bounded labels: an unknown invocation source is other', async () => {
+    const metrics = createMetrics();
+    const instruments = platformInstruments(metrics);
+    expect(platformInstruments(metrics)).toBe(instruments);
+    instruments.invocation({ source: 'Api', outcome: 'completed', seconds: 0.2, tokens: 10 });
+    instruments.invocation({ source: 'anything-a-caller-sent', outcome: 'ProviderError', seconds: 1, tokens: 0 });
+    instruments.modelCall({ provider: 'oa', outcome: 'success', seconds: 0.1, inputTokens: 7, outputTokens: 3 });
+    instruments.event('workflow.run.completed', { status: 'Completed' });
+    instruments.event('channel.message.received', { kind: 'slack' });
+    instruments.event('licence.budget.exhausted', {});
+    const text = await metrics.render();
+    expect(text).toContain('invocations_total{source="Api",outcome="completed"} 1');
+    expect(text).toContain('invocations_total{source="other",outcome="ProviderError"} 1');
+    expect(text).toContain('invocation_duration_seconds_count{source="other",result="failure"} 1');
+    expect(text).toContain('invocation_tokens_total{source="Api"} 10');
+    expect(text).toContain('model_tokens_total{provider="oa",type="input"} 7');
+    expect(text).toContain('workflow_runs_finished_total{status="Completed"} 1');
+    expect(text).toContain('channel_messages_total{direction="in",kind="slack",outcome="received"} 1');
+    expect(text).toContain('licence_budget_crossings_total{level="exhausted"} 1');
+    expect(text).toContain('platform_events_total{kind="workflow.run.completed"} 1');
   });
 });

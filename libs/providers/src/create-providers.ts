@@ -1,6 +1,7 @@
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { createModelRegistry, Errors, type ModelInfo, type ModelProvider, type ModelRegistry } from '@agent-platform/domain';
 import { createLocalProvider, LOCAL_PROVIDER_ID } from './local-provider.ts';
+import { observeProvider, type ModelCallSample } from './observed-provider.ts';
 import { createOpenAiProvider, type OpenAiProviderOptions, type RetryEvent } from './openai-provider.ts';
 
 export interface CreateProvidersOptions {
@@ -12,6 +13,8 @@ export interface CreateProvidersOptions {
    */
   resolveSecret?: (name: string) => string | null | undefined | Promise<string | null | undefined>;
   onRetry?: (event: RetryEvent) => void;
+  /** Each finished model call, for the metrics (`model_calls_total`, `model_tokens_total`...). */
+  observe?: (sample: ModelCallSample) => void;
   /** Test seams passed to every openai provider (sleep, clocks, random). */
   http?: Pick<OpenAiProviderOptions, 'sleep' | 'now' | 'wallClock' | 'random'>;
 }
@@ -71,7 +74,8 @@ function buildRegistry(config: PlatformConfig, options: CreateProvidersOptions):
       }),
     );
   }
-  return createModelRegistry({ providers, defaultKey: config.models.default });
+  // Traced (while tracing is on) and measured where the call is made: this process.
+  return createModelRegistry({ providers: providers.map((p) => observeProvider(p, options.observe)), defaultKey: config.models.default });
 }
 
 /** A missing key fails the call (not the boot): the variable may be set for another process role. */

@@ -9,3 +9,4 @@ export {
 } from './openai-provider.ts';
 export { createProviders, type CreateProvidersOptions } from './create-providers.ts';
 export { backoffDelayMs, isRetryableStatus, retryAfterMs, type RetryPolicy } from './retry-policy.ts';
+export { observeProvider, type ModelCallSample } from './observed-provider.ts';

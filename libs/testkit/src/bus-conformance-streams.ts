@@ -43,6 +43,27 @@ export function busStreamCases(h: BusHarness): void {
     expect(got).toEqual(['small']);
   });
 
+  it('keeps a message\'s headers with it: every delivery, redeliveries included, gets them', async () => {
+    const stream = h.name('headers');
+    const headers = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'ap=1' };
+    await h.bus.publish(stream, envelope({ n: 1 }, 'with-headers'), { headers });
+    await h.bus.publish(stream, envelope({ n: 2 }, 'without'));
+    const got: Array<{ id: string; attempt: number; headers: unknown }> = [];
+    const other = await h.second();
+    await other.consume(stream, { ...base, durable: 'h' }, async (e, delivery) => {
+      got.push({ id: e.id, attempt: e.attempt, headers: delivery.headers });
+      if (e.id === 'with-headers' && e.attempt === 1) throw retryable('once more');
+    });
+    await waitUntil(() => got.length === 3, { message: 'two deliveries with headers and one without' });
+    expect(got.filter((d) => d.id === 'with-headers')).toEqual([
+      { id: 'with-headers', attempt: 1, headers },
+      { id: 'with-headers', attempt: 2, headers },
+    ]);
+    expect(got.find((d) => d.id === 'without')?.headers).toEqual({});
+    // Headers are beside the envelope, not in it: the de-duplication by id is unchanged.
+    expect(await h.bus.publish(stream, envelope({ n: 3 }, 'with-headers'), { headers })).toEqual({ duplicate: true });
+  });
+
   it('keeps messages published before the consumer started', async () => {
     const stream = h.name('retained');
     for (const n of [1, 2, 3]) await h.bus.publish(stream, envelope({ n }));

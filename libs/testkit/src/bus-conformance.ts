@@ -50,6 +50,28 @@ function requestCases(h: BusHarness): void {
     expect(reply).toEqual({ payload: { at: '1970-01-01T00:00:00.000Z', n: 1 }, subject });
   });
 
+  it('carries request headers to the server as sent, and none when none were sent', async () => {
+    const subject = h.name('headers');
+    const other = await h.second();
+    await other.serve<string, unknown>(subject, async (_payload, ctx) => ctx.headers);
+    const headers = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', baggage: 'correlation_id=c-1' };
+    expect(await h.bus.request(subject, 'x', { timeoutMs: 2_000, headers })).toEqual(headers);
+    expect(await h.bus.request(subject, 'x', { timeoutMs: 2_000 })).toEqual({});
+  });
+
+  it('refuses a header NATS could not carry, sending nothing', async () => {
+    const subject = h.name('bad-headers');
+    let served = 0;
+    await h.bus.serve<string, string>(subject, async () => {
+      served += 1;
+      return 'ok';
+    });
+    await expect(h.bus.request(subject, 'x', { timeoutMs: 2_000, headers: { 'Nats-Msg-Id': 'x' } })).rejects.toThrow(/header name/);
+    await expect(h.bus.request(subject, 'x', { timeoutMs: 2_000, headers: { tracestate: 'a\r\nb' } })).rejects.toThrow(/several lines/);
+    expect(await h.bus.request(subject, 'x', { timeoutMs: 2_000 })).toBe('ok');
+    expect(served).toBe(1);
+  });
+
   it('splits the requests of a queue group across its servers, each answered once', async () => {
     const subject = h.name('group');
     const seen: string[][] = [[], []];

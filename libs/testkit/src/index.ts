@@ -31,3 +31,5 @@ export * from './package-shelf.ts';
 export { processAlive } from './process-alive.ts';
 export { startWebhookReceiver } from './webhook-receiver.ts';
 export type { ReceivedRequest, ReceiverScript, WebhookReceiver } from './webhook-receiver.ts';
+export { startOtlpCollector, traceTree } from './otlp-collector.ts';
+export type { CollectedSpan, OtlpCollector } from './otlp-collector.ts';

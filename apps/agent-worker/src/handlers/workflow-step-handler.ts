@@ -1,7 +1,7 @@
 import { Durables, isWorkflowStepMessage, Streams } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
 import { Errors, type StepExecutor } from '@agent-platform/domain';
-import type { Logger } from '@agent-platform/observability';
+import { inSpan, type Logger } from '@agent-platform/observability';
 
 export interface WorkflowStepConsumerDeps {
   bus: Bus;
@@ -44,11 +44,16 @@ export async function consumeWorkflowSteps(deps: WorkflowStepConsumerDeps): Prom
         deps.logger.error({ message_id: envelope.id }, 'workflow.steps message without a valid WorkflowStepMessage; dropped');
         return;
       }
-      try {
-        await deps.executor.handle(envelope.data);
-      } catch (error) {
-        throw Errors.unavailable('the workflow run store', error);
-      }
+      const message = envelope.data;
+      const { run_id: runId, step_key: stepKey, dispatch } = message;
+      // The step's span (docs/observability.md): its invocation, model and tool calls nest under it.
+      await inSpan('workflow.step', { attributes: { 'workflow.run.id': runId, 'workflow.step.key': stepKey, 'workflow.step.dispatch': dispatch } }, async () => {
+        try {
+          await deps.executor.handle(message);
+        } catch (error) {
+          throw Errors.unavailable('the workflow run store', error);
+        }
+      });
     },
   );
 }

@@ -10,7 +10,7 @@ import {
   type PlatformConfig,
 } from '@agent-platform/contracts';
 import { BusError, type Bus, type Subscription } from '@agent-platform/bus';
-import type { Logger } from '@agent-platform/observability';
+import { withCorrelation, type Logger } from '@agent-platform/observability';
 import { assertMessageWithin, Errors, PlatformError } from '@agent-platform/domain';
 import type { ApiDeps } from '../deps.ts';
 import { withHttpStatus } from '../http/http-status.ts';
@@ -99,10 +99,14 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
       });
       try {
         if (signal?.aborted === true) throw Errors.invocationCancelled('the client closed the connection');
-        return await deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, payload, {
-          timeoutMs: timeoutSecs * 1000,
-          signal: signal === undefined ? lost.signal : AbortSignal.any([signal, lost.signal]),
-        });
+        // The invocation's correlation id on the request's span and on every span it causes
+        // (it may be the caller's own, on POST /agents/{id}/invoke); a no-op while tracing is off.
+        return await withCorrelation(request.correlation_id, () =>
+          deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, payload, {
+            timeoutMs: timeoutSecs * 1000,
+            signal: signal === undefined ? lost.signal : AbortSignal.any([signal, lost.signal]),
+          }),
+        );
       } catch (error) {
         if (lost.signal.aborted && signal?.aborted !== true) throw Errors.workerLost(invocationId, WORKER_LOST_AFTER_MS);
         throw fromBusError(error, timeoutSecs);

@@ -1,7 +1,7 @@
 import { isScheduleFire, Queues, Subjects, type AgentInvokeReply, type AgentInvokeRequest, type ScheduleFire } from '@agent-platform/contracts';
 import { BusError, type Bus } from '@agent-platform/bus';
 import { fireReason, type EventPublisher, type FireDecision, type ScheduleFiring } from '@agent-platform/domain';
-import type { Logger } from '@agent-platform/observability';
+import { inSpan, withCorrelation, type Logger } from '@agent-platform/observability';
 import type { Job, Queue } from '@agent-platform/queue';
 import type { ScheduleMetrics } from '../schedule-metrics.ts';
 
@@ -113,8 +113,24 @@ export function fireHandler(deps: FireHandlerDeps) {
     }
   };
 
-  async function fire(job: Job<unknown>, data: ScheduleFire, decision: Extract<FireDecision, { kind: 'fire' }>, attempt: number, retry: FireRetry): Promise<void> {
+  /**
+   * The fire's span (docs/observability.md): schedule, slot and attempt, with the slot's key as
+   * correlation id; the worker's invocation continues it over `agents.invoke`.
+   */
+  function fire(job: Job<unknown>, data: ScheduleFire, decision: Extract<FireDecision, { kind: 'fire' }>, attempt: number, retry: FireRetry): Promise<void> {
     const key = fireKey(data.schedule_id, decision.slot_at);
+    const attributes = { 'schedule.id': data.schedule_id, 'schedule.slot_at': decision.slot_at, 'schedule.attempt': attempt, 'gen_ai.agent.id': decision.agent_id };
+    return inSpan('schedule.fire', { role: 'producer', attributes }, () => withCorrelation(key, () => fireOnce(job, data, decision, attempt, retry, key)));
+  }
+
+  async function fireOnce(
+    job: Job<unknown>,
+    data: ScheduleFire,
+    decision: Extract<FireDecision, { kind: 'fire' }>,
+    attempt: number,
+    retry: FireRetry,
+    key: string,
+  ): Promise<void> {
     const context = { schedule_id: data.schedule_id, agent_id: decision.agent_id, slot_at: decision.slot_at, attempt };
     if (attempt === 1) deps.metrics.lateness(decision.late_ms);
     const heartbeat = setInterval(() => {

@@ -1,6 +1,6 @@
 import type { Envelope } from '@agent-platform/contracts';
 import { isRetryable } from '../bus.ts';
-import type { ConsumeOptions, StreamHandler, Subscription } from '../bus.ts';
+import type { ConsumeOptions, MessageHeaders, StreamHandler, Subscription } from '../bus.ts';
 import { InFlight } from './in-flight.ts';
 
 export type ErrorSink = (error: unknown, context: { subject: string }) => void;
@@ -9,8 +9,8 @@ export type ErrorSink = (error: unknown, context: { subject: string }) => void;
 export interface StreamLog {
   readonly name: string;
   readonly latestSeq: number;
-  /** A fresh decoded copy of message `seq`, or undefined once it is no longer kept. */
-  read(seq: number): Envelope<unknown> | undefined;
+  /** A fresh decoded copy of message `seq` and its headers, or undefined once it is no longer kept. */
+  read(seq: number): { envelope: Envelope<unknown>; headers: MessageHeaders } | undefined;
   isFinished(seq: number, durable: string): boolean;
   finish(seq: number, durable: string): void;
 }
@@ -108,8 +108,9 @@ export class Durable {
   }
 
   private deliver(consumer: Consumer, seq: number): void {
-    const envelope = this.log.read(seq);
-    if (!envelope) return;
+    const message = this.log.read(seq);
+    if (!message) return;
+    const { envelope, headers } = message;
     const delivery = (this.deliveries.get(seq) ?? 0) + 1;
     this.deliveries.set(seq, delivery);
     // The envelope's attempt counts deliveries on top of what the publisher set (1 normally).
@@ -139,7 +140,7 @@ export class Durable {
             release();
           }, options.ackWaitMs);
     ackTimer?.unref();
-    const run = Promise.resolve().then(() => consumer.handler(structuredClone(envelope)));
+    const run = Promise.resolve().then(() => consumer.handler(structuredClone(envelope), { headers: { ...headers } }));
     consumer.inFlight.track(run).then(
       () => {
         clearTimeout(ackTimer);

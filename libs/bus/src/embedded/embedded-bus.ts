@@ -4,6 +4,7 @@ import type {
   Bus,
   ConsumeOptions,
   PublishAck,
+  PublishOptions,
   RequestHandler,
   RequestOptions,
   ServeOptions,
@@ -61,9 +62,9 @@ export class EmbeddedBus implements Bus {
     return this.router.serve(subject, handler, options);
   }
 
-  async publish<T>(stream: string, envelope: Envelope<T>): Promise<PublishAck> {
+  async publish<T>(stream: string, envelope: Envelope<T>, options?: PublishOptions): Promise<PublishAck> {
     this.assertOpen();
-    return this.stream(stream).publish(envelope);
+    return this.stream(stream).publish(envelope, options?.headers);
   }
 
   async consume<T>(stream: string, options: ConsumeOptions, handler: StreamHandler<T>): Promise<Subscription> {

@@ -1,10 +1,11 @@
 import type { Envelope } from '@agent-platform/contracts';
-import { payloadTooLarge, type ConsumeOptions, type PublishAck, type StreamHandler, type Subscription } from '../bus.ts';
+import { assertHeaders, headerBytes, payloadTooLarge, type ConsumeOptions, type MessageHeaders, type PublishAck, type StreamHandler, type Subscription } from '../bus.ts';
 import { Durable, type ErrorSink, type StreamLog } from './durable.ts';
 
 interface StoredMessage {
   /** The envelope as it would travel on the wire; every delivery decodes its own copy. */
   readonly json: string;
+  readonly headers: MessageHeaders;
   /** Durable names that acked or dead-lettered this message. */
   readonly finishedBy: Set<string>;
 }
@@ -32,16 +33,17 @@ export class EmbeddedStream implements StreamLog {
     private readonly maxPayloadBytes: number,
   ) {}
 
-  publish<T>(envelope: Envelope<T>): PublishAck {
+  publish<T>(envelope: Envelope<T>, headers: MessageHeaders = {}): PublishAck {
     const json = JSON.stringify(envelope);
-    const bytes = Buffer.byteLength(json);
+    const bytes = Buffer.byteLength(json) + headerBytes(headers);
     if (bytes > this.maxPayloadBytes) throw payloadTooLarge(`a message for stream ${this.name}`, bytes, this.maxPayloadBytes);
+    assertHeaders(headers);
     const now = Date.now();
     this.forgetExpiredIds(now);
     if (this.seen.has(envelope.id)) return { duplicate: true };
     this.seen.set(envelope.id, now + this.dedupWindowMs);
     this.lastSeq += 1;
-    this.messages.set(this.lastSeq, { json, finishedBy: new Set() });
+    this.messages.set(this.lastSeq, { json, headers: { ...headers }, finishedBy: new Set() });
     for (const durable of this.durables.values()) durable.pump();
     return { duplicate: false };
   }
@@ -67,9 +69,9 @@ export class EmbeddedStream implements StreamLog {
 
   // StreamLog, used by the durables.
 
-  read(seq: number): Envelope<unknown> | undefined {
+  read(seq: number): { envelope: Envelope<unknown>; headers: MessageHeaders } | undefined {
     const message = this.messages.get(seq);
-    return message ? (JSON.parse(message.json) as Envelope<unknown>) : undefined;
+    return message ? { envelope: JSON.parse(message.json) as Envelope<unknown>, headers: message.headers } : undefined;
   }
 
   isFinished(seq: number, durable: string): boolean {

@@ -1,4 +1,4 @@
-import { BusError, payloadTooLarge, replyTooLarge, toRemoteErrorBody } from '../bus.ts';
+import { BusError, headerBytes, headersProblem, payloadTooLarge, replyTooLarge, toRemoteErrorBody } from '../bus.ts';
 import type { RequestHandler, RequestOptions, ServeOptions, Subscription } from '../bus.ts';
 import { InFlight } from './in-flight.ts';
 import { fromWire, toWire } from './wire-copy.ts';
@@ -49,7 +49,11 @@ export class RequestRouter {
   request<Req, Res>(subject: string, payload: Req, options: RequestOptions): Promise<Res> {
     if (options.signal?.aborted) return Promise.reject(abortedError(subject));
     const wire = toWire(payload);
-    if (wire.bytes > this.maxPayloadBytes) return Promise.reject(payloadTooLarge(`the request on ${subject}`, wire.bytes, this.maxPayloadBytes));
+    const bytes = wire.bytes + headerBytes(options.headers);
+    if (bytes > this.maxPayloadBytes) return Promise.reject(payloadTooLarge(`the request on ${subject}`, bytes, this.maxPayloadBytes));
+    const invalid = headersProblem(options.headers);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    const headers = { ...options.headers };
     const chosen = this.pick(subject);
     if (chosen.length === 0) {
       return Promise.reject(new BusError('no_responders', `no responders on ${subject}`));
@@ -72,7 +76,7 @@ export class RequestRouter {
       const fail = (body: ReturnType<typeof toRemoteErrorBody>): void => finish(() => reject(new BusError('remote', body.message, body)));
       for (const server of chosen) {
         // Each server decodes its own copy, as each would off the wire.
-        const run = Promise.resolve().then(() => server.handler(fromWire(wire), { subject }));
+        const run = Promise.resolve().then(() => server.handler(fromWire(wire), { subject, headers: { ...headers } }));
         server.inFlight.track(run).then(
           (reply) => {
             const out = toWire(reply);

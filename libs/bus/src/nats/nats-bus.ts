@@ -6,6 +6,7 @@ import type {
   Bus,
   ConsumeOptions,
   PublishAck,
+  PublishOptions,
   RequestHandler,
   RequestOptions,
   ServeOptions,
@@ -94,9 +95,9 @@ export class NatsBus implements Bus {
     return this.requests.serve(subject, handler, options);
   }
 
-  async publish<T>(stream: string, envelope: Envelope<T>): Promise<PublishAck> {
+  async publish<T>(stream: string, envelope: Envelope<T>, options?: PublishOptions): Promise<PublishAck> {
     this.assertOpen();
-    return this.streams.publish(stream, envelope);
+    return this.streams.publish(stream, envelope, options?.headers);
   }
 
   async consume<T>(stream: string, options: ConsumeOptions, handler: StreamHandler<T>): Promise<Subscription> {

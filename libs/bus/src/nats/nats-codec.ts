@@ -1,5 +1,5 @@
-import { headers, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
-import { BusError, DEFAULT_MAX_PAYLOAD_BYTES, payloadTooLarge, toRemoteErrorBody, type RemoteErrorBody } from '../bus.ts';
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { assertHeaders, BusError, DEFAULT_MAX_PAYLOAD_BYTES, headerBytes, payloadTooLarge, toRemoteErrorBody, type MessageHeaders, type RemoteErrorBody } from '../bus.ts';
 
 /** Receives errors nobody else can: a listener that threw, an `onDeadLetter` that threw, a failed pull. */
 export type ErrorSink = (error: unknown, context: { subject: string }) => void;
@@ -19,11 +19,30 @@ export function maxPayloadOf(nc: NatsConnection): number {
 }
 
 /** Encodes `value`, refusing it before anything is sent when the server would (bus.ts "Size"). */
-export function encodeWithin(nc: NatsConnection, value: unknown, what: string): Uint8Array {
+export function encodeWithin(nc: NatsConnection, value: unknown, what: string, headers?: MessageHeaders): Uint8Array {
   const data = encode(value);
   const max = maxPayloadOf(nc);
-  if (data.length > max) throw payloadTooLarge(what, data.length, max);
+  const bytes = data.length + headerBytes(headers);
+  if (bytes > max) throw payloadTooLarge(what, bytes, max);
   return data;
+}
+
+/** The port's headers as NATS headers; undefined when there are none (no header block sent). */
+export function toNatsHeaders(headers: MessageHeaders | undefined): MsgHdrs | undefined {
+  assertHeaders(headers);
+  const entries = Object.entries(headers ?? {});
+  if (entries.length === 0) return undefined;
+  const h = natsHeaders();
+  for (const [name, value] of entries) h.set(name, value);
+  return h;
+}
+
+/** A message's headers as the port gives them to handlers: NATS's own (`Nats-*`) left out. */
+export function fromNatsHeaders(h: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h === undefined) return out;
+  for (const name of h.keys()) if (!/^nats-/i.test(name)) out[name] = h.get(name);
+  return out;
 }
 
 export function decode<T>(data: Uint8Array): T {
@@ -44,7 +63,7 @@ export function errorReply(error: unknown): { data: Uint8Array; headers: MsgHdrs
 }
 
 export function remoteErrorReply(body: RemoteErrorBody): { data: Uint8Array; headers: MsgHdrs } {
-  const h = headers();
+  const h = natsHeaders();
   h.set(ERROR_HEADER, body.message.replace(/[\r\n]+/g, ' '));
   h.set(ERROR_CODE_HEADER, '500');
   return { data: encode({ error: body }), headers: h };

@@ -2,7 +2,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { Envelope } from '@agent-platform/contracts';
 import { isRetryable } from '../bus.ts';
 import type { ConsumeOptions, StreamHandler } from '../bus.ts';
-import type { ErrorSink } from './nats-codec.ts';
+import { fromNatsHeaders, type ErrorSink } from './nats-codec.ts';
 
 export interface DeliveryContext {
   readonly options: ConsumeOptions;
@@ -41,7 +41,7 @@ export async function deliver(msg: JsMsg, ctx: DeliveryContext): Promise<void> {
   keepAlive.unref();
   let failure: { error: unknown } | undefined;
   try {
-    await ctx.handler(structuredClone(envelope));
+    await ctx.handler(structuredClone(envelope), { headers: fromNatsHeaders(msg.headers) });
   } catch (error) {
     failure = { error };
   } finally {

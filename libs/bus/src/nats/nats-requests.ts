@@ -1,8 +1,8 @@
-import { errors, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { errors, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { BusError, replyTooLarge } from '../bus.ts';
 import type { RequestHandler, RequestOptions, ServeOptions, Subscription } from '../bus.ts';
 import { InFlight } from '../embedded/in-flight.ts';
-import { decode, encode, encodeWithin, errorReply, maxPayloadOf, readReply, remoteErrorReply, type ErrorSink } from './nats-codec.ts';
+import { decode, encode, encodeWithin, errorReply, fromNatsHeaders, maxPayloadOf, readReply, remoteErrorReply, toNatsHeaders, type ErrorSink } from './nats-codec.ts';
 import type { ConnectionGate } from './nats-connection-gate.ts';
 import { assertSubject } from './nats-names.ts';
 
@@ -37,7 +37,8 @@ export class NatsRequests {
     assertSubject(subject);
     const { signal } = options;
     if (signal?.aborted) throw abortedError(subject);
-    const pending = this.send<Res>(subject, encodeWithin(this.nc, payload, `the request on ${subject}`), options.timeoutMs);
+    const data = encodeWithin(this.nc, payload, `the request on ${subject}`, options.headers);
+    const pending = this.send<Res>(subject, data, options.timeoutMs, toNatsHeaders(options.headers));
     if (!signal) return pending;
     // NATS requests cannot be cancelled: the caller stops waiting, the reply (or timeout) that
     // comes later is dropped.
@@ -55,7 +56,7 @@ export class NatsRequests {
   }
 
   /** Waits for the connection within the request's own time budget, then sends with what is left of it. */
-  private async send<Res>(subject: string, data: Uint8Array, timeoutMs: number): Promise<Res> {
+  private async send<Res>(subject: string, data: Uint8Array, timeoutMs: number, headers: MsgHdrs | undefined): Promise<Res> {
     const started = Date.now();
     if (!(await this.gate.whenUp(timeoutMs))) {
       if (this.gate.isClosed) throw new BusError('closed', 'the bus is closed');
@@ -64,7 +65,7 @@ export class NatsRequests {
     for (;;) {
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
       try {
-        return readReply<Res>(await this.nc.request(subject, data, { timeout: remaining }));
+        return readReply<Res>(await this.nc.request(subject, data, { timeout: remaining, ...(headers === undefined ? {} : { headers }) }));
       } catch (error) {
         const mapped = toBusError(error, subject, timeoutMs);
         // Right after a server restart every client reconnects on its own schedule: a request
@@ -116,7 +117,7 @@ export class NatsRequests {
 async function answer<Req, Res>(nc: NatsConnection, msg: Msg, handler: RequestHandler<Req, Res>, subject: string, gate: ConnectionGate): Promise<void> {
   let reply: { data: Uint8Array; headers?: ReturnType<typeof errorReply>['headers'] };
   try {
-    const result = await handler(decode<Req>(msg.data), { subject });
+    const result = await handler(decode<Req>(msg.data), { subject, headers: fromNatsHeaders(msg.headers) });
     reply = { data: encode(result) };
   } catch (error) {
     reply = errorReply(error);

@@ -13,8 +13,8 @@ import {
 } from '@nats-io/jetstream';
 import type { Envelope } from '@agent-platform/contracts';
 import { BusError } from '../bus.ts';
-import type { ConsumeOptions, PublishAck } from '../bus.ts';
-import { encodeWithin } from './nats-codec.ts';
+import type { ConsumeOptions, MessageHeaders, PublishAck } from '../bus.ts';
+import { encodeWithin, toNatsHeaders } from './nats-codec.ts';
 import { jetStreamName, streamNames, type StreamNames } from './nats-names.ts';
 
 export interface StreamSettings {
@@ -51,14 +51,15 @@ export class NatsStreams {
    * yet) with the same `Nats-Msg-Id` until `publishTimeoutMs`, so a retry of a message the server
    * did store is dropped as a duplicate rather than stored twice.
    */
-  async publish(logical: string, envelope: Envelope<unknown>): Promise<PublishAck> {
+  async publish(logical: string, envelope: Envelope<unknown>, messageHeaders?: MessageHeaders): Promise<PublishAck> {
     const deadline = Date.now() + this.settings.publishTimeoutMs;
-    const data = encodeWithin(this.nc, envelope, `a message for stream ${logical}`);
+    const data = encodeWithin(this.nc, envelope, `a message for stream ${logical}`, messageHeaders);
+    const headers = toNatsHeaders(messageHeaders);
     for (let attempt = 0; ; attempt++) {
       try {
         const names = await this.ensureStream(logical);
         const timeout = Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, deadline - Date.now()));
-        const sending = this.js.publish(names.subject, data, { msgID: envelope.id, timeout });
+        const sending = this.js.publish(names.subject, data, { msgID: envelope.id, timeout, ...(headers === undefined ? {} : { headers }) });
         // A request in flight when the connection dropped gets no answer: do not wait out its
         // timeout, send it again as soon as the connection is back (the id makes that safe).
         sending.catch(() => undefined);

@@ -31,6 +31,8 @@ export interface EventPublisherDeps {
   clock: Clock;
   warn: (context: Record<string, unknown>, message: string) => void;
   newId?: () => string;
+  /** Told of each event this process emits, published or not (the metrics count them: `platform_events_total`). */
+  onEmit?: (kind: EventKind, data: unknown) => void;
 }
 
 /** The EventPublisher over the bus. */
@@ -38,6 +40,7 @@ export function createEventPublisher(deps: EventPublisherDeps): EventPublisher {
   const newId = deps.newId ?? randomUUID;
   return {
     async emit(kind, input) {
+      deps.onEmit?.(kind, input.data);
       const now = deps.clock.now().toISOString();
       const event: PlatformEvent = {
         id: input.id ?? newId(),

@@ -34,6 +34,18 @@ export interface StepExecutorDeps {
   events?: EventPublisher;
   /** See run-finalizer.ts `onRunEnded`. */
   onRunEnded?: RunEndedHook | undefined;
+  /**
+   * Told of each execution this process ran, once its outcome is known (the worker counts them:
+   * `workflow_steps_total`, docs/observability.md). `mode` is the step mode's name (`Loop` for
+   * `{Loop: ...}`); `aborted` when the run was cancelled or the lease lost meanwhile.
+   */
+  onStepExecuted?: (sample: StepExecutionSample) => void;
+}
+
+export interface StepExecutionSample {
+  mode: string;
+  outcome: 'succeeded' | 'failed' | 'deferred' | 'aborted';
+  seconds: number;
 }
 
 /** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
@@ -205,8 +217,13 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
         );
       }, Math.max(100, Math.floor(leaseMs() / 3)));
       heartbeat.unref();
+      const started = now().getTime();
       try {
         const outcome = await execute(claimed, controller.signal);
+        const step = claimed.run.definition.steps[claimed.entry.index];
+        const mode = step === undefined ? 'unknown' : typeof step.mode === 'string' ? step.mode : (Object.keys(step.mode)[0] ?? 'unknown');
+        const seconds = Math.max(0, now().getTime() - started) / 1000;
+        deps.onStepExecuted?.({ mode, outcome: controller.signal.aborted ? 'aborted' : outcome.kind, seconds });
         // Aborted: the run was cancelled or the lease is lost; whoever ended it wrote the outcome.
         if (controller.signal.aborted) return;
         await checkpoint(claimed, outcome);
