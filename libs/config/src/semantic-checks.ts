@@ -1,6 +1,7 @@
 import { CONNECTOR_IDS } from '@agent-platform/contracts';
 import { parseTrustedKey } from '@agent-platform/registry-core';
 import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
+import { dashboardProblems } from './dashboard-checks.ts';
 import { oidcProblems } from './oidc-checks.ts';
 import { keyPath } from './schema-errors.ts';
 
@@ -27,6 +28,7 @@ export function semanticProblems(file: Table): string[] {
     ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
     ...catalogProblems(table(file.catalog)),
+    ...dashboardProblems(table(file.dashboard)),
   ];
   return problems;
 }
