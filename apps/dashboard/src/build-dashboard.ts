@@ -54,14 +54,16 @@ export async function buildDashboard(): Promise<DashboardBundle> {
   const assets = new Map<string, DashboardAsset>();
   for (const file of result.outputFiles) {
     const type = CONTENT_TYPES[extname(file.path)];
-    if (type !== undefined) assets.set(basename(file.path), { body: Buffer.from(file.contents), contentType: type });
+    if (type !== undefined)
+      assets.set(basename(file.path), { body: Buffer.from(file.contents), contentType: type });
   }
   const icon = await readFile(`${WEB_DIR}icon.svg`);
   const iconName = `icon-${createHash('sha256').update(icon).digest('hex').slice(0, 8)}.svg`;
   assets.set(iconName, { body: icon, contentType: CONTENT_TYPES['.svg']! });
   const script = [...assets.keys()].find((name) => name.startsWith('main-') && name.endsWith('.js'));
   const style = [...assets.keys()].find((name) => name.startsWith('main-') && name.endsWith('.css'));
-  if (script === undefined || style === undefined) throw new Error('dashboard build produced no main script or stylesheet');
+  if (script === undefined || style === undefined)
+    throw new Error('dashboard build produced no main script or stylesheet');
   const template = await readFile(`${WEB_DIR}index.html`, 'utf8');
   const html = template
     .replaceAll('%SCRIPT%', `${DASHBOARD_PATH}/assets/${script}`)

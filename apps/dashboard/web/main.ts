@@ -2,7 +2,13 @@ import './styles.css';
 import { ApiError, createApi, describeError } from './lib/api.ts';
 import { fill, h } from './lib/dom.ts';
 import { CALLBACK_PATH, completeSignIn } from './lib/oidc.ts';
-import { createSession, tokenStore, type DashboardConfig, type Identity, type Session } from './lib/session.ts';
+import {
+  createSession,
+  tokenStore,
+  type DashboardConfig,
+  type Identity,
+  type Session,
+} from './lib/session.ts';
 import type { Page } from './app/page.ts';
 import { BASE, interceptLinks, matchPage, routePath } from './app/router.ts';
 import { createShell } from './app/shell.ts';
@@ -20,7 +26,18 @@ import { schedulesPage } from './pages/schedules.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 
 /** Navigation order; the run page is reached from the runs list. */
-const PAGES: readonly Page[] = [overviewPage, agentsPage, runsPage, schedulesPage, channelsPage, integrationsPage, auditPage, licencePage, compliancePage, runDetailPage];
+const PAGES: readonly Page[] = [
+  overviewPage,
+  agentsPage,
+  runsPage,
+  schedulesPage,
+  channelsPage,
+  integrationsPage,
+  auditPage,
+  licencePage,
+  compliancePage,
+  runDetailPage,
+];
 const NAVIGATION = PAGES.filter((p) => p !== runDetailPage);
 
 async function boot(root: HTMLElement): Promise<void> {
@@ -42,7 +59,9 @@ async function boot(root: HTMLElement): Promise<void> {
   });
 
   async function signIn(token: string | null): Promise<void> {
-    const identity = await createApi({ token: () => token, onUnauthorized: () => undefined }).get<Identity>('/auth/whoami');
+    const identity = await createApi({ token: () => token, onUnauthorized: () => undefined }).get<Identity>(
+      '/auth/whoami',
+    );
     if (token !== null) tokenStore.set(token);
     session = createSession(identity, config);
     shell.setIdentity(identity, authDisabled);
@@ -87,18 +106,42 @@ async function boot(root: HTMLElement): Promise<void> {
     shell.setNavigation(readable, match?.page === runDetailPage ? runsPage : (match?.page ?? null));
     if (match === null) {
       document.title = 'Not found · Agent Platform';
-      fill(shell.page, pageHeader('Page not found'), h('p', null, 'There is no such dashboard page. ', h('a', { href: `${BASE}/` }, 'Go to the overview'), '.'));
+      fill(
+        shell.page,
+        pageHeader('Page not found'),
+        h(
+          'p',
+          null,
+          'There is no such dashboard page. ',
+          h('a', { href: `${BASE}/` }, 'Go to the overview'),
+          '.',
+        ),
+      );
     } else {
       document.title = `${match.page.title} · Agent Platform`;
       if (!match.page.needs.some((action) => current.can(action))) {
-        fill(shell.page, pageHeader(match.page.title), h('p', { class: 'notice muted' }, `Your role (${current.identity.role}) may not read this page.`));
+        fill(
+          shell.page,
+          pageHeader(match.page.title),
+          h('p', { class: 'notice muted' }, `Your role (${current.identity.role}) may not read this page.`),
+        );
       } else {
         fill(shell.page, h('p', { class: 'muted', role: 'status' }, 'Loading…'));
         match.page
-          .render({ api, session: current, config, root: shell.page, params: match.params, announce: shell.announce, navigate, signal })
+          .render({
+            api,
+            session: current,
+            config,
+            root: shell.page,
+            params: match.params,
+            announce: shell.announce,
+            navigate,
+            signal,
+          })
           .then(() => moveFocus && document.getElementById('page-title')?.focus())
           .catch((error: unknown) => {
-            if (!signal.aborted) fill(shell.page, pageHeader(match.page.title), errorBox(describeError(error)));
+            if (!signal.aborted)
+              fill(shell.page, pageHeader(match.page.title), errorBox(describeError(error)));
           });
         return;
       }
@@ -112,7 +155,10 @@ async function boot(root: HTMLElement): Promise<void> {
   if (location.pathname === CALLBACK_PATH && config.oidc !== null) {
     // Back from the identity provider: trade the code for a token, then go where the person was.
     try {
-      const { accessToken, returnTo } = await completeSignIn(config.oidc, new URLSearchParams(location.search));
+      const { accessToken, returnTo } = await completeSignIn(
+        config.oidc,
+        new URLSearchParams(location.search),
+      );
       await signIn(accessToken);
       history.replaceState(null, '', returnTo.startsWith(CALLBACK_PATH) ? `${BASE}/` : returnTo);
     } catch (error) {
@@ -124,7 +170,8 @@ async function boot(root: HTMLElement): Promise<void> {
     if (authDisabled || saved !== null) {
       await signIn(saved).catch((error: unknown) => {
         tokenStore.clear();
-        if (error instanceof ApiError && error.status === 401) signInNotice = 'Your session has ended: sign in again.';
+        if (error instanceof ApiError && error.status === 401)
+          signInNotice = 'Your session has ended: sign in again.';
         else signInNotice = `The platform could not check your sign-in: ${describeError(error)}`;
       });
     }
@@ -134,5 +181,15 @@ async function boot(root: HTMLElement): Promise<void> {
 
 const root = document.getElementById('app');
 if (root !== null) {
-  boot(root).catch((error: unknown) => fill(root, h('main', { id: 'main' }, h('h1', null, 'The dashboard could not start'), errorBox(describeError(error)))));
+  boot(root).catch((error: unknown) =>
+    fill(
+      root,
+      h(
+        'main',
+        { id: 'main' },
+        h('h1', null, 'The dashboard could not start'),
+        errorBox(describeError(error)),
+      ),
+    ),
+  );
 }

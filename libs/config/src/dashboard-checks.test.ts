@@ -20,11 +20,18 @@ function problemsOf(text: string): string[] {
 
 describe('[dashboard] (docs/dashboard.md)', () => {
   it('defaults to no provider sign-in and no extra origins', () => {
-    expect(parse('').dashboard).toEqual({ oidc_client_id: '', oidc_scopes: ['openid'], oidc_resource: '', connect_origins: [] });
+    expect(parse('').dashboard).toEqual({
+      oidc_client_id: '',
+      oidc_scopes: ['openid'],
+      oidc_resource: '',
+      connect_origins: [],
+    });
   });
 
   it('accepts origins that are https or loopback http', () => {
-    const config = parse('[dashboard]\nconnect_origins = ["https://login.example.com", "http://127.0.0.1:4300", "https://idp.example.com:8443/"]\n');
+    const config = parse(
+      '[dashboard]\nconnect_origins = ["https://login.example.com", "http://127.0.0.1:4300", "https://idp.example.com:8443/"]\n',
+    );
     expect(config.dashboard.connect_origins).toHaveLength(3);
   });
 
@@ -41,7 +48,11 @@ describe('[dashboard] (docs/dashboard.md)', () => {
   });
 
   it('refuses a resource indicator that is not an absolute URI', () => {
-    expect(problemsOf('[dashboard]\noidc_resource = "agents"\n')).toEqual([expect.stringMatching(/^dashboard\.oidc_resource: .*absolute URI/)]);
-    expect(parse('[dashboard]\noidc_resource = "https://agents.example.com"\n').dashboard.oidc_resource).toBe('https://agents.example.com');
+    expect(problemsOf('[dashboard]\noidc_resource = "agents"\n')).toEqual([
+      expect.stringMatching(/^dashboard\.oidc_resource: .*absolute URI/),
+    ]);
+    expect(parse('[dashboard]\noidc_resource = "https://agents.example.com"\n').dashboard.oidc_resource).toBe(
+      'https://agents.example.com',
+    );
   });
 });

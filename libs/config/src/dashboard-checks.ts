@@ -15,12 +15,19 @@ export function dashboardProblems(dashboard: Table): string[] {
     origins.forEach((value: unknown, i) => {
       if (typeof value !== 'string') return;
       const problem = originProblem(value);
-      if (problem !== null) problems.push(`dashboard.connect_origins[${i}]: "${value.slice(0, 200)}" ${problem}`);
+      if (problem !== null)
+        problems.push(`dashboard.connect_origins[${i}]: "${value.slice(0, 200)}" ${problem}`);
     });
   }
   const resource = dashboard.oidc_resource;
-  if (typeof resource === 'string' && resource !== '' && (parseUrl(resource) === null || resource.includes('#'))) {
-    problems.push(`dashboard.oidc_resource: "${resource.slice(0, 200)}" is not an absolute URI without a fragment (RFC 8707)`);
+  if (
+    typeof resource === 'string' &&
+    resource !== '' &&
+    (parseUrl(resource) === null || resource.includes('#'))
+  ) {
+    problems.push(
+      `dashboard.oidc_resource: "${resource.slice(0, 200)}" is not an absolute URI without a fragment (RFC 8707)`,
+    );
   }
   return problems;
 }

@@ -28,7 +28,10 @@ export function dashboardCsp(config: PlatformConfig): string {
 function signInOrigins(config: PlatformConfig): string[] {
   if (!providerSignIn(config)) return [];
   const issuer = originOf(config.auth.oidc.issuer);
-  return [...(issuer === null ? [] : [issuer]), ...config.dashboard.connect_origins.map((o) => o.replace(/\/$/, ''))];
+  return [
+    ...(issuer === null ? [] : [issuer]),
+    ...config.dashboard.connect_origins.map((o) => o.replace(/\/$/, '')),
+  ];
 }
 
 /** Whether the page offers sign-in through the identity provider. */

@@ -14,7 +14,9 @@ const TAGS = ['dashboard'];
  * routes, called with the signed-in token under their usual role checks. GETs are never audited.
  */
 const PUBLIC = { action: 'public' } as const;
-const Page = Type.String({ description: 'The dashboard page (text/html), the same for every path under /dashboard.' });
+const Page = Type.String({
+  description: 'The dashboard page (text/html), the same for every path under /dashboard.',
+});
 
 /**
  * The dashboard surface (`[surfaces] dashboard = true`, spec "Rules of the model" 2,
@@ -26,16 +28,34 @@ const Page = Type.String({ description: 'The dashboard page (text/html), the sam
 export const dashboardRoutes: RoutePlugin = async (app, deps) => {
   if (!deps.config.current().surfaces.dashboard) return;
   const bundle = await loadDashboardBundle();
-  const page = (reply: FastifyReply): FastifyReply => secure(reply, deps).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(bundle.html);
+  const page = (reply: FastifyReply): FastifyReply =>
+    secure(reply, deps)
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send(bundle.html);
 
   for (const url of [DASHBOARD_PATH, `${DASHBOARD_PATH}/`, `${DASHBOARD_PATH}/*`]) {
-    app.get(url, { config: PUBLIC, schema: { tags: TAGS, summary: 'The dashboard (HTML)', response: { 200: Page } } }, async (_request, reply) => page(reply));
+    app.get(
+      url,
+      { config: PUBLIC, schema: { tags: TAGS, summary: 'The dashboard (HTML)', response: { 200: Page } } },
+      async (_request, reply) => page(reply),
+    );
   }
 
   app.get(
     `${DASHBOARD_PATH}/config.json`,
-    { config: PUBLIC, schema: { tags: TAGS, summary: 'What the dashboard needs before sign-in: auth mode, provider sign-in, permission matrix', response: { 200: DashboardSettings } } },
-    async (_request, reply) => secure(reply, deps).header('cache-control', 'no-store').send(dashboardSettings(deps.config.current(), deps.version)),
+    {
+      config: PUBLIC,
+      schema: {
+        tags: TAGS,
+        summary: 'What the dashboard needs before sign-in: auth mode, provider sign-in, permission matrix',
+        response: { 200: DashboardSettings },
+      },
+    },
+    async (_request, reply) =>
+      secure(reply, deps)
+        .header('cache-control', 'no-store')
+        .send(dashboardSettings(deps.config.current(), deps.version)),
   );
 
   app.get(
@@ -57,10 +77,15 @@ function sendAsset(bundle: DashboardBundle, name: string, reply: FastifyReply): 
   // A lookup in the built set, never a path on disk: nothing else can be reached from here.
   const asset = bundle.assets.get(name);
   if (asset === undefined) throw Errors.notFound('dashboard asset', name);
-  return reply.type(asset.contentType).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body);
+  return reply
+    .type(asset.contentType)
+    .header('cache-control', 'public, max-age=31536000, immutable')
+    .send(asset.body);
 }
 
 /** The CSP (read per request: a reload may change the issuer) and the other security headers. */
 function secure(reply: FastifyReply, deps: ApiDeps): FastifyReply {
-  return reply.header('content-security-policy', dashboardCsp(deps.config.current())).headers(DASHBOARD_HEADERS);
+  return reply
+    .header('content-security-policy', dashboardCsp(deps.config.current()))
+    .headers(DASHBOARD_HEADERS);
 }

@@ -7,7 +7,9 @@ import { providerSignIn } from './dashboard-headers.ts';
 export const DashboardSettings = Type.Object({
   version: Type.String(),
   auth_mode: Type.Union([Type.Literal('disabled'), Type.Literal('local'), Type.Literal('oidc')]),
-  api_keys: Type.Boolean({ description: 'Whether svc_sk_ API keys are accepted (mode local, or oidc with allow_local_service_keys).' }),
+  api_keys: Type.Boolean({
+    description: 'Whether svc_sk_ API keys are accepted (mode local, or oidc with allow_local_service_keys).',
+  }),
   oidc: Type.Union([
     Type.Object({
       issuer: Type.String(),
@@ -18,7 +20,8 @@ export const DashboardSettings = Type.Object({
     Type.Null(),
   ]),
   permissions: Type.Record(Type.String(), Type.Array(Type.String()), {
-    description: 'The permission matrix (docs/permissions.md), so the page shows each role only the buttons it may use.',
+    description:
+      'The permission matrix (docs/permissions.md), so the page shows each role only the buttons it may use.',
   }),
 });
 export type DashboardSettings = Static<typeof DashboardSettings>;
@@ -38,6 +41,8 @@ export function dashboardSettings(config: PlatformConfig, version: string): Dash
           resource: dashboard.oidc_resource === '' ? null : dashboard.oidc_resource,
         }
       : null,
-    permissions: Object.fromEntries(Object.entries(PERMISSIONS).map(([action, rule]) => [action, [...rule.roles]])),
+    permissions: Object.fromEntries(
+      Object.entries(PERMISSIONS).map(([action, rule]) => [action, [...rule.roles]]),
+    ),
   };
 }

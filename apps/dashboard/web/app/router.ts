@@ -35,9 +35,19 @@ export function matchPage(pages: readonly Page[], path: string): { page: Page; p
  */
 export function interceptLinks(navigate: (path: string) => void): void {
   document.addEventListener('click', (event) => {
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     const link = (event.target as Element | null)?.closest('a');
     if (link === null || link === undefined || link.hasAttribute('download') || link.target !== '') return;
+    // A fragment of this page (the skip link) is the browser's business: it moves the focus there.
+    if (link.getAttribute('href')?.startsWith('#') === true) return;
     const url = new URL(link.href, location.href);
     if (url.origin !== location.origin || !url.pathname.startsWith(BASE)) return;
     event.preventDefault();

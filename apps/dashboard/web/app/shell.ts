@@ -3,7 +3,9 @@ import type { Identity } from '../lib/session.ts';
 import type { Page } from './page.ts';
 import { BASE } from './router.ts';
 
-const NOTICE_MS = 6_000;
+const NOTICE_MS = 5_000;
+/** Notices shown at once; an older one gives way to a newer (they are read out as they come). */
+const NOTICES_SHOWN = 3;
 
 export interface Shell {
   /** Where pages render. */
@@ -26,12 +28,29 @@ export function createShell(root: HTMLElement, onSignOut: () => void): Shell {
   signOut.addEventListener('click', onSignOut);
   const page = h('div', { id: 'page' });
   const notices = h('div', { class: 'notices', role: 'status', 'aria-live': 'polite' });
+  const main = h('main', { id: 'main', tabindex: -1 }, page);
+  // Browsers differ on whether following a fragment link moves the focus: move it here.
+  const skip = h('a', { class: 'skip-link', href: '#main' }, 'Skip to content');
+  skip.addEventListener('click', (event) => {
+    event.preventDefault();
+    main.focus();
+  });
   const alerts = h('div', { class: 'notices alerts' });
   fill(
     root,
-    h('a', { class: 'skip-link', href: '#main' }, 'Skip to content'),
-    h('header', { class: 'topbar' }, h('a', { class: 'brand', href: `${BASE}/` }, h('span', { class: 'logo', 'aria-hidden': 'true' }), 'Agent Platform'), who),
-    h('div', { class: 'layout' }, nav, h('main', { id: 'main', tabindex: -1 }, page)),
+    skip,
+    h(
+      'header',
+      { class: 'topbar' },
+      h(
+        'a',
+        { class: 'brand', href: `${BASE}/` },
+        h('span', { class: 'logo', 'aria-hidden': 'true' }),
+        'Agent Platform',
+      ),
+      who,
+    ),
+    h('div', { class: 'layout' }, nav, main),
     notices,
     alerts,
   );
@@ -45,7 +64,17 @@ export function createShell(root: HTMLElement, onSignOut: () => void): Shell {
           : h(
               'ul',
               null,
-              ...pages.map((p) => h('li', null, h('a', { href: `${BASE}/${p.path}`, 'aria-current': p === current ? 'page' : null }, p.title))),
+              ...pages.map((p) =>
+                h(
+                  'li',
+                  null,
+                  h(
+                    'a',
+                    { href: `${BASE}/${p.path}`, 'aria-current': p === current ? 'page' : null },
+                    p.title,
+                  ),
+                ),
+              ),
             ),
       );
     },
@@ -54,8 +83,19 @@ export function createShell(root: HTMLElement, onSignOut: () => void): Shell {
       fill(
         who,
         authDisabled
-          ? h('span', { class: 'badge warn' }, 'Authentication is off: everyone who reaches this address is an admin')
-          : h('span', null, 'Signed in as ', h('strong', null, identity.identity), ' ', h('span', { class: 'badge info' }, identity.role)),
+          ? h(
+              'span',
+              { class: 'badge warn' },
+              'Authentication is off: everyone who reaches this address is an admin',
+            )
+          : h(
+              'span',
+              null,
+              'Signed in as ',
+              h('strong', null, identity.identity),
+              ' ',
+              h('span', { class: 'badge info' }, identity.role),
+            ),
         authDisabled ? null : signOut,
       );
     },
@@ -69,6 +109,7 @@ export function createShell(root: HTMLElement, onSignOut: () => void): Shell {
       }
       const item = h('div', { class: 'notice info' }, message);
       notices.append(item);
+      while (notices.childElementCount > NOTICES_SHOWN) notices.firstElementChild?.remove();
       setTimeout(() => item.remove(), NOTICE_MS);
     },
   };

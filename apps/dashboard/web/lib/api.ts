@@ -32,7 +32,11 @@ async function errorOf(response: Response): Promise<ApiError> {
     const body = JSON.parse(text) as { error?: unknown; message?: unknown };
     if (typeof body.error === 'object' && body.error !== null) {
       const envelope = body.error as { category?: unknown; message?: unknown };
-      return new ApiError(response.status, String(envelope.category ?? 'Error'), String(envelope.message ?? response.statusText));
+      return new ApiError(
+        response.status,
+        String(envelope.category ?? 'Error'),
+        String(envelope.message ?? response.statusText),
+      );
     }
     if (typeof body.error === 'string') {
       const message = typeof body.message === 'string' ? body.message : body.error;
@@ -44,7 +48,10 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, 'Error', `${response.status} ${response.statusText}`.trim());
 }
 
-export function createApi(options: { token: () => string | null; onUnauthorized: (error: ApiError) => void }): Api {
+export function createApi(options: {
+  token: () => string | null;
+  onUnauthorized: (error: ApiError) => void;
+}): Api {
   async function send(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     headers.set('api-version', 'v1');
@@ -68,7 +75,9 @@ export function createApi(options: { token: () => string | null; onUnauthorized:
       json(
         await send(path, {
           method: 'POST',
-          ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+          ...(body === undefined
+            ? {}
+            : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
         }),
       ),
     fetch: send,

@@ -39,9 +39,19 @@ export function barChart(title: string, points: readonly BarPoint[], unit: strin
 
   const svg = s(
     'svg',
-    { class: 'chart', viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: 'img', 'aria-labelledby': `${titleId} ${descId}`, preserveAspectRatio: 'xMidYMid meet' },
+    {
+      class: 'chart',
+      viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+      role: 'img',
+      'aria-labelledby': `${titleId} ${descId}`,
+      preserveAspectRatio: 'xMidYMid meet',
+    },
     s('title', { id: titleId }, title),
-    s('desc', { id: descId }, `${points.length} bars, ${total} ${unit} in all, at most ${Math.max(0, ...points.map((p) => p.value))} in one.`),
+    s(
+      'desc',
+      { id: descId },
+      `${points.length} bars, ${total} ${unit} in all, at most ${Math.max(0, ...points.map((p) => p.value))} in one.`,
+    ),
     ...gridValues.map((value) =>
       s(
         'g',
@@ -55,9 +65,25 @@ export function barChart(title: string, points: readonly BarPoint[], unit: strin
       return s(
         'g',
         { class: 'bar' },
-        s('rect', { x, y: y(point.value), width: barW, height: Math.max(0, PAD.top + plotH - y(point.value)) }, s('title', null, `${point.label}: ${point.value} ${unit}`)),
-        point.value > 0 ? s('text', { class: 'value', x: x + barW / 2, y: y(point.value) - 4, 'text-anchor': 'middle' }, String(point.value)) : null,
-        i % labelEvery === 0 ? s('text', { class: 'axis', x: x + barW / 2, y: HEIGHT - PAD.bottom + 16, 'text-anchor': 'middle' }, point.label) : null,
+        s(
+          'rect',
+          { x, y: y(point.value), width: barW, height: Math.max(0, PAD.top + plotH - y(point.value)) },
+          s('title', null, `${point.label}: ${point.value} ${unit}`),
+        ),
+        point.value > 0
+          ? s(
+              'text',
+              { class: 'value', x: x + barW / 2, y: y(point.value) - 4, 'text-anchor': 'middle' },
+              String(point.value),
+            )
+          : null,
+        (points.length - 1 - i) % labelEvery === 0
+          ? s(
+              'text',
+              { class: 'axis', x: x + barW / 2, y: HEIGHT - PAD.bottom + 16, 'text-anchor': 'middle' },
+              point.label,
+            )
+          : null,
       );
     }),
   );
@@ -66,21 +92,56 @@ export function barChart(title: string, points: readonly BarPoint[], unit: strin
     { class: 'data compact' },
     h('caption', null, `${title} (data)`),
     h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Week of'), h('th', { scope: 'col' }, unit))),
-    h('tbody', null, ...points.map((p) => h('tr', null, h('th', { scope: 'row' }, p.label), h('td', { class: 'num' }, p.value)))),
+    h(
+      'tbody',
+      null,
+      ...points.map((p) =>
+        h('tr', null, h('th', { scope: 'row' }, p.label), h('td', { class: 'num' }, p.value)),
+      ),
+    ),
   );
-  return h('figure', { class: 'chart-figure' }, svg, h('details', null, h('summary', null, 'Show the numbers'), table));
+  return h(
+    'figure',
+    { class: 'chart-figure' },
+    svg,
+    h('details', null, h('summary', null, 'Show the numbers'), table),
+  );
 }
 
 /**
  * A labelled gauge of `used` against `budget` (a native <meter>, which assistive technology reads
  * as a value in a range), or a plain count when the budget is uncapped.
  */
-export function budgetMeter(label: string, used: number, budget: number | null, format: (n: number) => string = String): HTMLElement {
+export function budgetMeter(
+  label: string,
+  used: number,
+  budget: number | null,
+  format: (n: number) => string = String,
+): HTMLElement {
   const id = uid('meter');
   if (budget === null) {
-    return h('div', { class: 'meter-row' }, h('span', { class: 'meter-label', id }, label), h('span', { class: 'meter-text' }, `${format(used)} used, uncapped`));
+    return h(
+      'div',
+      { class: 'meter-row' },
+      h('span', { class: 'meter-label', id }, label),
+      h('span', { class: 'meter-text' }, `${format(used)} used, uncapped`),
+    );
   }
-  const meter = h('meter', { min: 0, max: Math.max(budget, 0.000001), value: Math.min(used, budget), low: budget * 0.75, high: budget * 0.9, optimum: 0, 'aria-labelledby': id });
+  const meter = h('meter', {
+    min: 0,
+    max: Math.max(budget, 0.000001),
+    value: Math.min(used, budget),
+    low: budget * 0.75,
+    high: budget * 0.9,
+    optimum: 0,
+    'aria-labelledby': id,
+  });
   const pct = budget > 0 ? Math.round((used / budget) * 100) : 100;
-  return h('div', { class: 'meter-row' }, h('span', { class: 'meter-label', id }, label), meter, h('span', { class: 'meter-text' }, `${format(used)} of ${format(budget)} (${pct}%)`));
+  return h(
+    'div',
+    { class: 'meter-row' },
+    h('span', { class: 'meter-label', id }, label),
+    meter,
+    h('span', { class: 'meter-text' }, `${format(used)} of ${format(budget)} (${pct}%)`),
+  );
 }

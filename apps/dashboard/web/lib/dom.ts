@@ -20,12 +20,17 @@ function setAttrs(element: Element, attrs: Attrs | null | undefined): void {
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (typeof value === 'function') element.addEventListener(name.replace(/^on/, ''), value);
     else if (value === true) element.setAttribute(name, '');
-    else if (value !== false && value !== null && value !== undefined) element.setAttribute(name, String(value));
+    else if (value !== false && value !== null && value !== undefined)
+      element.setAttribute(name, String(value));
   }
 }
 
 /** An HTML element: `h('button', { type: 'button', onclick: go }, 'Go')`. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   setAttrs(element, attrs);
   append(element, children);
@@ -56,15 +61,29 @@ export function uid(prefix: string): string {
 }
 
 /** A labelled form field: `<label for>` + the control, so that every control has an accessible name. */
-export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLElement {
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  hint?: string,
+): HTMLElement {
   control.id ||= uid('field');
   const hintId = hint === undefined ? null : `${control.id}-hint`;
   if (hintId !== null) control.setAttribute('aria-describedby', hintId);
-  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hintId === null ? null : h('p', { class: 'hint', id: hintId }, hint));
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: control.id }, label),
+    control,
+    hintId === null ? null : h('p', { class: 'hint', id: hintId }, hint),
+  );
 }
 
 /** A `<select>` of options `[value, text]`. */
-export function select(name: string, options: ReadonlyArray<readonly [string, string]>, value?: string): HTMLSelectElement {
+export function select(
+  name: string,
+  options: ReadonlyArray<readonly [string, string]>,
+  value?: string,
+): HTMLSelectElement {
   const element = h('select', { name }, ...options.map(([v, text]) => h('option', { value: v }, text)));
   // Only a value one of the options has: any other would leave the select showing nothing.
   if (value !== undefined && options.some(([v]) => v === value)) element.value = value;
@@ -72,8 +91,21 @@ export function select(name: string, options: ReadonlyArray<readonly [string, st
 }
 
 /** A button that runs `action`, disabled while it runs (no double submit). */
-export function actionButton(label: string, accessibleName: string, action: () => Promise<void>, variant: 'primary' | 'secondary' | 'danger' = 'secondary'): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: `button ${variant}`, 'aria-label': accessibleName === label ? null : accessibleName }, label);
+export function actionButton(
+  label: string,
+  accessibleName: string,
+  action: () => Promise<void>,
+  variant: 'primary' | 'secondary' | 'danger' = 'secondary',
+): HTMLButtonElement {
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: `button ${variant}`,
+      'aria-label': accessibleName === label ? null : accessibleName,
+    },
+    label,
+  );
   button.addEventListener('click', () => {
     button.disabled = true;
     button.setAttribute('aria-busy', 'true');

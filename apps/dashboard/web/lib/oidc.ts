@@ -25,11 +25,18 @@ function random(length: number): string {
 }
 
 async function discover(issuer: string): Promise<{ authorization_endpoint: string; token_endpoint: string }> {
-  const response = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { credentials: 'omit' });
+  const response = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, {
+    credentials: 'omit',
+  });
   if (!response.ok) throw new Error(`the provider's discovery document answered ${response.status}`);
-  const document = (await response.json()) as { issuer?: string; authorization_endpoint?: string; token_endpoint?: string };
+  const document = (await response.json()) as {
+    issuer?: string;
+    authorization_endpoint?: string;
+    token_endpoint?: string;
+  };
   // The same rule the api applies to the documents it reads (docs/auth.md "Keys").
-  if (document.issuer !== issuer) throw new Error(`the discovery document names the issuer '${document.issuer ?? ''}', not '${issuer}'`);
+  if (document.issuer !== issuer)
+    throw new Error(`the discovery document names the issuer '${document.issuer ?? ''}', not '${issuer}'`);
   if (document.authorization_endpoint === undefined || document.token_endpoint === undefined) {
     throw new Error('the discovery document has no authorization or token endpoint');
   }
@@ -43,11 +50,15 @@ async function discover(issuer: string): Promise<{ authorization_endpoint: strin
  */
 export async function beginSignIn(oidc: OidcConfig, returnTo: string): Promise<void> {
   if (globalThis.crypto?.subtle === undefined) {
-    throw new Error('signing in with the provider needs a secure page: open the dashboard over https or on a loopback address');
+    throw new Error(
+      'signing in with the provider needs a secure page: open the dashboard over https or on a loopback address',
+    );
   }
   const endpoints = await discover(oidc.issuer);
   const verifier = random(32);
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
+  );
   const pending: Pending = {
     state: random(16),
     verifier,
@@ -74,13 +85,20 @@ export async function beginSignIn(oidc: OidcConfig, returnTo: string): Promise<v
  * and returns it with the page to go back to. The pending entry is removed whatever happens, so
  * a code is never traded twice.
  */
-export async function completeSignIn(oidc: OidcConfig, query: URLSearchParams): Promise<{ accessToken: string; returnTo: string }> {
+export async function completeSignIn(
+  oidc: OidcConfig,
+  query: URLSearchParams,
+): Promise<{ accessToken: string; returnTo: string }> {
   const saved = sessionStorage.getItem(PENDING_KEY);
   sessionStorage.removeItem(PENDING_KEY);
-  if (query.has('error')) throw new Error(`the provider refused the sign-in: ${query.get('error_description') ?? query.get('error') ?? ''}`);
+  if (query.has('error'))
+    throw new Error(
+      `the provider refused the sign-in: ${query.get('error_description') ?? query.get('error') ?? ''}`,
+    );
   if (saved === null) throw new Error('no sign-in was in progress in this tab: start again');
   const pending = JSON.parse(saved) as Pending;
-  if (query.get('state') !== pending.state) throw new Error('the sign-in answer does not match the request (state): start again');
+  if (query.get('state') !== pending.state)
+    throw new Error('the sign-in answer does not match the request (state): start again');
   const code = query.get('code');
   if (code === null) throw new Error('the provider sent no authorization code');
   const body = new URLSearchParams({
@@ -97,9 +115,15 @@ export async function completeSignIn(oidc: OidcConfig, query: URLSearchParams): 
     body,
     credentials: 'omit',
   });
-  const token = (await response.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
+  const token = (await response.json().catch(() => ({}))) as {
+    access_token?: string;
+    error?: string;
+    error_description?: string;
+  };
   if (!response.ok || token.access_token === undefined) {
-    throw new Error(`the provider did not issue a token: ${token.error_description ?? token.error ?? String(response.status)}`);
+    throw new Error(
+      `the provider did not issue a token: ${token.error_description ?? token.error ?? String(response.status)}`,
+    );
   }
   return { accessToken: token.access_token, returnTo: pending.return_to };
 }

@@ -3,7 +3,10 @@
  * header, so the dashboard opens event streams with fetch and parses them here (the subset the
  * api writes: `event:` and `data:` lines, frames separated by a blank line).
  */
-export async function readEventStream(body: ReadableStream<Uint8Array>, onEvent: (name: string, data: string) => void): Promise<void> {
+export async function readEventStream(
+  body: ReadableStream<Uint8Array>,
+  onEvent: (name: string, data: string) => void,
+): Promise<void> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';

@@ -10,12 +10,25 @@ export interface Column<T> {
 }
 
 /** A data table with a caption (its accessible name), column headers and an empty-state row. */
-export function dataTable<T>(caption: string, columns: readonly Column<T>[], rows: readonly T[], empty: string): HTMLTableElement {
+export function dataTable<T>(
+  caption: string,
+  columns: readonly Column<T>[],
+  rows: readonly T[],
+  empty: string,
+): HTMLTableElement {
   return h(
     'table',
     { class: 'data' },
     h('caption', null, caption),
-    h('thead', null, h('tr', null, ...columns.map((c) => h('th', { scope: 'col', class: c.numeric === true ? 'num' : null }, c.header)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ...columns.map((c) => h('th', { scope: 'col', class: c.numeric === true ? 'num' : null }, c.header)),
+      ),
+    ),
     h(
       'tbody',
       null,
@@ -44,10 +57,53 @@ export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | 'neutral' | 'i
 /** The tone of a state word across the pages. */
 export function toneOf(state: string): 'ok' | 'warn' | 'bad' | 'neutral' | 'info' {
   const word = state.split(':')[0]!.trim();
-  if (['Running', 'Completed', 'Connected', 'Healthy', 'Satisfied', 'active', 'fired', 'Equipped', 'Installed', 'valid', 'enabled'].includes(word)) return 'ok';
-  if (['Pending', 'Suspended', 'Degraded', 'expiring_soon', 'Unknown', 'Disconnected', 'running', 'skipped_overlap', 'skipped_paused', 'paused'].includes(word))
+  if (
+    [
+      'Running',
+      'Completed',
+      'Connected',
+      'Healthy',
+      'Satisfied',
+      'active',
+      'fired',
+      'Equipped',
+      'Installed',
+      'valid',
+      'enabled',
+    ].includes(word)
+  )
+    return 'ok';
+  if (
+    [
+      'Pending',
+      'Suspended',
+      'Degraded',
+      'expiring_soon',
+      'Unknown',
+      'Disconnected',
+      'running',
+      'skipped_overlap',
+      'skipped_paused',
+      'paused',
+    ].includes(word)
+  )
     return 'warn';
-  if (['Failed', 'Error', 'Unreachable', 'Unsatisfied', 'expired', 'no_licence', 'refused', 'failed', 'missed', 'invalid', 'Escalated'].includes(word)) return 'bad';
+  if (
+    [
+      'Failed',
+      'Error',
+      'Unreachable',
+      'Unsatisfied',
+      'expired',
+      'no_licence',
+      'refused',
+      'failed',
+      'missed',
+      'invalid',
+      'Escalated',
+    ].includes(word)
+  )
+    return 'bad';
   if (['NotConfigured', 'Disabled', 'disabled'].includes(word)) return 'neutral';
   return 'info';
 }

@@ -12,7 +12,10 @@ async function loadRows(context: PageContext): Promise<Row[]> {
   const { agents } = await context.api.get<AgentList>('/agents', context.signal);
   // GET /agents has no counters; one GET /agents/{id} each, concurrently.
   return Promise.all(
-    agents.map(async (agent) => ({ ...agent, status: await context.api.get<AgentStatusView>(`/agents/${agent.id}`, context.signal).catch(() => null) })),
+    agents.map(async (agent) => ({
+      ...agent,
+      status: await context.api.get<AgentStatusView>(`/agents/${agent.id}`, context.signal).catch(() => null),
+    })),
   );
 }
 
@@ -33,7 +36,16 @@ export const agentsPage: Page = {
         fill(body, errorBox(describeError(error)));
       }
     };
-    fill(context.root, pageHeader('Agents', refreshButton('Refresh agents', load)), h('p', { class: 'lead' }, 'Every installed agent, its state and what it has done since the platform started counting.'), body);
+    fill(
+      context.root,
+      pageHeader('Agents', refreshButton('Refresh agents', load)),
+      h(
+        'p',
+        { class: 'lead' },
+        'Every installed agent, its state and what it has done since the platform started counting.',
+      ),
+      body,
+    );
     await load();
   },
 };
@@ -53,25 +65,56 @@ function table(context: PageContext, rows: Row[], reload: () => Promise<void>): 
   return dataTable<Row>(
     `${rows.length} agent${rows.length === 1 ? '' : 's'}`,
     [
-      { header: 'Agent', rowHeader: true, cell: (a) => h('span', null, h('span', { class: 'name' }, a.title ?? a.name), a.title === null ? null : h('span', { class: 'sub' }, a.name)) },
+      {
+        header: 'Agent',
+        rowHeader: true,
+        cell: (a) =>
+          h(
+            'span',
+            null,
+            h('span', { class: 'name' }, a.title ?? a.name),
+            a.title === null ? null : h('span', { class: 'sub' }, a.name),
+          ),
+      },
       { header: 'State', cell: (a) => badge(a.state, toneOf(a.state)) },
-      { header: 'Uptime', numeric: true, cell: (a) => (a.state === 'Running' ? formatDuration(a.status?.uptime) : '—') },
+      {
+        header: 'Uptime',
+        numeric: true,
+        cell: (a) => (a.state === 'Running' ? formatDuration(a.status?.uptime) : '—'),
+      },
       { header: 'Tasks received', numeric: true, cell: (a) => formatNumber(a.status?.tasks_received) },
       { header: 'Tasks completed', numeric: true, cell: (a) => formatNumber(a.status?.tasks_completed) },
-      { header: 'Invocations', numeric: true, cell: (a) => formatNumber(a.status?.invocation_metrics.total_count) },
-      { header: 'Errors', numeric: true, cell: (a) => formatNumber(a.status?.invocation_metrics.error_count) },
-      { header: 'Average time', numeric: true, cell: (a) => formatDuration(a.status?.invocation_metrics.avg_duration_ms) },
       {
-        header: 'Actions',
-        cell: (a) =>
-          a.state === 'Running'
-            ? mayStop
-              ? actionButton('Suspend', `Suspend ${a.name}`, act(a, 'suspend'), 'danger')
-              : null
-            : mayStart
-              ? actionButton('Activate', `Activate ${a.name}`, act(a, 'activate'), 'primary')
-              : null,
+        header: 'Invocations',
+        numeric: true,
+        cell: (a) => formatNumber(a.status?.invocation_metrics.total_count),
       },
+      {
+        header: 'Errors',
+        numeric: true,
+        cell: (a) => formatNumber(a.status?.invocation_metrics.error_count),
+      },
+      {
+        header: 'Average time',
+        numeric: true,
+        cell: (a) => formatDuration(a.status?.invocation_metrics.avg_duration_ms),
+      },
+      // The column is there only for a role that may use a button in it.
+      ...(!mayStart && !mayStop
+        ? []
+        : [
+            {
+              header: 'Actions',
+              cell: (a: Row) =>
+                a.state === 'Running'
+                  ? mayStop
+                    ? actionButton('Suspend', `Suspend ${a.name}`, act(a, 'suspend'), 'danger')
+                    : null
+                  : mayStart
+                    ? actionButton('Activate', `Activate ${a.name}`, act(a, 'activate'), 'primary')
+                    : null,
+            },
+          ]),
     ],
     rows,
     'No agents are installed. Install an agent package (POST /catalog/install) to see it here.',

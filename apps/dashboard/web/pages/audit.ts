@@ -7,7 +7,21 @@ import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, facts, notAllowed, pageHeader, section } from './common.ts';
 
 /** The categories of docs/audit.md (the api refuses any other with a 400 naming them). */
-const CATEGORIES = ['auth', 'access', 'keys', 'vault', 'config', 'audit', 'system', 'agents', 'workflows', 'tools', 'integrations', 'channels', 'request'];
+const CATEGORIES = [
+  'auth',
+  'access',
+  'keys',
+  'vault',
+  'config',
+  'audit',
+  'system',
+  'agents',
+  'workflows',
+  'tools',
+  'integrations',
+  'channels',
+  'request',
+];
 /** Entries fetched per query (newest first) and shown per page. */
 const FETCH_LIMIT = 500;
 const PAGE_SIZE = 25;
@@ -26,9 +40,15 @@ export const auditPage: Page = {
     fill(
       context.root,
       pageHeader('Audit trail'),
-      h('p', { class: 'lead' }, 'Every change and refusal is recorded in a hash chain; verifying it recomputes every link.'),
+      h(
+        'p',
+        { class: 'lead' },
+        'Every change and refusal is recorded in a hash chain; verifying it recomputes every link.',
+      ),
       context.session.can('SecurityRead') ? verifySection(context) : null,
-      context.session.can('SecurityAudit') ? await trailSection(context) : section('Entries', notAllowed('Reading the audit trail', context.config.permissions.SecurityAudit)),
+      context.session.can('SecurityAudit')
+        ? await trailSection(context)
+        : section('Entries', notAllowed('Reading the audit trail', context.config.permissions.SecurityAudit)),
     );
   },
 };
@@ -43,7 +63,15 @@ function verifySection(context: PageContext): HTMLElement {
       fill(report, errorBox(describeError(error)));
     }
   };
-  return section('Chain verification', h('div', { class: 'toolbar' }, actionButton('Verify the audit chain', 'Verify the audit chain', verify, 'primary')), report);
+  return section(
+    'Chain verification',
+    h(
+      'div',
+      { class: 'toolbar' },
+      actionButton('Verify the audit chain', 'Verify the audit chain', verify, 'primary'),
+    ),
+    report,
+  );
 }
 
 function verifyReport(result: VerifyResponse): HTMLElement {
@@ -52,13 +80,25 @@ function verifyReport(result: VerifyResponse): HTMLElement {
   return h(
     'div',
     { class: `verify ${result.valid ? 'ok' : 'bad'}` },
-    h('p', { class: 'verdict' }, badge(result.valid ? 'valid' : 'invalid', result.valid ? 'ok' : 'bad'), result.valid ? ' The chain holds: every entry links to the one before it.' : ` The chain is broken: ${result.reason ?? result.first_invalid_reason ?? ''}`),
+    h(
+      'p',
+      { class: 'verdict' },
+      badge(result.valid ? 'valid' : 'invalid', result.valid ? 'ok' : 'bad'),
+      result.valid
+        ? ' The chain holds: every entry links to the one before it.'
+        : ` The chain is broken: ${result.reason ?? result.first_invalid_reason ?? ''}`,
+    ),
     facts([
       ['Entries', formatNumber(result.entry_count)],
       ['Checked now', `${formatNumber(result.checked_entries)} (from entry ${result.verified_from_seq})`],
       ['Tip hash', h('span', { class: 'mono wrap' }, result.tip_hash ?? '—')],
       ['First bad entry', result.first_invalid_seq === undefined ? '—' : String(result.first_invalid_seq)],
-      ['Checkpoint', result.checkpoint_status === undefined ? '—' : `${result.checkpoint_status}${checkpoint === null ? '' : ` (entry ${checkpoint.tip_seq}, ${formatTime(checkpoint.at)}, signature ${checkpoint.signature_valid ? 'valid' : 'INVALID'})`}`],
+      [
+        'Checkpoint',
+        result.checkpoint_status === undefined
+          ? '—'
+          : `${result.checkpoint_status}${checkpoint === null ? '' : ` (entry ${checkpoint.tip_seq}, ${formatTime(checkpoint.at)}, signature ${checkpoint.signature_valid ? 'valid' : 'INVALID'})`}`,
+      ],
       ['Covers', result.integrity_covers.join(', ')],
       ['Note', result.verification_note],
     ]),
@@ -77,8 +117,16 @@ async function trailSection(context: PageContext): Promise<HTMLElement> {
     const pages = Math.max(1, Math.ceil(entries.length / PAGE_SIZE));
     page = Math.min(page, pages - 1);
     const shown = entries.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
-    const prev = h('button', { type: 'button', class: 'button secondary', disabled: page === 0 }, 'Previous page');
-    const next = h('button', { type: 'button', class: 'button secondary', disabled: page >= pages - 1 }, 'Next page');
+    const prev = h(
+      'button',
+      { type: 'button', class: 'button secondary', disabled: page === 0 },
+      'Previous page',
+    );
+    const next = h(
+      'button',
+      { type: 'button', class: 'button secondary', disabled: page >= pages - 1 },
+      'Next page',
+    );
     prev.addEventListener('click', () => {
       page -= 1;
       showPage();
@@ -92,7 +140,13 @@ async function trailSection(context: PageContext): Promise<HTMLElement> {
     fill(
       results,
       entryTable(shown, entries.length),
-      h('nav', { class: 'pager', 'aria-label': 'Audit pages' }, prev, h('span', { 'aria-live': 'polite' }, `Page ${page + 1} of ${pages}`), next),
+      h(
+        'nav',
+        { class: 'pager', 'aria-label': 'Audit pages' },
+        prev,
+        h('span', { 'aria-live': 'polite' }, `Page ${page + 1} of ${pages}`),
+        next,
+      ),
     );
   };
 

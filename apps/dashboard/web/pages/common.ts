@@ -2,7 +2,12 @@ import { actionButton, h, type Child } from '../lib/dom.ts';
 
 /** The page's heading (the target of focus after navigation) and its page-level actions. */
 export function pageHeader(title: string, ...actions: Child[]): HTMLElement {
-  return h('div', { class: 'page-header' }, h('h1', { id: 'page-title', tabindex: -1 }, title), h('div', { class: 'page-actions' }, ...actions));
+  return h(
+    'div',
+    { class: 'page-header' },
+    h('h1', { id: 'page-title', tabindex: -1 }, title),
+    h('div', { class: 'page-actions' }, ...actions),
+  );
 }
 
 /** A failure to load: read out at once. */
@@ -12,7 +17,10 @@ export function errorBox(message: string): HTMLElement {
 
 /** A page or section the role cannot read; says which roles can. */
 export function notAllowed(what: string, roles: readonly string[] | undefined): HTMLElement {
-  const who = roles === undefined || roles.length === 0 ? 'another role' : `the ${roles.join(', ')} role${roles.length === 1 ? '' : 's'}`;
+  const who =
+    roles === undefined || roles.length === 0
+      ? 'another role'
+      : `the ${roles.join(', ')} role${roles.length === 1 ? '' : 's'}`;
   return h('p', { class: 'notice muted' }, `${what} needs ${who}.`);
 }
 
@@ -28,5 +36,9 @@ export function section(title: string, ...children: Child[]): HTMLElement {
 
 /** A description list of label/value pairs. */
 export function facts(pairs: ReadonlyArray<readonly [string, Child]>): HTMLElement {
-  return h('dl', { class: 'facts' }, ...pairs.flatMap(([label, value]) => [h('dt', null, label), h('dd', null, value)]));
+  return h(
+    'dl',
+    { class: 'facts' },
+    ...pairs.flatMap(([label, value]) => [h('dt', null, label), h('dd', null, value)]),
+  );
 }

@@ -51,13 +51,20 @@ export const compliancePage: Page = {
     const report = h('div', { 'aria-live': 'polite' });
     const load = async (): Promise<void> => {
       try {
-        const { packs } = await context.api.get<{ packs: PackSummary[] }>('/compliance/packs', context.signal);
+        const { packs } = await context.api.get<{ packs: PackSummary[] }>(
+          '/compliance/packs',
+          context.signal,
+        );
         fill(body, packTable(context, packs, report));
       } catch (error) {
         fill(
           body,
           error instanceof ApiError && error.status === 404
-            ? h('p', { class: 'notice muted' }, 'Compliance reports are not available on this platform: it does not serve GET /compliance/packs.')
+            ? h(
+                'p',
+                { class: 'notice muted' },
+                'Compliance reports are not available on this platform: it does not serve GET /compliance/packs.',
+              )
             : errorBox(describeError(error)),
         );
       }
@@ -65,7 +72,11 @@ export const compliancePage: Page = {
     fill(
       context.root,
       pageHeader('Compliance', refreshButton('Refresh compliance packs', load)),
-      h('p', { class: 'lead' }, 'Policy packs evaluated against the audit log and the platform as it is now. Download a report as PDF for a regulator or an auditor.'),
+      h(
+        'p',
+        { class: 'lead' },
+        'Policy packs evaluated against the audit log and the platform as it is now. Download a report as PDF for a regulator or an auditor.',
+      ),
       section('Policy packs', body),
       report,
     );
@@ -77,7 +88,10 @@ function packTable(context: PageContext, packs: PackSummary[], reportBox: HTMLEl
   const view = (pack: PackSummary) => async (): Promise<void> => {
     fill(reportBox, h('p', { class: 'muted' }, `Evaluating ${pack.name}…`));
     try {
-      const report = await context.api.get<Report>(`/compliance/packs/${encodeURIComponent(pack.id)}/report?format=json`, context.signal);
+      const report = await context.api.get<Report>(
+        `/compliance/packs/${encodeURIComponent(pack.id)}/report?format=json`,
+        context.signal,
+      );
       fill(reportBox, reportView(report));
     } catch (error) {
       fill(reportBox, errorBox(describeError(error)));
@@ -85,8 +99,12 @@ function packTable(context: PageContext, packs: PackSummary[], reportBox: HTMLEl
   };
   const download = (pack: PackSummary) => async (): Promise<void> => {
     try {
-      const response = await context.api.fetch(`/compliance/packs/${encodeURIComponent(pack.id)}/report?format=pdf`);
-      const name = /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? `compliance-report-${pack.id}.pdf`;
+      const response = await context.api.fetch(
+        `/compliance/packs/${encodeURIComponent(pack.id)}/report?format=pdf`,
+      );
+      const name =
+        /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') ?? '')?.[1] ??
+        `compliance-report-${pack.id}.pdf`;
       const url = URL.createObjectURL(await response.blob());
       const link = h('a', { href: url, download: name, class: 'hidden' });
       document.body.append(link);
@@ -101,13 +119,24 @@ function packTable(context: PageContext, packs: PackSummary[], reportBox: HTMLEl
   return dataTable<PackSummary>(
     `${packs.length} pack${packs.length === 1 ? '' : 's'}`,
     [
-      { header: 'Pack', rowHeader: true, cell: (p) => h('span', null, h('span', { class: 'name' }, p.name), h('span', { class: 'sub mono' }, p.id)) },
+      {
+        header: 'Pack',
+        rowHeader: true,
+        cell: (p) =>
+          h('span', null, h('span', { class: 'name' }, p.name), h('span', { class: 'sub mono' }, p.id)),
+      },
       { header: 'Version', cell: (p) => p.version },
       { header: 'Jurisdiction', cell: (p) => p.jurisdiction },
       { header: 'Controls', numeric: true, cell: (p) => p.control_count },
       {
         header: 'Report',
-        cell: (p) => h('div', { class: 'button-row' }, actionButton('View', `View the ${p.name} report`, view(p), 'primary'), actionButton('Download PDF', `Download the ${p.name} report as PDF`, download(p))),
+        cell: (p) =>
+          h(
+            'div',
+            { class: 'button-row' },
+            actionButton('View', `View the ${p.name} report`, view(p), 'primary'),
+            actionButton('Download PDF', `Download the ${p.name} report as PDF`, download(p)),
+          ),
       },
     ],
     packs,
@@ -124,7 +153,13 @@ function reportView(report: Report): HTMLElement {
       ['Generated', formatTime(report.generated_at)],
       [
         'Controls',
-        h('span', { class: 'button-row' }, badge(`${report.satisfied_count} satisfied`, 'ok'), badge(`${report.unsatisfied_count} unsatisfied`, report.unsatisfied_count > 0 ? 'bad' : 'neutral'), badge(`${report.unknown_count} unknown`, report.unknown_count > 0 ? 'warn' : 'neutral')),
+        h(
+          'span',
+          { class: 'button-row' },
+          badge(`${report.satisfied_count} satisfied`, 'ok'),
+          badge(`${report.unsatisfied_count} unsatisfied`, report.unsatisfied_count > 0 ? 'bad' : 'neutral'),
+          badge(`${report.unknown_count} unknown`, report.unknown_count > 0 ? 'warn' : 'neutral'),
+        ),
       ],
     ]),
     dataTable<Control>(

@@ -1,4 +1,9 @@
-import type { ConnectorHealthList, ContractBindingList, IntegrationInfo, IntegrationList } from '@agent-platform/contracts';
+import type {
+  ConnectorHealthList,
+  ContractBindingList,
+  IntegrationInfo,
+  IntegrationList,
+} from '@agent-platform/contracts';
 import { describeError } from '../lib/api.ts';
 import { actionButton, fill, h } from '../lib/dom.ts';
 import { formatTime, statusText } from '../lib/format.ts';
@@ -55,7 +60,11 @@ export const integrationsPage: Page = {
             [
               { header: 'Connector', rowHeader: true, cell: (c) => c.name },
               { header: 'Status', cell: (c) => badge(c.status, toneOf(c.status)) },
-              { header: 'Latency', numeric: true, cell: (c) => (c.latency_ms === null ? '—' : `${c.latency_ms} ms`) },
+              {
+                header: 'Latency',
+                numeric: true,
+                cell: (c) => (c.latency_ms === null ? '—' : `${c.latency_ms} ms`),
+              },
               { header: 'Error', cell: (c) => c.error ?? '' },
             ],
             health.connectors,
@@ -71,44 +80,70 @@ export const integrationsPage: Page = {
       context.root,
       pageHeader('Integrations', refreshButton('Refresh integrations', loadIntegrations)),
       section('Integrations', integrations),
-      section('Connector health', h('div', { class: 'toolbar' }, actionButton('Check again', 'Check connector health again', loadConnectors)), connectors),
+      section(
+        'Connector health',
+        h(
+          'div',
+          { class: 'toolbar' },
+          actionButton('Check again', 'Check connector health again', loadConnectors),
+        ),
+        connectors,
+      ),
       section('Contract bindings', bindings),
     );
     await Promise.all([loadIntegrations(), loadConnectors()]);
   },
 };
 
-function integrationTable(context: PageContext, integrations: IntegrationInfo[], reload: () => Promise<void>): HTMLElement {
+function integrationTable(
+  context: PageContext,
+  integrations: IntegrationInfo[],
+  reload: () => Promise<void>,
+): HTMLElement {
   const mayManage = context.session.can('IntegrationManage');
-  const act = (integration: IntegrationInfo, verb: 'connect' | 'disconnect' | 'reconnect') => async (): Promise<void> => {
-    try {
-      await context.api.post(`/integrations/${encodeURIComponent(integration.id)}/${verb}`);
-      context.announce(`${integration.name}: ${verb} done.`);
-      await reload();
-    } catch (error) {
-      context.announce(`Could not ${verb} ${integration.name}: ${describeError(error)}`, 'error');
-    }
-  };
+  const act =
+    (integration: IntegrationInfo, verb: 'connect' | 'disconnect' | 'reconnect') =>
+    async (): Promise<void> => {
+      try {
+        await context.api.post(`/integrations/${encodeURIComponent(integration.id)}/${verb}`);
+        context.announce(`${integration.name}: ${verb} done.`);
+        await reload();
+      } catch (error) {
+        context.announce(`Could not ${verb} ${integration.name}: ${describeError(error)}`, 'error');
+      }
+    };
   return dataTable<IntegrationInfo>(
     `${integrations.length} integration${integrations.length === 1 ? '' : 's'}`,
     [
-      { header: 'Integration', rowHeader: true, cell: (i) => h('span', null, h('span', { class: 'name' }, i.name), h('span', { class: 'sub' }, i.description)) },
+      {
+        header: 'Integration',
+        rowHeader: true,
+        cell: (i) =>
+          h('span', null, h('span', { class: 'name' }, i.name), h('span', { class: 'sub' }, i.description)),
+      },
       { header: 'Version', cell: (i) => i.version },
       { header: 'Transport', cell: (i) => i.transport },
       { header: 'Status', cell: (i) => badge(statusText(i.status), toneOf(statusText(i.status))) },
-      {
-        header: 'Actions',
-        cell: (i) => {
-          if (!mayManage) return null;
-          const running = statusText(i.status) === 'Running';
-          return h(
-            'div',
-            { class: 'button-row' },
-            running ? actionButton('Reconnect', `Reconnect ${i.name}`, act(i, 'reconnect')) : actionButton('Connect', `Connect ${i.name}`, act(i, 'connect'), 'primary'),
-            running ? actionButton('Disconnect', `Disconnect ${i.name}`, act(i, 'disconnect'), 'danger') : null,
-          );
-        },
-      },
+      ...(!mayManage
+        ? []
+        : [
+            {
+              header: 'Actions',
+              cell: (i: IntegrationInfo) => {
+                const running = statusText(i.status) === 'Running';
+                return h(
+                  'div',
+                  { class: 'button-row' },
+                  running
+                    ? actionButton('Reconnect', `Reconnect ${i.name}`, act(i, 'reconnect'))
+                    : actionButton('Connect', `Connect ${i.name}`, act(i, 'connect'), 'primary'),
+                  running
+                    ? actionButton('Disconnect', `Disconnect ${i.name}`, act(i, 'disconnect'), 'danger')
+                    : null,
+                );
+              },
+            },
+          ]),
     ],
     integrations,
     'No integrations are installed.',

@@ -8,7 +8,12 @@ import { pageHeader, refreshButton } from './common.ts';
 
 /** A tile: a figure, what it means, and the page with the details. */
 function card(title: string, href: string, body: Child): HTMLElement {
-  return h('li', { class: 'card' }, h('h2', null, h('a', { href }, title)), h('div', { class: 'card-body' }, body));
+  return h(
+    'li',
+    { class: 'card' },
+    h('h2', null, h('a', { href }, title)),
+    h('div', { class: 'card-body' }, body),
+  );
 }
 
 async function tile(load: () => Promise<Child>): Promise<Child> {
@@ -39,14 +44,37 @@ async function cards(context: PageContext): Promise<HTMLElement[]> {
     tile(async () => {
       const { agents } = await api.get<AgentList>('/agents', signal);
       const running = agents.filter((a) => a.state === 'Running').length;
-      return [h('p', { class: 'figure' }, formatNumber(running), h('span', { class: 'unit' }, ` of ${agents.length} running`)), agents.length > running ? h('p', null, `${agents.length - running} suspended`) : null];
+      return [
+        h(
+          'p',
+          { class: 'figure' },
+          formatNumber(running),
+          h('span', { class: 'unit' }, ` of ${agents.length} running`),
+        ),
+        agents.length > running ? h('p', null, `${agents.length - running} suspended`) : null,
+      ];
     }).then((body) => card('Agents', '/dashboard/agents', body)),
   );
   if (session.can('WorkflowList')) {
     tiles.push(
       tile(async () => {
-        const [running, failed] = await Promise.all([api.get<RunList>('/runs?state=Running&limit=1000', signal), api.get<RunList>('/runs?state=Failed&limit=1000', signal)]);
-        return [h('p', { class: 'figure' }, formatNumber(running.runs.length), h('span', { class: 'unit' }, ' running')), h('p', null, h('a', { href: '/dashboard/runs?state=Failed' }, `${formatNumber(failed.runs.length)} failed`))];
+        const [running, failed] = await Promise.all([
+          api.get<RunList>('/runs?state=Running&limit=1000', signal),
+          api.get<RunList>('/runs?state=Failed&limit=1000', signal),
+        ]);
+        return [
+          h(
+            'p',
+            { class: 'figure' },
+            formatNumber(running.runs.length),
+            h('span', { class: 'unit' }, ' running'),
+          ),
+          h(
+            'p',
+            null,
+            h('a', { href: '/dashboard/runs?state=Failed' }, `${formatNumber(failed.runs.length)} failed`),
+          ),
+        ];
       }).then((body) => card('Workflow runs', '/dashboard/runs', body)),
     );
   }
@@ -55,7 +83,14 @@ async function cards(context: PageContext): Promise<HTMLElement[]> {
       tile(async () => {
         const result = await api.get<VerifyResponse>('/security/verify', signal);
         if (result.valid === null) return h('p', null, 'Audit is disabled.');
-        return [h('p', { class: 'figure' }, badge(result.valid ? 'chain holds' : 'chain broken', result.valid ? 'ok' : 'bad')), h('p', null, `${formatNumber(result.entry_count)} entries`)];
+        return [
+          h(
+            'p',
+            { class: 'figure' },
+            badge(result.valid ? 'chain holds' : 'chain broken', result.valid ? 'ok' : 'bad'),
+          ),
+          h('p', null, `${formatNumber(result.entry_count)} entries`),
+        ];
       }).then((body) => card('Audit trail', '/dashboard/audit', body)),
     );
   }
@@ -65,8 +100,21 @@ async function cards(context: PageContext): Promise<HTMLElement[]> {
         const licence = await api.get<LicenceStatus>('/licence/status', signal);
         if (licence.status === 'no_licence') return h('p', { class: 'figure' }, badge('no licence', 'bad'));
         return [
-          h('p', { class: 'figure' }, formatNumber(licence.days_remaining), h('span', { class: 'unit' }, ' days left')),
-          h('p', null, badge(licence.status.replace('_', ' '), licence.status === 'active' ? 'ok' : licence.status === 'expired' ? 'bad' : 'warn'), ` ${licence.carrier_name}`),
+          h(
+            'p',
+            { class: 'figure' },
+            formatNumber(licence.days_remaining),
+            h('span', { class: 'unit' }, ' days left'),
+          ),
+          h(
+            'p',
+            null,
+            badge(
+              licence.status.replace('_', ' '),
+              licence.status === 'active' ? 'ok' : licence.status === 'expired' ? 'bad' : 'warn',
+            ),
+            ` ${licence.carrier_name}`,
+          ),
         ];
       }).then((body) => card('Licence', '/dashboard/licence', body)),
     );

@@ -29,7 +29,9 @@ export const runDetailPage: Page = {
       fill(context.root, pageHeader('Workflow run'), errorBox(describeError(error)));
       return;
     }
-    const definition = await context.api.get<WorkflowDetailView>(`/workflows/${run.workflow_id}`, context.signal).catch(() => null);
+    const definition = await context.api
+      .get<WorkflowDetailView>(`/workflows/${run.workflow_id}`, context.signal)
+      .catch(() => null);
     const view = createRunView(context, definition);
     view.show(run);
     void follow(context, runId, view);
@@ -41,6 +43,8 @@ interface RunView {
   step(result: StepResultView & { index: number }): void;
   state(state: string, error: string | null): void;
   live(text: string): void;
+  /** The stream said `end`: the run is over, in the state shown. */
+  ended(): void;
 }
 
 function createRunView(context: PageContext, definition: WorkflowDetailView | null): RunView {
@@ -74,8 +78,16 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
     const done = run.step_results.length;
     progress.max = Math.max(planned, done, 1);
     progress.value = TERMINAL.has(run.state) && run.state === 'Completed' ? progress.max : done;
-    fill(progressText, planned > 0 ? `${done} of ${planned} planned steps finished` : `${done} steps finished`);
-    fill(actions, !TERMINAL.has(run.state) && context.session.can('WorkflowRun') ? actionButton('Cancel run', 'Cancel run', cancel, 'danger') : null);
+    fill(
+      progressText,
+      planned > 0 ? `${done} of ${planned} planned steps finished` : `${done} steps finished`,
+    );
+    fill(
+      actions,
+      !TERMINAL.has(run.state) && context.session.can('WorkflowRun')
+        ? actionButton('Cancel run', 'Cancel run', cancel, 'danger')
+        : null,
+    );
   };
 
   const cancel = async (): Promise<void> => {
@@ -92,8 +104,23 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
     h(
       'li',
       { class: 'step' },
-      h('div', { class: 'step-head' }, h('span', { class: 'name' }, `${index + 1}. ${result.step_name}`), h('span', { class: 'sub' }, `by ${result.agent_name}`), h('span', { class: 'sub' }, `${formatDuration(result.duration_ms)} · ${formatNumber(result.tokens_used)} tokens`)),
-      h('details', null, h('summary', null, `Output of ${result.step_name}`), h('pre', { class: 'output' }, result.output)),
+      h(
+        'div',
+        { class: 'step-head' },
+        h('span', { class: 'name' }, `${index + 1}. ${result.step_name}`),
+        h('span', { class: 'sub' }, `by ${result.agent_name}`),
+        h(
+          'span',
+          { class: 'sub' },
+          `${formatDuration(result.duration_ms)} · ${formatNumber(result.tokens_used)} tokens`,
+        ),
+      ),
+      h(
+        'details',
+        null,
+        h('summary', null, `Output of ${result.step_name}`),
+        h('pre', { class: 'output' }, result.output),
+      ),
     );
 
   const plan =
@@ -101,7 +128,22 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
       ? null
       : section(
           'Plan',
-          h('ol', { class: 'plan' }, ...definition.steps.map((step) => h('li', null, h('span', { class: 'name' }, step.name), ' ', h('span', { class: 'sub' }, typeof step.mode === 'string' ? step.mode : Object.keys(step.mode)[0] ?? '')))),
+          h(
+            'ol',
+            { class: 'plan' },
+            ...definition.steps.map((step) =>
+              h(
+                'li',
+                null,
+                h('span', { class: 'name' }, step.name),
+                h(
+                  'span',
+                  { class: 'sub' },
+                  ` ${typeof step.mode === 'string' ? step.mode : (Object.keys(step.mode)[0] ?? '')} · agent ${'ByName' in step.agent ? step.agent.ByName : step.agent.ById}`,
+                ),
+              ),
+            ),
+          ),
         );
 
   fill(
@@ -124,16 +166,25 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
       current = { ...current, step_results: [...current.step_results, result] };
       steps.append(stepItem(result, result.index));
       renderFacts();
-      context.announce(`Step ${result.step_name} finished (${current.step_results.length}${planned > 0 ? ` of ${planned}` : ''}).`);
+      fill(
+        liveText,
+        `Live: step ${result.step_name} finished (${current.step_results.length}${planned > 0 ? ` of ${planned}` : ''}).`,
+      );
     },
     state(state, error) {
       if (current === null) return;
       current = { ...current, state: state as WorkflowRunStatus['state'], error };
       renderFacts();
-      context.announce(`The run is ${state}${error === null ? '' : `: ${error}`}.`);
+      fill(liveText, `Live: the run is ${state}${error === null ? '' : `: ${error}`}.`);
     },
     live(text) {
       fill(liveText, text);
+    },
+    ended() {
+      fill(
+        liveText,
+        `The run has ended: ${current?.state ?? ''}${current?.error ? ` (${current.error})` : ''}.`,
+      );
     },
   };
 }
@@ -142,7 +193,10 @@ async function follow(context: PageContext, runId: string, view: RunView): Promi
   while (!context.signal.aborted) {
     let ended = false;
     try {
-      const response = await context.api.fetch(`/runs/${encodeURIComponent(runId)}/events`, { headers: { accept: 'text/event-stream' }, signal: context.signal });
+      const response = await context.api.fetch(`/runs/${encodeURIComponent(runId)}/events`, {
+        headers: { accept: 'text/event-stream' },
+        signal: context.signal,
+      });
       view.live('Live: following the run as it happens.');
       await readEventStream(response.body!, (name, data) => {
         const payload = JSON.parse(data);
@@ -163,7 +217,7 @@ async function follow(context: PageContext, runId: string, view: RunView): Promi
       view.live(`Connection lost (${describeError(error)}); reconnecting…`);
     }
     if (ended) {
-      view.live('The run has ended.');
+      view.ended();
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));

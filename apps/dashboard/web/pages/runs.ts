@@ -1,4 +1,9 @@
-import type { RunList, WorkflowDefinitionView, WorkflowList, WorkflowRunStatus } from '@agent-platform/contracts';
+import type {
+  RunList,
+  WorkflowDefinitionView,
+  WorkflowList,
+  WorkflowRunStatus,
+} from '@agent-platform/contracts';
 import { describeError } from '../lib/api.ts';
 import { field, fill, h, select } from '../lib/dom.ts';
 import { clip, formatDuration, formatTime } from '../lib/format.ts';
@@ -25,13 +30,24 @@ export const runsPage: Page = {
   needs: ['WorkflowList'],
   async render(context) {
     const query = new URLSearchParams(location.search);
-    const stateFilter = select('state', [['', 'All states'], ...RUN_STATES.map((s) => [s, s] as const)], query.get('state') ?? '');
+    const stateFilter = select(
+      'state',
+      [['', 'All states'], ...RUN_STATES.map((s) => [s, s] as const)],
+      query.get('state') ?? '',
+    );
     const list = h('div');
     const load = async (): Promise<void> => {
       const state = stateFilter.value;
-      history.replaceState(null, '', state === '' ? location.pathname : `${location.pathname}?state=${state}`);
+      history.replaceState(
+        null,
+        '',
+        state === '' ? location.pathname : `${location.pathname}?state=${state}`,
+      );
       try {
-        const { runs } = await context.api.get<RunList>(`/runs?limit=100${state === '' ? '' : `&state=${state}`}`, context.signal);
+        const { runs } = await context.api.get<RunList>(
+          `/runs?limit=100${state === '' ? '' : `&state=${state}`}`,
+          context.signal,
+        );
         fill(list, runTable(runs, state));
       } catch (error) {
         fill(list, errorBox(describeError(error)));
@@ -56,14 +72,23 @@ function runTable(runs: WorkflowRunStatus[], state: string): HTMLElement {
       {
         header: 'Run',
         rowHeader: true,
-        cell: (r) => h('a', { href: `/dashboard/runs/${r.id}` }, h('span', { class: 'name' }, r.workflow_name), h('span', { class: 'sub mono' }, r.id.slice(0, 8))),
+        cell: (r) =>
+          h(
+            'a',
+            { href: `/dashboard/runs/${r.id}` },
+            h('span', { class: 'name' }, r.workflow_name),
+            h('span', { class: 'sub mono' }, r.id.slice(0, 8)),
+          ),
       },
       { header: 'State', cell: (r) => badge(r.state, toneOf(r.state)) },
       { header: 'Started', cell: (r) => formatTime(r.started_at) },
       { header: 'Time', numeric: true, cell: (r) => age(r) },
       { header: 'Steps done', numeric: true, cell: (r) => r.step_results.length },
       { header: 'Input', cell: (r) => h('span', { class: 'clip' }, clip(r.input, 80)) },
-      { header: 'Error', cell: (r) => (r.error === null ? '' : h('span', { class: 'clip' }, clip(r.error, 80))) },
+      {
+        header: 'Error',
+        cell: (r) => (r.error === null ? '' : h('span', { class: 'clip' }, clip(r.error, 80))),
+      },
     ],
     runs,
     state === '' ? 'No workflow has run yet.' : `No run is ${state}.`,
@@ -78,8 +103,12 @@ async function startForm(context: PageContext): Promise<HTMLElement> {
   } catch (error) {
     return section('Start a run', errorBox(describeError(error)));
   }
-  if (workflows.length === 0) return section('Start a run', h('p', { class: 'muted' }, 'No workflow is installed.'));
-  const workflow = select('workflow', workflows.map((w) => [w.id, w.name] as const));
+  if (workflows.length === 0)
+    return section('Start a run', h('p', { class: 'muted' }, 'No workflow is installed.'));
+  const workflow = select(
+    'workflow',
+    workflows.map((w) => [w.id, w.name] as const),
+  );
   const input = h('textarea', { name: 'input', rows: 3, required: true });
   const status = h('div', { class: 'form-status' });
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Start run');

@@ -13,7 +13,8 @@ type Row = CronJob & { agent: string; log: ScheduleFireList | null };
 
 function when(job: CronJob): string {
   const schedule = job.schedule;
-  if (schedule.kind === 'cron') return `${schedule.expr}${schedule.tz === null ? ' (UTC)' : ` (${schedule.tz})`}`;
+  if (schedule.kind === 'cron')
+    return `${schedule.expr}${schedule.tz === null ? ' (UTC)' : ` (${schedule.tz})`}`;
   if (schedule.kind === 'every') return `every ${formatDuration(schedule.every_secs * 1000)}`;
   return `once at ${formatTime(schedule.at)}`;
 }
@@ -28,7 +29,9 @@ async function loadRows(context: PageContext): Promise<Row[]> {
     jobs.map(async (job) => ({
       ...job,
       agent: names.get(job.agent_id) ?? job.agent_id,
-      log: await context.api.get<ScheduleFireList>(`/schedules/${job.id}/fires?limit=${FIRES_SHOWN}`, context.signal).catch(() => null),
+      log: await context.api
+        .get<ScheduleFireList>(`/schedules/${job.id}/fires?limit=${FIRES_SHOWN}`, context.signal)
+        .catch(() => null),
     })),
   );
 }
@@ -53,7 +56,11 @@ export const schedulesPage: Page = {
     fill(
       context.root,
       pageHeader('Schedules', refreshButton('Refresh schedules', load)),
-      h('p', { class: 'lead' }, 'Cron jobs and schedules of every agent: when each fires next, when it last fired, and the slots that never fired.'),
+      h(
+        'p',
+        { class: 'lead' },
+        'Cron jobs and schedules of every agent: when each fires next, when it last fired, and the slots that never fired.',
+      ),
       body,
     );
     await load();
@@ -75,17 +82,45 @@ function table(context: PageContext, rows: Row[], reload: () => Promise<void>): 
   return dataTable<Row>(
     `${rows.length} schedule${rows.length === 1 ? '' : 's'}`,
     [
-      { header: 'Agent', rowHeader: true, cell: (r) => h('span', null, h('span', { class: 'name' }, r.agent), h('span', { class: 'sub' }, r.action.message.length > 60 ? `${r.action.message.slice(0, 59)}…` : r.action.message)) },
+      {
+        header: 'Agent',
+        rowHeader: true,
+        cell: (r) =>
+          h(
+            'span',
+            null,
+            h('span', { class: 'name' }, r.agent),
+            h(
+              'span',
+              { class: 'sub' },
+              r.action.message.length > 60 ? `${r.action.message.slice(0, 59)}…` : r.action.message,
+            ),
+          ),
+      },
       { header: 'When', cell: (r) => h('span', { class: 'mono' }, when(r)) },
       { header: 'State', cell: (r) => badge(r.enabled ? 'enabled' : 'paused', r.enabled ? 'ok' : 'warn') },
       { header: 'Next fire', cell: (r) => formatTime(r.next_run) },
       { header: 'Last fire', cell: (r) => formatTime(r.last_run) },
-      { header: 'Missed slots', numeric: true, cell: (r) => (r.log === null ? '—' : missed(r.log.missed_slots)) },
-      { header: 'Recent fires', cell: (r) => fires(r) },
       {
-        header: 'Actions',
-        cell: (r) => (mayToggle ? actionButton(r.enabled ? 'Pause' : 'Resume', `${r.enabled ? 'Pause' : 'Resume'} the schedule of ${r.agent}`, toggle(r), r.enabled ? 'secondary' : 'primary') : null),
+        header: 'Missed slots',
+        numeric: true,
+        cell: (r) => (r.log === null ? '—' : missed(r.log.missed_slots)),
       },
+      { header: 'Recent fires', cell: (r) => fires(r) },
+      ...(mayToggle
+        ? [
+            {
+              header: 'Actions',
+              cell: (r: Row) =>
+                actionButton(
+                  r.enabled ? 'Pause' : 'Resume',
+                  `${r.enabled ? 'Pause' : 'Resume'} the schedule of ${r.agent}`,
+                  toggle(r),
+                  r.enabled ? 'secondary' : 'primary',
+                ),
+            },
+          ]
+        : []),
     ],
     rows,
     'No schedules. Create one with POST /agents/{id}/schedules or POST /cron/jobs.',
@@ -103,7 +138,12 @@ function fires(row: Row): HTMLElement | string {
   return h(
     'details',
     null,
-    h('summary', { 'aria-label': `Recent fires of ${row.agent}: latest ${latest.outcome}` }, badge(latest.outcome, toneOf(latest.outcome)), ` ${formatTime(latest.slot_at)}`),
+    h(
+      'summary',
+      { 'aria-label': `Recent fires of ${row.agent}: latest ${latest.outcome}` },
+      badge(latest.outcome, toneOf(latest.outcome)),
+      ` ${formatTime(latest.slot_at)}`,
+    ),
     h(
       'ul',
       { class: 'fires' },
@@ -114,7 +154,9 @@ function fires(row: Row): HTMLElement | string {
           badge(fire.outcome, toneOf(fire.outcome)),
           ` ${formatTime(fire.slot_at)}`,
           fire.trigger === 'manual' ? ' (run by hand)' : '',
-          fire.missed_count > 0 ? ` — ${fire.missed_count} slots missed until ${formatTime(fire.missed_until)}` : '',
+          fire.missed_count > 0
+            ? ` — ${fire.missed_count} slots missed until ${formatTime(fire.missed_until)}`
+            : '',
           fire.reason === null ? '' : h('span', { class: 'sub' }, fire.reason),
         ),
       ),

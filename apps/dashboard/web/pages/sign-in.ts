@@ -24,7 +24,11 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
   const providerButton =
     config.oidc === null
       ? null
-      : h('button', { type: 'button', class: 'button primary wide' }, `Sign in with ${new URL(config.oidc.issuer).host}`);
+      : h(
+          'button',
+          { type: 'button', class: 'button primary wide' },
+          `Sign in with ${new URL(config.oidc.issuer).host}`,
+        );
   providerButton?.addEventListener('click', () => {
     providerButton.disabled = true;
     fill(error);
@@ -34,13 +38,26 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
     });
   });
 
-  const tokenLabel = config.auth_mode === 'oidc' ? (config.api_keys ? 'API key or access token' : 'Access token') : 'API key';
-  const token = h('input', { type: 'password', name: 'token', autocomplete: 'off', spellcheck: 'false', required: true });
+  const tokenLabel =
+    config.auth_mode === 'oidc' ? (config.api_keys ? 'API key or access token' : 'Access token') : 'API key';
+  const token = h('input', {
+    type: 'password',
+    name: 'token',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    required: true,
+  });
   const submit = h('button', { type: 'submit', class: 'button primary wide' }, 'Sign in');
   const form = h(
     'form',
     { class: 'stack' },
-    field(tokenLabel, token, config.api_keys ? 'An API key starts with svc_sk_. Ask an admin for one (POST /auth/keys).' : 'An access token of the identity provider for this platform.'),
+    field(
+      tokenLabel,
+      token,
+      config.api_keys
+        ? 'An API key starts with svc_sk_. Ask an admin for one (POST /auth/keys).'
+        : 'An access token of the identity provider for this platform.',
+    ),
     submit,
   );
   form.addEventListener('submit', (event) => {
@@ -74,7 +91,11 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
       providerButton,
       providerButton === null ? null : h('p', { class: 'or' }, 'or'),
       form,
-      h('p', { class: 'muted small' }, `Platform ${config.version}. Your credential stays in this browser tab and is forgotten when you close it or sign out.`),
+      h(
+        'p',
+        { class: 'muted small' },
+        `Platform ${config.version}. Your credential stays in this browser tab and is forgotten when you close it or sign out.`,
+      ),
     ),
   );
   (config.oidc === null ? token : providerButton)?.focus();
