@@ -28,8 +28,7 @@ export async function startAttackerKeyServer(): Promise<AttackerKeyServer> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`,
     jwk,
     hits: () => hits,
-    sign: (payload, header) =>
-      new SignJWT(payload).setProtectedHeader({ alg: 'RS256', ...header }).sign(privateKey),
+    sign: (payload, header) => new SignJWT(payload).setProtectedHeader({ alg: 'RS256', ...header }).sign(privateKey),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

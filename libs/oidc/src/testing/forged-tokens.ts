@@ -27,9 +27,7 @@ export function tokenForger(provider: OidcProviderHarness, defaults: { audience:
     now: nowSecs,
     async forge(payload: JWTPayload = {}, header: Record<string, unknown> = {}): Promise<string> {
       const key = await importJWK(provider.signingKey, 'RS256');
-      return new SignJWT(claims(payload))
-        .setProtectedHeader({ alg: 'RS256', kid: provider.signingKey.kid, typ: 'at+jwt', ...header })
-        .sign(key);
+      return new SignJWT(claims(payload)).setProtectedHeader({ alg: 'RS256', kid: provider.signingKey.kid, typ: 'at+jwt', ...header }).sign(key);
     },
     /** `alg: none`, no signature. */
     unsigned(payload: JWTPayload = {}): string {
@@ -37,14 +35,10 @@ export function tokenForger(provider: OidcProviderHarness, defaults: { audience:
     },
     /** HS256 tokens whose HMAC secret is the provider's public key, in each form a confused verifier might use (PEM, JWK text, modulus). */
     async hmacWithPublicKey(payload: JWTPayload = {}): Promise<string[]> {
-      const pem = createPublicKey({ key: provider.publicKey as JsonWebKey, format: 'jwk' })
-        .export({ type: 'spki', format: 'pem' })
-        .toString();
+      const pem = createPublicKey({ key: provider.publicKey as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
       return Promise.all(
         [pem, JSON.stringify(provider.publicKey), provider.publicKey.n ?? ''].map((secret) =>
-          new SignJWT(claims(payload))
-            .setProtectedHeader({ alg: 'HS256', kid: provider.signingKey.kid })
-            .sign(new TextEncoder().encode(secret)),
+          new SignJWT(claims(payload)).setProtectedHeader({ alg: 'HS256', kid: provider.signingKey.kid }).sign(new TextEncoder().encode(secret)),
         ),
       );
     },

@@ -13,7 +13,7 @@ function escapeHtml(text: string): string {
 }
 
 function loginPage(uid: string, client: string, error: string | null): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test provider sign-in</title></head><body>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test provider sign-in</title><link rel="icon" href="data:,"></head><body>
 <main><h1>Sign in to the test provider</h1><p>For ${escapeHtml(client)}</p>
 ${error === null ? '' : `<p role="alert">${escapeHtml(error)}</p>`}
 <form method="post" action="/interaction/${escapeHtml(uid)}/login">

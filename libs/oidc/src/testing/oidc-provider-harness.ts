@@ -111,7 +111,18 @@ export async function startOidcProvider(options: {
     findAccount: (_ctx, sub) =>
       Object.hasOwn(users, sub) ? { accountId: sub, claims: () => ({ sub }) } : undefined,
     jwks: { keys: [signingKey] },
-    ttl: { ClientCredentials: options.accessTokenTtlSecs ?? 300 },
+    // Every lifetime set, so that oidc-provider does not print a notice for each default it uses.
+    ttl: {
+      ClientCredentials: options.accessTokenTtlSecs ?? 300,
+      AccessToken: options.accessTokenTtlSecs ?? 300,
+      AuthorizationCode: 60,
+      IdToken: 300,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+    },
+    // oidc-provider's own rule, stated: a public client's token requests are answered to its origin.
+    clientBasedCORS: (_ctx, origin, client) => client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
