@@ -21,17 +21,25 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 async function configFile(name: string, document: Record<string, unknown>): Promise<string> {
   const path = join(dir, name);
-  await writeFile(path, stringify({ storage: { data_dir: join(dir, `${name}-data`) }, logging: { level: 'warn' }, ...document }));
+  await writeFile(
+    path,
+    stringify({ storage: { data_dir: join(dir, `${name}-data`) }, logging: { level: 'warn' }, ...document }),
+  );
   return path;
 }
 
 describe('the boot gate with the dashboard surface', () => {
   it('refuses to start the dashboard with auth disabled on a non-loopback bind, even with the api surface off', async () => {
-    const path = await configFile('open.toml', { server: { listen: `0.0.0.0:${await freePort()}` }, surfaces: { api: false, dashboard: true } });
+    const path = await configFile('open.toml', {
+      server: { listen: `0.0.0.0:${await freePort()}` },
+      surfaces: { api: false, dashboard: true },
+    });
     const platform = startPlatform(dir, ['--config', path]);
     const code = await platform.exited;
     expect(code).not.toBe(0);
-    expect(platform.output()).toContain('refusing to start: [auth] mode = "disabled" on the non-loopback address 0.0.0.0:');
+    expect(platform.output()).toContain(
+      'refusing to start: [auth] mode = "disabled" on the non-loopback address 0.0.0.0:',
+    );
     expect(platform.output()).not.toMatch(/listening on/);
   });
 });
@@ -41,10 +49,19 @@ describe.skipIf(chromiumPath === null)('the dashboard with auth disabled on loop
   let base: string;
 
   beforeAll(async () => {
-    const path = await configFile('loopback.toml', { server: { listen: `127.0.0.1:${await freePort()}` }, surfaces: { dashboard: true } });
+    const path = await configFile('loopback.toml', {
+      server: { listen: `127.0.0.1:${await freePort()}` },
+      surfaces: { dashboard: true },
+    });
     platform = startPlatform(dir, ['--config', path]);
     base = await platform.listening(60_000);
-    expect((await call(base, 'POST', '/catalog/install', { body: { path: join(ROOT, 'examples', 'claims-intake') } })).status).toBe(201);
+    expect(
+      (
+        await call(base, 'POST', '/catalog/install', {
+          body: { path: join(ROOT, 'examples', 'claims-intake') },
+        })
+      ).status,
+    ).toBe(201);
   }, 120_000);
   afterAll(async () => {
     platform?.kill();
@@ -59,11 +76,15 @@ describe.skipIf(chromiumPath === null)('the dashboard with auth disabled on loop
       const page = await context.newPage();
       await page.goto(`${base}/dashboard/`);
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-      expect(await page.locator('.topbar').textContent()).toContain('Authentication is off: everyone who reaches this address is an admin');
+      expect(await page.locator('.topbar').textContent()).toContain(
+        'Authentication is off: everyone who reaches this address is an admin',
+      );
       expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
       await openPage(page, 'Agents');
       await page.getByRole('button', { name: 'Activate claims-intake' }).click();
-      await expect.poll(() => page.getByRole('row', { name: /Claims intake/ }).textContent()).toMatch(/Running/);
+      await expect
+        .poll(() => page.getByRole('row', { name: /Claims intake/ }).textContent())
+        .toMatch(/Running/);
       await screenshot(page, SCREENSHOT_DIR, '30-auth-off-agents');
       await expectNamedControls(page);
       expect(problems.list()).toEqual([]);

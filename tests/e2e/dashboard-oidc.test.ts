@@ -40,7 +40,12 @@ describe.skipIf(chromiumPath === null)('dashboard sign-in through the OIDC provi
       storage: { data_dir: join(dir, 'data') },
       auth: {
         mode: 'oidc',
-        oidc: { issuer: idp.issuer, audience: base, role_claim: 'realm_access.roles', role_mapping: { 'platform-admins': 'admin', 'platform-ops': 'operator' } },
+        oidc: {
+          issuer: idp.issuer,
+          audience: base,
+          role_claim: 'realm_access.roles',
+          role_mapping: { 'platform-admins': 'admin', 'platform-ops': 'operator' },
+        },
       },
       dashboard: { oidc_client_id: CLIENT_ID },
       licence: await writeLicence(dir, {}),
@@ -50,7 +55,10 @@ describe.skipIf(chromiumPath === null)('dashboard sign-in through the OIDC provi
     platform = startPlatform(dir, ['--config', join(dir, 'agent-platform.toml')]);
     expect(await platform.listening(60_000)).toBe(base);
     // A machine client of the provider installs an agent, as a deployment pipeline would.
-    const install = await call(base, 'POST', '/catalog/install', { token: await idp.accessToken('ops-bot'), body: { path: join(ROOT, 'examples', 'policy-servicing'), activate: true } });
+    const install = await call(base, 'POST', '/catalog/install', {
+      token: await idp.accessToken('ops-bot'),
+      body: { path: join(ROOT, 'examples', 'policy-servicing'), activate: true },
+    });
     expect(install.status, JSON.stringify(install.body)).toBe(201);
     browser = await launchChromium(chromiumPath!);
   }, 180_000);
@@ -70,7 +78,9 @@ describe.skipIf(chromiumPath === null)('dashboard sign-in through the OIDC provi
     try {
       const response = await page.goto(`${base}/dashboard/agents`);
       // The page may call the issuer (discovery, token endpoint) and nothing else.
-      expect((await response!.allHeaders())['content-security-policy']).toContain(`connect-src 'self' ${idp.issuer};`);
+      expect((await response!.allHeaders())['content-security-policy']).toContain(
+        `connect-src 'self' ${idp.issuer};`,
+      );
       const host = new URL(idp.issuer).host;
       await page.getByRole('button', { name: `Sign in with ${host}` }).click();
       await page.waitForURL(`${idp.issuer}/interaction/**`);
@@ -84,17 +94,30 @@ describe.skipIf(chromiumPath === null)('dashboard sign-in through the OIDC provi
       expect(await page.locator('.topbar .badge').textContent()).toBe('operator');
       // The provider's code and state are gone from the address bar; the token is in this tab only.
       expect(page.url()).toBe(`${base}/dashboard/agents`);
-      expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['agent-platform.dashboard.token']);
+      expect(await page.evaluate('Object.keys(sessionStorage)')).toEqual(['agent-platform.dashboard.token']);
 
       // An operator may suspend: the access token is the bearer of the call.
       await page.getByRole('button', { name: 'Suspend policy-servicing' }).click();
-      await expect.poll(() => page.getByRole('row', { name: /Policy servicing/ }).textContent()).toMatch(/Suspended/);
-      const audit = await call(base, 'GET', '/security/audit?category=agents&limit=5', { token: await idp.accessToken('ops-bot') });
-      expect(audit.body.entries[0]).toMatchObject({ identity: 'oidc:dana', role: 'operator', action: 'POST /agents/:id/suspend' });
+      await expect
+        .poll(() => page.getByRole('row', { name: /Policy servicing/ }).textContent())
+        .toMatch(/Suspended/);
+      const audit = await call(base, 'GET', '/security/audit?category=agents&limit=5', {
+        token: await idp.accessToken('ops-bot'),
+      });
+      expect(audit.body.entries[0]).toMatchObject({
+        identity: 'oidc:dana',
+        role: 'operator',
+        action: 'POST /agents/:id/suspend',
+      });
       await screenshot(page, SCREENSHOT_DIR, '21-oidc-signed-in');
       await expectNamedControls(page);
       // An operator does not read compliance reports: no entry for it.
-      expect(await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Compliance' }).count()).toBe(0);
+      expect(
+        await page
+          .getByRole('navigation', { name: 'Dashboard' })
+          .getByRole('link', { name: 'Compliance' })
+          .count(),
+      ).toBe(0);
       expect(problems.list()).toEqual([]);
     } finally {
       await context.close();
@@ -111,8 +134,10 @@ describe.skipIf(chromiumPath === null)('dashboard sign-in through the OIDC provi
       await page.getByLabel('Username').fill('guest');
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.waitForURL(`${base}/dashboard/`);
-      await expect.poll(() => page.locator('.sign-in').textContent()).toContain('carries no role this service maps');
-      expect(await page.evaluate(() => sessionStorage.getItem('agent-platform.dashboard.token'))).toBeNull();
+      await expect
+        .poll(() => page.locator('.sign-in').textContent())
+        .toContain('carries no role this service maps');
+      expect(await page.evaluate("sessionStorage.getItem('agent-platform.dashboard.token')")).toBeNull();
       // Chromium logs the refused /auth/whoami (403); nothing else went wrong.
       expect(problems.list()).toEqual([expect.stringMatching(/403/)]);
     } finally {
@@ -125,7 +150,9 @@ describe.skipIf(chromiumPath === null)('dashboard sign-in through the OIDC provi
     const page = await context.newPage();
     try {
       await page.goto(`${base}/dashboard/callback?code=forged&state=forged`);
-      await expect.poll(() => page.locator('.sign-in').textContent()).toContain('no sign-in was in progress in this tab');
+      await expect
+        .poll(() => page.locator('.sign-in').textContent())
+        .toContain('no sign-in was in progress in this tab');
       expect(page.url()).toBe(`${base}/dashboard/`);
     } finally {
       await context.close();

@@ -159,7 +159,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await expect
       .poll(() => page.getByRole('alert').textContent())
       .toContain('invalid, revoked or expired API key');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token');
+    await expect.poll(() => page.locator(':focus').getAttribute('name')).toBe('token');
     await screenshot(page, SCREENSHOT_DIR, '02-sign-in-refused');
     // The one failed request is the refused /auth/whoami, which Chromium logs; nothing else.
     expect(problems.take()).toEqual([expect.stringMatching(/401/)]);
@@ -207,7 +207,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await page.getByRole('button', { name: 'Suspend policy-servicing' }).waitFor();
     expect((await tabThrough(page, 1))[0]!.name).toBe('a:Skip to content');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('main');
+    await expect.poll(() => page.locator(':focus').getAttribute('id')).toBe('main');
     expect(problems.take()).toEqual([]);
   });
 
@@ -239,7 +239,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await page.waitForURL(/\/dashboard\/runs\/[0-9a-f-]{36}$/);
     await page.getByRole('heading', { level: 1, name: 'Run of claims-review' }).waitFor();
     // A marker on the window: if the page were reloaded to show progress, it would be gone.
-    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+    await page.evaluate('window.stayed = true');
     const state = page.locator('dd').first();
     const steps = page.locator('ol.steps > li');
     await expect.poll(() => page.locator('.live-indicator').textContent()).toMatch(/^Live:/);
@@ -249,11 +249,11 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await screenshot(page, SCREENSHOT_DIR, '05-run-in-progress');
     await expect.poll(() => state.textContent(), { timeout: 30_000 }).toBe('Completed');
     expect(await steps.count()).toBe(5);
-    expect(await page.locator('progress').evaluate((p: HTMLProgressElement) => [p.value, p.max])).toEqual([
-      5, 5,
-    ]);
+    // <progress> reflects value and max as attributes.
+    const progress = page.locator('progress');
+    expect([await progress.getAttribute('value'), await progress.getAttribute('max')]).toEqual(['5', '5']);
     await page.getByText('The run has ended: Completed.').waitFor();
-    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    expect(await page.evaluate('window.stayed')).toBe(true);
     await expect
       .poll(() => page.locator('dd pre').nth(1).textContent())
       .toContain('Recommend the next action');
@@ -399,7 +399,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await page.getByRole('button', { name: `Download the ${firstPack} report as PDF` }).click();
     const file = await download;
     expect(file.suggestedFilename()).toMatch(/^compliance-report-[a-z0-9._-]+\.pdf$/);
-    const bytes = await readFile((await file.path())!);
+    const bytes = await readFile(await file.path());
     expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     await screenshot(page, SCREENSHOT_DIR, '13-compliance');
     await expectNamedControls(page);
@@ -475,7 +475,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
   it('signs out: the tab forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Agent Platform' }).waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.reload();
     await page.getByRole('textbox', { name: 'API key' }).waitFor();
     expect(problems.list().filter((p) => p.startsWith('csp:'))).toEqual([]);

@@ -40,40 +40,34 @@ export async function tabThrough(page: Page, count: number): Promise<FocusStop[]
   const stops: FocusStop[] = [];
   for (let i = 0; i < count; i++) {
     await page.keyboard.press('Tab');
-    stops.push(
-      await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        if (el === null || el === document.body) return { name: 'body', visible: false };
-        const label = el.getAttribute('aria-label') ?? (el.textContent ?? '').trim().replace(/\s+/g, ' ');
-        const style = getComputedStyle(el);
-        const visible = style.outlineStyle !== 'none' && Number.parseFloat(style.outlineWidth) >= 2;
-        return { name: `${el.tagName.toLowerCase()}:${label}`, visible };
-      }),
-    );
+    stops.push(await page.evaluate<FocusStop>(DESCRIBE_FOCUS));
   }
   return stops;
 }
 
+// Page-side code as text: the tests are compiled for Node, without the DOM's types.
+const DESCRIBE_FOCUS = `(() => {
+  const el = document.activeElement;
+  if (el === null || el === document.body) return { name: 'body', visible: false };
+  const label = el.getAttribute('aria-label') ?? (el.textContent ?? '').trim().replace(/\\s+/g, ' ');
+  const style = getComputedStyle(el);
+  return { name: el.tagName.toLowerCase() + ':' + label, visible: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+})()`;
+
+const UNNAMED_CONTROLS = `[...document.querySelectorAll('input, select, textarea, button, a[href], progress, meter')]
+  .filter((el) => {
+    if (el.getAttribute('aria-label')?.trim() || el.getAttribute('aria-labelledby')) return false;
+    if (el.tagName === 'BUTTON' || el.tagName === 'A') return (el.textContent ?? '').trim() === '';
+    return !el.labels || el.labels.length === 0 || [...el.labels].every((l) => (l.textContent ?? '').trim() === '');
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
+
 /**
  * Form controls and buttons without an accessible name: a label (for=/wrapping), aria-label or
- * aria-labelledby for controls, text or aria-label for buttons. Must be empty on every page.
+ * aria-labelledby for controls, text or aria-label for buttons and links. Must be empty on every page.
  */
 export async function unnamedControls(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>('input, select, textarea, button, a[href], progress, meter')]
-      .filter((el) => {
-        if (el.getAttribute('aria-label')?.trim() || el.getAttribute('aria-labelledby')) return false;
-        if (el instanceof HTMLButtonElement || el instanceof HTMLAnchorElement)
-          return (el.textContent ?? '').trim() === '';
-        const labels = (el as HTMLInputElement).labels;
-        return (
-          labels === null ||
-          labels.length === 0 ||
-          [...labels].every((l) => (l.textContent ?? '').trim() === '')
-        );
-      })
-      .map((el) => el.outerHTML.slice(0, 120)),
-  );
+  return page.evaluate<string[]>(UNNAMED_CONTROLS);
 }
 
 /** The page is fine for a keyboard and a screen reader: every control named. */

@@ -134,7 +134,7 @@ async function boot(root: HTMLElement): Promise<void> {
             config,
             root: shell.page,
             params: match.params,
-            announce: shell.announce,
+            announce: (message, kind) => shell.announce(message, kind),
             navigate,
             signal,
           })

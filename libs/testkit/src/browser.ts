@@ -58,12 +58,9 @@ export async function watchPage(context: BrowserContext): Promise<PageProblems> 
     pending.push(problem);
   };
   await context.exposeBinding('__reportCspViolation', (_source, text: string) => add(`csp: ${text}`));
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      const report = (globalThis as unknown as { __reportCspViolation: (text: string) => void })
-        .__reportCspViolation;
-      report(`${event.violatedDirective} blocked ${event.blockedURI}`);
-    });
+  // Page-side code as text: this file is compiled for Node, without the DOM's types.
+  await context.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (e) => window.__reportCspViolation(e.violatedDirective + ' blocked ' + e.blockedURI));`,
   });
   context.on('console', (message) => {
     if (message.type() === 'error') add(`console: ${message.text()} (${message.location().url})`);

@@ -34,8 +34,8 @@ async function errorOf(response: Response): Promise<ApiError> {
       const envelope = body.error as { category?: unknown; message?: unknown };
       return new ApiError(
         response.status,
-        String(envelope.category ?? 'Error'),
-        String(envelope.message ?? response.statusText),
+        typeof envelope.category === 'string' ? envelope.category : 'Error',
+        typeof envelope.message === 'string' ? envelope.message : response.statusText,
       );
     }
     if (typeof body.error === 'string') {

@@ -37,11 +37,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-const SVG_NS = 'http://www.w3.org/2000/svg';
+const SVG_NS = 'http://www.w3.org/2000/svg' as const;
 
 /** An SVG element (charts). */
 export function s(tag: string, attrs?: Attrs | null, ...children: Child[]): SVGElement {
-  const element = document.createElementNS(SVG_NS, tag) as SVGElement;
+  const element = document.createElementNS(SVG_NS, tag);
   setAttrs(element, attrs);
   append(element, children);
   return element;

@@ -49,7 +49,7 @@ async function licenceSection(context: PageContext): Promise<HTMLElement> {
       h('p', { class: 'notice error', role: 'alert' }, badge('no licence', 'bad'), ` ${status.message}`),
     );
   }
-  const licence = status as LoadedLicenceStatus;
+  const licence: LoadedLicenceStatus = status;
   const types = Object.entries(licence.transaction_utilization);
   return section(
     'Licence',

@@ -97,7 +97,7 @@ function runTable(runs: WorkflowRunStatus[], state: string): HTMLElement {
 
 /** POST /workflows/{id}/run from a form, then the run's live page. */
 async function startForm(context: PageContext): Promise<HTMLElement> {
-  let workflows: WorkflowDefinitionView[] = [];
+  let workflows: WorkflowDefinitionView[];
   try {
     workflows = (await context.api.get<WorkflowList>('/workflows', context.signal)).workflows;
   } catch (error) {

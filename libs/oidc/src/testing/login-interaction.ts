@@ -49,7 +49,7 @@ export async function handleInteraction(
   const match = /^\/interaction\/([^/]+)(\/login)?$/.exec(path);
   if (match === null) return false;
   const details = await provider.interactionDetails(request, response);
-  const clientId = String(details.params.client_id ?? '');
+  const clientId = typeof details.params.client_id === 'string' ? details.params.client_id : '';
   const html = (status: number, body: string): void =>
     void response
       .writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })

@@ -122,7 +122,9 @@ export async function startOidcProvider(options: {
       Grant: 3600,
     },
     // oidc-provider's own rule, stated: a public client's token requests are answered to its origin.
-    clientBasedCORS: (_ctx, origin, client) => client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
+    clientBasedCORS: (_ctx, origin, client) =>
+      client.clientAuthMethod === 'none' &&
+      (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
