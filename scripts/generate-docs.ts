@@ -3,6 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { renderConfigReference } from '@agent-platform/config';
 import { renderPermissionTable } from '@agent-platform/domain';
+import { renderMcpToolReference } from '@agent-platform/api';
 
 /** Replaces what sits between `<!-- <marker>:start -->` and `<!-- <marker>:end -->` in a doc. */
 async function regenerate(doc: string, marker: string, content: string): Promise<void> {
@@ -20,3 +21,4 @@ async function regenerate(doc: string, marker: string, content: string): Promise
 
 await regenerate('permissions.md', 'permissions', `${renderPermissionTable()}\n`);
 await regenerate('config.md', 'config-reference', renderConfigReference());
+await regenerate('mcp.md', 'mcp-tools', renderMcpToolReference());

@@ -16,3 +16,4 @@ export { runMain, runProcess, type ProcessService, type RunProcessOptions } from
 export { closeGracefully, listenOn } from './listener.ts';
 export { createRevocationWatcher, type RevocationWatcher, type RevocationWatcherDeps } from './revocations/revocation-watcher.ts';
 export { composeRevocationWatcher } from './revocations/compose-revocation-watcher.ts';
+export { renderMcpToolReference } from './mcp/tool-reference.ts';

@@ -97,3 +97,42 @@ describe('audit checkpoints in a real process', () => {
     expect((await stat(join(dir, 'data', 'audit-checkpoint-key.pem'))).mode & 0o777).toBe(0o600);
   });
 });
+
+describe('the boot gate covers the mcp surface (spec §Authentication rule 4, docs/mcp.md)', () => {
+  const writeMcpConfig = (auth: Record<string, unknown>) =>
+    writeFile(
+      join(dir, 'agent-platform.toml'),
+      toTomlText({
+        server: { listen: '0.0.0.0:0' },
+        storage: { data_dir: join(dir, 'data') },
+        surfaces: { api: false, mcp: true },
+        auth,
+      }),
+    );
+
+  it('refuses [surfaces] mcp with auth disabled on a non-loopback bind, even with the api surface off', async () => {
+    await writeMcpConfig({ mode: 'disabled' });
+    const run = start();
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('refusing to start');
+    expect(run.output()).toContain('allow_insecure_no_auth');
+  });
+
+  it('starts it with allow_insecure_no_auth, warning, and serves /mcp on the api listener', async () => {
+    await writeMcpConfig({ mode: 'disabled', allow_insecure_no_auth: true });
+    const run = start();
+    await until(() => /listening on \S+/.test(run.output()), 'the listening line');
+    expect(run.output()).toContain('auth is disabled on the non-loopback address');
+    const port = new URL(/listening on (\S+)/.exec(run.output())![1]!).port;
+    const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { result: { tools: Array<{ name: string }> } };
+    expect(body.result.tools).toHaveLength(5);
+    child?.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+});

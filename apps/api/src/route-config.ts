@@ -12,7 +12,8 @@ import type { AuditCategory, Caller } from '@agent-platform/domain';
  *   (POST /auth/keys only; spec §Authentication rule 3).
  * - `audit`: the audit category for this mutating route; defaults to `request`. `false`: never
  *   audited, for a public route anyone may call as often as they like (POST /channels/{id}/inbound),
- *   so that strangers cannot fill the append-only trail; such a route keeps its own record.
+ *   so that strangers cannot fill the append-only trail; such a route keeps its own record. /mcp
+ *   too: it audits each tool call itself (mcp/tool-call.ts), not each JSON-RPC request.
  * - `flatWhenMissing`: body fields whose absence is answered with the flat `{error}` body instead
  *   of the envelope (spec §Errors: only `agent_id` on POST /cron/jobs; http/flat-errors.ts).
  */

@@ -34,3 +34,4 @@ export * from './platform-events.ts';
 export * from './channel-messages.ts';
 export * from './http/triggers.ts';
 export * from './http/registry.ts';
+export * from './mcp-tools.ts';

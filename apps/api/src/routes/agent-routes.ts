@@ -6,6 +6,7 @@ import {
   AgentSessionList,
   AgentSkillList,
   AgentStatusView,
+  type AgentSummary,
   AgentToolList,
   AgentUpdateBody,
   AgentUpdated,
@@ -36,6 +37,17 @@ async function agentOr404(deps: ApiDeps, id: string): Promise<AgentRecord> {
   return agent;
 }
 
+/** GET /agents (and the MCP list_agents tool): every agent, sorted by name, titled by its template. */
+export async function agentSummaries(deps: Pick<ApiDeps, 'agents' | 'catalog'>): Promise<AgentSummary[]> {
+  const titles = new Map(
+    (await deps.catalog.installed())
+      .filter((p) => p.type === 'agent-template')
+      .map((p) => [p.name, p.title]),
+  );
+  const agents = await deps.agents.list();
+  return agents.map((agent) => agentSummary(agent, titles.get(agent.name) ?? null));
+}
+
 export const agentRoutes: RoutePlugin = (app, deps) => {
   app.get(
     '/agents',
@@ -43,15 +55,7 @@ export const agentRoutes: RoutePlugin = (app, deps) => {
       config: { action: 'AgentList' },
       schema: { tags: TAGS, summary: 'Every agent, sorted by name', response: { 200: AgentList } },
     },
-    async () => {
-      const titles = new Map(
-        (await deps.catalog.installed())
-          .filter((p) => p.type === 'agent-template')
-          .map((p) => [p.name, p.title]),
-      );
-      const agents = await deps.agents.list();
-      return { agents: agents.map((agent) => agentSummary(agent, titles.get(agent.name) ?? null)) };
-    },
+    async () => ({ agents: await agentSummaries(deps) }),
   );
 
   app.get(

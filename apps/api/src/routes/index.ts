@@ -23,10 +23,11 @@ import { usageRoutes } from './usage-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import { workflowRoutes } from './workflow-routes.ts';
+import { mcpRoutes } from '../mcp/mcp-routes.ts';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.ts';
 
 /**
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
  * the shared hooks (auth, role check, content type, audit, ...) apply to all of them.
  */
-export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes, channelRoutes, transcriptRoutes, dashboardRoutes];
+export const routePlugins: RoutePlugin[] = [daemonRoutes, authRoutes, securityRoutes, vaultRoutes, licenceRoutes, modelRoutes, catalogRoutes, skillRoutes, agentRoutes, memoryRoutes, invocationRoutes, chatRoutes, usageRoutes, scheduleRoutes, cronJobRoutes, workflowRoutes, competencyRoutes, connectorRoutes, integrationRoutes, contractRoutes, triggerRoutes, webhookRoutes, channelRoutes, transcriptRoutes, mcpRoutes, dashboardRoutes];

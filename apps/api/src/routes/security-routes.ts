@@ -11,10 +11,12 @@ import {
   SecurityStatus,
   VerifyQuerystring,
   VerifyResponse,
+  type AuditEntryView,
   type PlatformConfig,
 } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
 import type { RoutePlugin } from '../api-app.ts';
+import type { ApiDeps } from '../deps.ts';
 
 const TAGS = ['security'];
 
@@ -24,6 +26,27 @@ const AUTH_MODE: Record<PlatformConfig['auth']['mode'], SecurityStatus['auth_mod
   local: 'api-key',
   oidc: 'oidc',
 };
+
+/** GET /security/audit (and the MCP search_audit tool): `limit` checked against the configured maximum. */
+export async function searchAudit(
+  deps: Pick<ApiDeps, 'audit' | 'config'>,
+  { limit, category, actor, since }: { limit: number; category?: string | undefined; actor?: string | undefined; since?: string | undefined },
+): Promise<AuditEntryView[]> {
+  // The maximum is configuration (reloadable), so it is checked here rather than in the schema.
+  const max = deps.config.current().audit.max_query_limit;
+  if (limit > max) {
+    throw Errors.validation(`query parameter 'limit' must be at most ${max} ([audit] max_query_limit)`, {
+      field: 'limit',
+      maximum: max,
+    });
+  }
+  const query = {
+    limit,
+    ...(category === undefined ? {} : { category }),
+    ...(actor === undefined ? {} : { actor }),
+  };
+  return deps.audit.query(since === undefined ? query : { ...query, since });
+}
 
 /**
  * GET /security/status, /security/audit, /security/verify, GET/POST /security/checkpoints and POST /audit/append. The pipeline's
@@ -63,23 +86,7 @@ export const securityRoutes: RoutePlugin = (app, deps) => {
         response: { 200: AuditEntryList, 400: ErrorEnvelope },
       },
     },
-    async (request) => {
-      const { limit, category, actor, since } = request.query;
-      // The maximum is configuration (reloadable), so it is checked here rather than in the schema.
-      const max = deps.config.current().audit.max_query_limit;
-      if (limit > max) {
-        throw Errors.validation(`query parameter 'limit' must be at most ${max} ([audit] max_query_limit)`, {
-          field: 'limit',
-          maximum: max,
-        });
-      }
-      const query = {
-        limit,
-        ...(category === undefined ? {} : { category }),
-        ...(actor === undefined ? {} : { actor }),
-      };
-      return { entries: await deps.audit.query(since === undefined ? query : { ...query, since }) };
-    },
+    async (request) => ({ entries: await searchAudit(deps, request.query) }),
   );
 
   app.get(
