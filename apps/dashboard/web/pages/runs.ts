@@ -76,7 +76,7 @@ function runTable(runs: WorkflowRunStatus[], state: string): HTMLElement {
           h(
             'a',
             { href: `/dashboard/runs/${r.id}` },
-            h('span', { class: 'name' }, r.workflow_name),
+            h('span', { class: 'name nowrap' }, r.workflow_name),
             h('span', { class: 'sub mono' }, r.id.slice(0, 8)),
           ),
       },
