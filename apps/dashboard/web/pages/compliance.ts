@@ -165,7 +165,11 @@ function reportView(report: Report): HTMLElement {
     dataTable<Control>(
       'Controls',
       [
-        { header: 'Control', rowHeader: true, cell: (c) => h('span', { class: 'mono nowrap' }, c.control_id) },
+        {
+          header: 'Control',
+          rowHeader: true,
+          cell: (c) => h('span', { class: 'mono nowrap' }, c.control_id),
+        },
         { header: 'Requirement', cell: (c) => c.requirement },
         { header: 'Status', cell: (c) => badge(c.status, toneOf(c.status)) },
         { header: 'Evidence', cell: (c) => c.evidence_description },
