@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { bootGateForReload, checkBootGate } from './boot-gate.ts';
 import { defaultConfig } from './validate-config.ts';
 
-function config(listen: string, mode: 'disabled' | 'local', options: { insecure?: boolean; api?: boolean; mcp?: boolean } = {}) {
+function config(listen: string, mode: 'disabled' | 'local', options: { insecure?: boolean; api?: boolean; mcp?: boolean; dashboard?: boolean } = {}) {
   const c = defaultConfig();
   c.server.listen = listen;
   c.auth.mode = mode;
   c.auth.allow_insecure_no_auth = options.insecure ?? false;
   c.surfaces.api = options.api ?? true;
   c.surfaces.mcp = options.mcp ?? false;
+  c.surfaces.dashboard = options.dashboard ?? false;
   return c;
 }
 
@@ -45,6 +46,14 @@ describe('boot gate (spec §Authentication rule 4)', () => {
   it('applies to the mcp surface too, and not when neither api nor mcp is served', () => {
     expect(checkBootGate(config('0.0.0.0:4200', 'disabled', { api: false, mcp: true })).ok).toBe(false);
     expect(checkBootGate(config('0.0.0.0:4200', 'disabled', { api: false, mcp: false })).ok).toBe(true);
+  });
+
+  it('applies to the dashboard surface (served on the api listener) even with api and mcp off', () => {
+    const refused = checkBootGate(config('0.0.0.0:4200', 'disabled', { api: false, mcp: false, dashboard: true }));
+    expect(refused.ok).toBe(false);
+    expect(checkBootGate(config('0.0.0.0:4200', 'disabled', { dashboard: true, insecure: true })).ok).toBe(true);
+    expect(checkBootGate(config('127.0.0.1:4200', 'disabled', { dashboard: true }))).toEqual({ ok: true });
+    expect(checkBootGate(config('0.0.0.0:4200', 'local', { dashboard: true }))).toEqual({ ok: true });
   });
 
   it('judges a reload by the running listener and surfaces, and the candidate auth settings', () => {

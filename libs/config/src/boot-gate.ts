@@ -8,10 +8,14 @@ export type BootGateResult = { ok: true; warning?: string } | { ok: false; reaso
  * `disabled` on a non-loopback bind, because every caller would be an anonymous admin. Loopback
  * (127.0.0.0/8, ::1, localhost) and unix sockets are local. `allow_insecure_no_auth` overrides
  * the refusal; the warning is meant to be logged on every boot.
+ *
+ * The dashboard is covered too, although the rule names only api and mcp: it is served on the
+ * api listener and drives the api's routes, so with auth disabled it would hand every visitor an
+ * admin console in a browser (docs/dashboard.md "Auth disabled").
  */
 export function checkBootGate(config: PlatformConfig): BootGateResult {
   const { surfaces, auth, server } = config;
-  if (!surfaces.api && !surfaces.mcp) return { ok: true };
+  if (!surfaces.api && !surfaces.mcp && !surfaces.dashboard) return { ok: true };
   if (auth.mode !== 'disabled') return { ok: true };
   const address = readListenAddress(server.listen);
   if (typeof address === 'string') return { ok: false, reason: `server.listen: ${address}` };

@@ -39,6 +39,9 @@ describe('first-run setup', () => {
     expect(config.auth.mode).toBe('local');
     expect(config.storage.data_dir).toBe(dataDir);
     expect(config.network.allow_private_targets).toBe(true);
+    // Off, and one edit away: the file names the dashboard surface (docs/dashboard.md).
+    expect(config.surfaces.dashboard).toBe(false);
+    expect(loaded.rawText).toContain('[surfaces]\n# The web dashboard at http://127.0.0.1:4200/dashboard');
     expect(config.licence).toEqual({ file: join(dataDir, 'licence-dev.jwt'), public_key_file: join(dataDir, 'licence-dev-public.pem') });
     expect(checkBootGate(config)).toEqual({ ok: true });
 

@@ -103,6 +103,11 @@ export function firstRunConfigText(): string {
 # Loopback only: reachable from this machine alone.
 listen = "${FIRST_RUN_LISTEN}"
 
+[surfaces]
+# The web dashboard at http://${FIRST_RUN_LISTEN}/dashboard (docs/dashboard.md): set to true,
+# restart, open it in a browser and sign in with an API key.
+dashboard = false
+
 [storage]
 # Embedded store, vault key, licence files, archives and backups.
 data_dir = "${data}"

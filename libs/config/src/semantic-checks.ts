@@ -2,6 +2,7 @@ import { CONNECTOR_IDS } from '@agent-platform/contracts';
 import { compileCarrierPattern } from '@agent-platform/privacy';
 import { parseTrustedKey } from '@agent-platform/registry-core';
 import { isHostName, isIpOrCidr, readListenAddress } from './listen-address.ts';
+import { dashboardProblems } from './dashboard-checks.ts';
 import { oidcProblems } from './oidc-checks.ts';
 import { keyPath } from './schema-errors.ts';
 
@@ -31,6 +32,7 @@ export function semanticProblems(file: Table): string[] {
     ...gatewayProblems(table(file.gateway), file.providers),
     ...retentionProblems(table(file.retention), table(table(file.audit).checkpoints)),
     ...metricsListenProblems(table(file.telemetry).metrics_listen),
+    ...dashboardProblems(table(file.dashboard)),
   ];
   return problems;
 }

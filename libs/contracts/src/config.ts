@@ -562,6 +562,26 @@ export const TelemetryConfig = Type.Object(
   section('Traces (OpenTelemetry over OTLP) and a metrics listener for every fleet process (docs/observability.md).'),
 );
 
+export const DashboardConfig = Type.Object(
+  {
+    oidc_client_id: Type.String({
+      default: '',
+      description:
+        'Client id of the dashboard at the [auth.oidc] provider: a public client (no secret) with the authorization code flow, PKCE and the redirect URI <api origin>/dashboard/callback; empty = no provider sign-in button.',
+    }),
+    oidc_scopes: Type.Array(Type.String({ minLength: 1 }), { default: ['openid'], description: 'Scopes the dashboard asks the provider for at sign-in.' }),
+    oidc_resource: Type.String({
+      default: '',
+      description: 'Resource indicator (RFC 8707) sent with the authorization and token requests, for providers that need it to issue a token for [auth.oidc] audience; empty = none sent.',
+    }),
+    connect_origins: Type.Array(Type.String(), {
+      default: [],
+      description: "Origins besides the issuer's that the browser calls at sign-in (a token endpoint on another host); added to the page's Content-Security-Policy connect-src.",
+    }),
+  },
+  section('The dashboard at /dashboard (served when surfaces.dashboard = true; docs/dashboard.md).'),
+);
+
 export const PlatformConfig = Type.Object(
   {
     server: ServerConfig,
@@ -594,6 +614,7 @@ export const PlatformConfig = Type.Object(
     compliance: ComplianceConfig,
     retention: RetentionConfig,
     telemetry: TelemetryConfig,
+    dashboard: DashboardConfig,
   },
   strict,
 );

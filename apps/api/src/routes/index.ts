@@ -26,8 +26,9 @@ import { usageRoutes } from './usage-routes.ts';
 import { vaultRoutes } from './vault-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 import { workflowRoutes } from './workflow-routes.ts';
-import { mcpRoutes } from '../mcp/mcp-routes.ts';
 import { retentionRoutes } from './retention-routes.ts';
+import { mcpRoutes } from '../mcp/mcp-routes.ts';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.ts';
 
 /**
  * Every route group of the api surface, in registration order. A new area adds its plugin here;
@@ -63,4 +64,5 @@ export const routePlugins: RoutePlugin[] = [
   complianceRoutes,
   retentionRoutes,
   backupRoutes,
+  dashboardRoutes,
 ];
