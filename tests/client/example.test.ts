@@ -157,6 +157,17 @@ describe('the generated client against a running platform', () => {
     });
   });
 
+  it('reads the text routes with parseAs, as docs/client.md says: metrics and a run event stream', async () => {
+    const client = createPlatformClient({ baseUrl: base, token: tour.token });
+    const metrics = await unwrap(client.GET('/metrics', { parseAs: 'text' }));
+    expect(metrics).toContain('http_requests_total');
+    const events = await unwrap(
+      client.GET('/runs/{id}/events', { params: { path: { id: tour.run.id } }, parseAs: 'text' }),
+    );
+    expect(events).toMatch(/^event: run$/m);
+    expect(events).toMatch(/^event: end$/m);
+  });
+
   it('runs as a program with AP_URL and AP_KEY, printing the tour', async () => {
     const child = spawn(process.execPath, ['--import', TSX_LOADER, EXAMPLE], {
       cwd: dir,

@@ -3,9 +3,10 @@
 //   AP_URL=http://127.0.0.1:4200 AP_KEY=svc_sk_... npm run example -w libs/client
 //
 // Without AP_KEY it creates the first admin key, which only an empty key store allows
-// (docs/auth.md "Bootstrap"). It installs examples/claims-review (two agents and a workflow),
-// lists the agents, sends one a message, runs the workflow and polls it to completion, reads
-// the audit trail, and shows both error shapes. tests/client/example.test.ts runs it in CI.
+// (docs/auth.md), and prints its secret once at the end. It installs examples/claims-review
+// (two agents and a workflow), lists the agents, sends one a message, runs the workflow and
+// polls it to completion, reads the audit trail, and shows both error shapes.
+// tests/client/example.test.ts runs it against a real platform in CI.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -178,8 +179,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     baseUrl: process.env.AP_URL ?? 'http://127.0.0.1:4200',
     ...(process.env.AP_KEY ? { token: process.env.AP_KEY } : {}),
   });
+  // The tour's own lines never carry a secret; but a key it created is of no use unless you keep
+  // it, and the platform shows it only once, so it is printed here, once, for you to keep.
   if (result.keyCreated)
-    console.log(
-      'the admin key the tour created is shown once by POST /auth/keys and was not printed; create another with it or rotate it',
-    );
+    console.log(`the admin key created above, shown once (keep it): export AP_KEY=${result.token}`);
 }

@@ -52,6 +52,10 @@ export async function typeChecks(client: PlatformClient, id: string): Promise<vo
   // A declared error body is the spec's envelope; a 204 resolves to undefined.
   const missing = await client.GET('/agents/{id}', { params: { path: { id } } });
   if (missing.error !== undefined) assertType<Mutual<typeof missing.error, ErrorEnvelope>>(true);
+  // Text routes: asked for as text or a stream, not JSON.
+  const { data: _metrics } = await client.GET('/metrics', { parseAs: 'text' });
+  assertType<Equal<typeof _metrics, string | undefined>>(true);
+
   const _deleted = await unwrap(client.DELETE('/schedules/{id}', { params: { path: { id } } }));
   assertType<Equal<typeof _deleted, undefined>>(true);
 }
