@@ -30,6 +30,8 @@ export async function installOpenApiDocument(app: ApiApp, options: OpenApiDocume
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    transformObject: (document) =>
+      'openapiObject' in document ? defaultedParamsOptional(document.openapiObject) : document.swaggerObject,
   });
   if (options.uiPrefix !== undefined) await app.register(swaggerUi, { routePrefix: options.uiPrefix });
   app.get(
@@ -38,11 +40,38 @@ export async function installOpenApiDocument(app: ApiApp, options: OpenApiDocume
       config: options.routeConfig,
       schema: {
         hide: true,
-        response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document.' }) },
+        response: {
+          200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document.' }),
+        },
       },
     },
     async () => app.swagger() as unknown as Record<string, unknown>,
   );
+}
+
+/**
+ * A query or header parameter whose schema has a `default` may be left out: the validator
+ * fills the default in before it checks `required` (validator-compiler.ts). TypeBox lists such a
+ * property as required all the same (`Type.Integer({default: 50})`), so without this the document
+ * would tell clients, the generated one in libs/client included, to send `limit` on every
+ * `GET /security/audit`.
+ */
+function defaultedParamsOptional<D extends object>(document: D): D {
+  const paths = (document as { paths?: Record<string, Record<string, unknown> | undefined> }).paths;
+  for (const item of Object.values(paths ?? {})) {
+    for (const operation of Object.values(item ?? {})) {
+      const parameters = (operation as { parameters?: unknown } | undefined)?.parameters;
+      if (!Array.isArray(parameters)) continue;
+      for (const parameter of parameters as {
+        in?: string;
+        required?: boolean;
+        schema?: { default?: unknown };
+      }[]) {
+        if (parameter.in !== 'path' && parameter.schema?.default !== undefined) parameter.required = false;
+      }
+    }
+  }
+  return document;
 }
 
 /** The api's document, with Swagger UI at /docs. Both need a credential like every route but /health. */
@@ -50,7 +79,8 @@ export async function installOpenApi(app: ApiApp, deps: ApiDeps): Promise<void> 
   await installOpenApiDocument(app, {
     title: 'Agent Platform API',
     version: deps.version,
-    description: 'Send `Api-Version: v1`. Every route except GET /health needs `Authorization: Bearer <API key>` unless auth is disabled.',
+    description:
+      'Send `Api-Version: v1`. Every route except GET /health needs `Authorization: Bearer <API key>` unless auth is disabled.',
     routeConfig: { action: 'authenticated' },
     uiPrefix: DOCS_PREFIX,
   });

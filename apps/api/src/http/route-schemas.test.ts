@@ -15,15 +15,25 @@ describe('every route declares itself', () => {
     const routes = registeredRoutes(api.app);
     expect(routes.length).toBeGreaterThan(10);
     const ours = routes.filter((r) => !r.framework);
-    const incomplete = ours.filter((r) => r.action === undefined || !r.hasResponseSchema).map((r) => `${r.method} ${r.url}`);
+    const incomplete = ours
+      .filter((r) => r.action === undefined || !r.hasResponseSchema)
+      .map((r) => `${r.method} ${r.url}`);
     expect(incomplete).toEqual([]);
-    const docsWithoutAccess = routes.filter((r) => r.framework && r.url !== '*' && r.action !== 'authenticated');
+    const docsWithoutAccess = routes.filter(
+      (r) => r.framework && r.url !== '*' && r.action !== 'authenticated',
+    );
     expect(docsWithoutAccess).toEqual([]);
   });
 
   it('makes only GET /health public (spec §Authentication rule 2), and the channel inbound route the peer signs (docs/channels.md)', () => {
-    const publicRoutes = registeredRoutes(api.app).filter((r) => r.action === 'public').map((r) => `${r.method} ${r.url}`);
-    expect([...new Set(publicRoutes)].sort()).toEqual(['GET /health', 'HEAD /health', 'POST /channels/:id/inbound']);
+    const publicRoutes = registeredRoutes(api.app)
+      .filter((r) => r.action === 'public')
+      .map((r) => `${r.method} ${r.url}`);
+    expect([...new Set(publicRoutes)].sort()).toEqual([
+      'GET /health',
+      'HEAD /health',
+      'POST /channels/:id/inbound',
+    ]);
   });
 });
 
@@ -35,8 +45,22 @@ describe('OpenAPI and Swagger UI', () => {
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.info.version).toBe(api.deps.version);
     expect(res.body.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer' });
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/health', '/metrics', '/config/reload', '/logs']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/health', '/metrics', '/config/reload', '/logs']),
+    );
     expect(res.body.paths['/health'].get.security).toEqual([]);
+  });
+
+  it('marks a parameter with a default as optional: the validator fills it in, so clients need not send it', async () => {
+    const doc = (await api.request('GET', '/openapi.json', { token: admin })).body;
+    const limit = doc.paths['/security/audit'].get.parameters.find(
+      (p: { name: string }) => p.name === 'limit',
+    );
+    expect(limit).toMatchObject({ in: 'query', required: false, schema: { default: 20 } });
+    // Still accepted without it, with the default applied.
+    expect((await api.request('GET', '/security/audit', { token: admin })).status).toBe(200);
+    const id = doc.paths['/agents/{id}'].get.parameters.find((p: { name: string }) => p.name === 'id');
+    expect(id).toMatchObject({ in: 'path', required: true });
   });
 
   it('serves Swagger UI at /docs behind authentication', async () => {
