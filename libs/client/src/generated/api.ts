@@ -804,7 +804,7 @@ export interface paths {
                 query?: {
                     /** @description Entries returned, newest first; at most [audit] max_query_limit. */
                     limit?: number;
-                    /** @description One of auth, access, keys, vault, config, audit, system, agents, workflows, tools, integrations, channels, request. */
+                    /** @description One of auth, access, keys, vault, config, audit, system, agents, workflows, tools, integrations, channels, request, compliance, privacy, retention. */
                     category?: string;
                     /** @description Identity that caused the entry. */
                     actor?: string;
@@ -926,6 +926,22 @@ export interface paths {
                             } | null;
                             /** @description Why valid is false: the chain break or the checkpoint failure. */
                             reason?: string;
+                            /** @description The seqs in the live store (with an audit archive, docs/retention.md). */
+                            live?: {
+                                from_seq: number | null;
+                                to_seq: number | null;
+                            };
+                            /** @description The archived seqs in the checkpoint sink (docs/retention.md "How verify holds"). */
+                            archive?: {
+                                status: "none" | "verified" | "failed";
+                                sink: string;
+                                segments: number;
+                                from_seq: number | null;
+                                to_seq: number | null;
+                                /** @description Segments read back and re-verified by this call (every one with full=true). */
+                                checked_segments: number;
+                                reason?: string;
+                            };
                         } | {
                             valid: null;
                             /** @enum {string} */
@@ -5748,6 +5764,8 @@ export interface paths {
                         input: string;
                         /** @description Beyond the spec: run this version of the definition, which must be the installed one (a version an upgrade replaced is draining or suspended: 403). Default: the installed version. */
                         version?: string;
+                        /** @description Beyond the spec: the claim, policy or case number this run is for (1-128 printable characters). Stored on the run; a legal hold on the key keeps the run (docs/retention.md). */
+                        business_key?: string;
                     };
                 };
             };
@@ -5784,6 +5802,8 @@ export interface paths {
                             started_at: string;
                             /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                             completed_at: string | null;
+                            /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                            business_key?: string;
                             /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
@@ -5945,6 +5965,8 @@ export interface paths {
                                 started_at: string;
                                 /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                                 completed_at: string | null;
+                                /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                                business_key?: string;
                                 /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                                 escalation?: {
                                     /** @description The step that was interrupted. */
@@ -6069,6 +6091,8 @@ export interface paths {
                                 started_at: string;
                                 /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                                 completed_at: string | null;
+                                /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                                business_key?: string;
                                 /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                                 escalation?: {
                                     /** @description The step that was interrupted. */
@@ -6173,6 +6197,8 @@ export interface paths {
                             started_at: string;
                             /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                             completed_at: string | null;
+                            /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                            business_key?: string;
                             /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
@@ -6295,6 +6321,8 @@ export interface paths {
                             started_at: string;
                             /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                             completed_at: string | null;
+                            /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                            business_key?: string;
                             /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
@@ -6432,6 +6460,8 @@ export interface paths {
                             started_at: string;
                             /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                             completed_at: string | null;
+                            /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                            business_key?: string;
                             /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
@@ -6569,6 +6599,8 @@ export interface paths {
                             started_at: string;
                             /** @description When the run reached a terminal state. ISO 8601 UTC, or null. */
                             completed_at: string | null;
+                            /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
+                            business_key?: string;
                             /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
@@ -6763,7 +6795,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             output: string;
-                            /** @description Whether personal data was tokenised before the model saw it (false until the privacy gateway exists). */
+                            /** @description Whether the privacy gateway replaced personal data with tokens in this step's model request (docs/privacy-gateway.md). */
                             pii_tokenized: boolean;
                             /** @description Milliseconds. */
                             duration: number;
@@ -11704,6 +11736,1893 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gateway/pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Model providers grouped into the local-eligible and the cloud pool, with the routing policy */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            policy: {
+                                enabled: boolean;
+                                categories: ("policy_number" | "claim_number" | "national_id" | "payment_card" | "bank_account" | "email" | "phone" | "date_of_birth" | "address" | "person_name")[];
+                                forced_local: boolean;
+                                when_no_local: "refuse" | "send_tokenised";
+                                /** @description `[models] default`: where a request goes unless the policy routes it elsewhere. */
+                                default_model: string;
+                                /** @description Where a request with personal data goes under forced_local: the default model when it is local-eligible, else [gateway] local_model or the first local-eligible provider's model; null when there is none. */
+                                local_model: string | null;
+                            };
+                            /** @description Always two: `local` (local-eligible providers) then `cloud`. */
+                            pools: {
+                                pool: "local" | "cloud";
+                                providers: {
+                                    id: string;
+                                    kind: "local" | "openai";
+                                    /** @description The endpoint, without credentials; absent for the built-in provider. */
+                                    base_url?: string;
+                                    models: string[];
+                                    /** @description Built-in `local`, or `[[providers]] local_eligible = true`. */
+                                    local_eligible: boolean;
+                                    /** @description The provider of `[models] default`. */
+                                    default: boolean;
+                                    /** @description With forced_local on, requests with personal data go to this provider (see policy.local_model). */
+                                    forced_local_target: boolean;
+                                    health: {
+                                        /** @description `ok`: built in, or its latest finished request in the recent traffic succeeded; `failing`: that request failed; `unknown`: no recent traffic. No probe is sent. */
+                                        status: "ok" | "failing" | "unknown";
+                                        last_ok_at: string | null;
+                                        last_failure_at: string | null;
+                                    };
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gateway/traffic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Recent routing decisions of model requests, newest first (counts and categories, never values) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Decisions returned, newest first; 1 to 500. */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Newest first. */
+                            decisions: {
+                                id: string;
+                                /** @description ISO 8601, UTC, milliseconds (`Date.toISOString()`). */
+                                at: string;
+                                finished_at: string | null;
+                                correlation_id: string;
+                                agent_id: string;
+                                /** @description Who asked (an API key name, `system:workflow`, ...). */
+                                identity: string;
+                                requested_provider: string;
+                                requested_model: string;
+                                /** @description Where it went; null when refused. */
+                                provider: string | null;
+                                model: string | null;
+                                /** @description null when no category is configured (nothing was looked for). */
+                                pii_detected: boolean | null;
+                                categories: {
+                                    [key: string]: number;
+                                };
+                                /** @description Distinct values replaced by tokens. */
+                                count: number;
+                                local_eligible: boolean;
+                                forced_local: boolean;
+                                /** @description Sent somewhere other than the requested model. */
+                                rerouted: boolean;
+                                tokenised: boolean;
+                                hydrated: boolean;
+                                /** @description Tokens put back into replies and tool-call arguments. */
+                                restored: number;
+                                /** @description `pending` while the model call runs (and, until it expires, when its worker died); `failed`: the provider failed or timed out; `cancelled`: the invocation was aborted (client gone, suspend, invocation timeout); `refused`: forced-local with no local model. */
+                                outcome: "pending" | "ok" | "failed" | "cancelled" | "refused";
+                            }[];
+                            /** @description `[gateway] traffic_retention_hours`: older decisions have expired. */
+                            retention_hours: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/pii-coverage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Share of tokenised model requests whose replies were hydrated, all time, from the audit trail */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description hydrated / tokenised * 100; 100 when nothing was tokenised; null when audit is disabled. */
+                            coverage_pct: number | null;
+                            tokenised: number;
+                            hydrated: number;
+                            /**
+                             * @description Present only with `[audit] enabled = false`.
+                             * @enum {string}
+                             */
+                            status?: "disabled";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/forced-local-routing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Requests with personal data sent to a local-eligible provider, against those that could have been */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            forced_local: number;
+                            local_eligible: number;
+                            /** @description forced_local / local_eligible * 100; null when local_eligible is 0. */
+                            pct_of_local_eligible: number | null;
+                            target_pct: number;
+                            /**
+                             * @description Present only with `[audit] enabled = false`.
+                             * @enum {string}
+                             */
+                            status?: "disabled";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/packs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built-in packs and the carrier packs of [compliance] packs_dir (and those refused at load) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            packs: {
+                                id: string;
+                                name: string;
+                                version: string;
+                                jurisdiction: string;
+                                control_count: number;
+                                /** @description built-in: shipped with the platform; carrier: a file of [compliance] packs_dir. */
+                                origin: "built-in" | "carrier";
+                            }[];
+                            /** @description Carrier pack files refused at load; [] when none. */
+                            failed_packs: {
+                                /** @description The file name in [compliance] packs_dir. */
+                                file: string;
+                                /** @description Each names the field (and the control) at fault. */
+                                errors: string[];
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/packs/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Evaluate every control of a pack against the platform now: the Report as JSON, or as a PDF download */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description json (default) or pdf. */
+                    format?: "json" | "pdf";
+                };
+                header?: never;
+                path: {
+                    /** @description Pack id, as GET /compliance/packs lists it. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description format=json: the Report; format=pdf: the same report as a PDF download (docs/compliance.md "PDF report"). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            framework_id: string;
+                            framework_name: string;
+                            framework_version: string;
+                            jurisdiction: string;
+                            /** @description ISO 8601 UTC. */
+                            generated_at: string;
+                            controls: {
+                                control_id: string;
+                                requirement: string;
+                                platform_controls: string[];
+                                status: "Satisfied" | "Unsatisfied" | "Unknown";
+                                evidence_description: string;
+                                /** @description Null when never evaluated (a manual control without a valid attestation). */
+                                evaluated_at: string | null;
+                                /** @description Citation of the requirement. */
+                                source: string | null;
+                                /** @description What could not be confirmed against the primary text; null when nothing is marked. */
+                                unconfirmed: string | null;
+                                attestation_required: boolean;
+                                /** @description What an attesting document must show. */
+                                attestation_guidance: string | null;
+                                evidence: {
+                                    /** @description The platform control the check belongs to; null for a check of the control's own. */
+                                    platform_control: string | null;
+                                    kind: string;
+                                    status: "Satisfied" | "Unsatisfied" | "Unknown";
+                                    /** @description What was found, in a sentence. */
+                                    summary: string;
+                                    pointers: {
+                                        /** @description audit_seq, config, package, api_key, licence, vault_key, workflow_run, checkpoint, attestation. */
+                                        type: string;
+                                        /** @description The seq range (`12-40`), key, name or id. */
+                                        ref: string;
+                                        detail?: string;
+                                    }[];
+                                }[];
+                                /** @description The valid attestation expiring last, else the newest one with its state; null when none was made. */
+                                attestation: {
+                                    id: string;
+                                    pack_id: string;
+                                    control_id: string;
+                                    /** @description Lowercase hex sha256 of the attesting document. */
+                                    document_sha256: string;
+                                    statement: string;
+                                    /** @description ISO 8601 UTC. */
+                                    attested_at: string;
+                                    /** @description ISO 8601 UTC. */
+                                    expires_at: string;
+                                    /** @description The authenticated caller who attested. */
+                                    identity: string;
+                                    role: string;
+                                    /** @description For a caller signed in with an identity provider (auth mode oidc): the token's issuer and subject; null for an API key. */
+                                    external: {
+                                        issuer: string;
+                                        subject: string;
+                                    } | null;
+                                    signature: {
+                                        /** @enum {string} */
+                                        algorithm: "Ed25519";
+                                        key_id: string;
+                                        /** @description base64url Ed25519 signature of the canonical JSON of the statement fields. */
+                                        value: string;
+                                    };
+                                    /** @description When it was revoked; null while not. */
+                                    revoked_at: string | null;
+                                    /** @description Who revoked it. */
+                                    revoked_by: string | null;
+                                    /** @description Only `valid` moves a control off Unknown. */
+                                    state: "valid" | "expired" | "revoked" | "not_yet_valid" | "invalid_signature";
+                                } | null;
+                            }[];
+                            satisfied_count: number;
+                            unsatisfied_count: number;
+                            unknown_count: number;
+                            pack_origin: "built-in" | "carrier";
+                            /** @description Who issued the framework. */
+                            framework_provider: string | null;
+                            disclaimer: string;
+                            platform_version: string;
+                            /** @description From the loaded licence; null without one. */
+                            carrier: {
+                                carrier_name: string;
+                                carrier_id: string;
+                            } | null;
+                            integrity: {
+                                /** @description Null when audit is disabled. */
+                                valid: boolean | null;
+                                entry_count: number;
+                                /** @description Null when audit is disabled. */
+                                chain_anchor: string | null;
+                                /** @description Hash of the newest entry; null for an empty or disabled trail. */
+                                tip_hash: string | null;
+                                /** @description sha256; null when audit is disabled. */
+                                algorithm: string | null;
+                                /**
+                                 * @description Every entry was re-hashed for the report.
+                                 * @enum {string}
+                                 */
+                                walk: "full";
+                                first_invalid_seq: number | null;
+                                /** @description Why valid is not true. */
+                                reason: string | null;
+                                checkpoint_status: "not_configured" | "none_written" | "verified" | "failed" | "disabled";
+                                checkpoint: {
+                                    /** @description ISO 8601 UTC. */
+                                    at: string;
+                                    entry_count: number;
+                                    tip_seq: number;
+                                    /** @description Hash of entry tip_seq. */
+                                    tip_hash: string | null;
+                                    key_id: string;
+                                    sink: string;
+                                    signature_valid: boolean;
+                                } | null;
+                            };
+                            /** @description sha256 (hex) of the canonical JSON of this report without this field. */
+                            report_sha256: string;
+                        };
+                        "application/pdf": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/attestations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Signed attestations of manual controls, oldest first, with their state now and the key that verifies them */
+        get: {
+            parameters: {
+                query?: {
+                    pack_id?: string;
+                    control_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The key that signs attestations (the platform's checkpoint key). */
+                            key_id: string;
+                            /** @description `ed25519:<base64url>` of that key. */
+                            public_key: string;
+                            attestations: {
+                                id: string;
+                                pack_id: string;
+                                control_id: string;
+                                /** @description Lowercase hex sha256 of the attesting document. */
+                                document_sha256: string;
+                                statement: string;
+                                /** @description ISO 8601 UTC. */
+                                attested_at: string;
+                                /** @description ISO 8601 UTC. */
+                                expires_at: string;
+                                /** @description The authenticated caller who attested. */
+                                identity: string;
+                                role: string;
+                                /** @description For a caller signed in with an identity provider (auth mode oidc): the token's issuer and subject; null for an API key. */
+                                external: {
+                                    issuer: string;
+                                    subject: string;
+                                } | null;
+                                signature: {
+                                    /** @enum {string} */
+                                    algorithm: "Ed25519";
+                                    key_id: string;
+                                    /** @description base64url Ed25519 signature of the canonical JSON of the statement fields. */
+                                    value: string;
+                                };
+                                /** @description When it was revoked; null while not. */
+                                revoked_at: string | null;
+                                /** @description Who revoked it. */
+                                revoked_by: string | null;
+                                /** @description Only `valid` moves a control off Unknown. */
+                                state: "valid" | "expired" | "revoked" | "not_yet_valid" | "invalid_signature";
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Attest a manual control: the platform signs the statement, with the caller as attester */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        pack_id: string;
+                        control_id: string;
+                        /** @description sha256 of the document (hex, optional `sha256:` prefix). */
+                        document_sha256: string;
+                        /** @description What the attester states, in their words. */
+                        statement: string;
+                        /** @description ISO 8601: after this the control is Unknown again. Give this or expires_in. */
+                        expires_at?: string;
+                        /** @description A duration from now (`365d`, `52w`), as for API keys. Give this or expires_at. */
+                        expires_in?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            pack_id: string;
+                            control_id: string;
+                            /** @description Lowercase hex sha256 of the attesting document. */
+                            document_sha256: string;
+                            statement: string;
+                            /** @description ISO 8601 UTC. */
+                            attested_at: string;
+                            /** @description ISO 8601 UTC. */
+                            expires_at: string;
+                            /** @description The authenticated caller who attested. */
+                            identity: string;
+                            role: string;
+                            /** @description For a caller signed in with an identity provider (auth mode oidc): the token's issuer and subject; null for an API key. */
+                            external: {
+                                issuer: string;
+                                subject: string;
+                            } | null;
+                            signature: {
+                                /** @enum {string} */
+                                algorithm: "Ed25519";
+                                key_id: string;
+                                /** @description base64url Ed25519 signature of the canonical JSON of the statement fields. */
+                                value: string;
+                            };
+                            /** @description When it was revoked; null while not. */
+                            revoked_at: string | null;
+                            /** @description Who revoked it. */
+                            revoked_by: string | null;
+                            /** @description Only `valid` moves a control off Unknown. */
+                            state: "valid" | "expired" | "revoked" | "not_yet_valid" | "invalid_signature";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/attestations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an attestation: the record stays, its control is Unknown again unless another attestation is valid */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            pack_id: string;
+                            control_id: string;
+                            /** @description Lowercase hex sha256 of the attesting document. */
+                            document_sha256: string;
+                            statement: string;
+                            /** @description ISO 8601 UTC. */
+                            attested_at: string;
+                            /** @description ISO 8601 UTC. */
+                            expires_at: string;
+                            /** @description The authenticated caller who attested. */
+                            identity: string;
+                            role: string;
+                            /** @description For a caller signed in with an identity provider (auth mode oidc): the token's issuer and subject; null for an API key. */
+                            external: {
+                                issuer: string;
+                                subject: string;
+                            } | null;
+                            signature: {
+                                /** @enum {string} */
+                                algorithm: "Ed25519";
+                                key_id: string;
+                                /** @description base64url Ed25519 signature of the canonical JSON of the statement fields. */
+                                value: string;
+                            };
+                            /** @description When it was revoked; null while not. */
+                            revoked_at: string | null;
+                            /** @description Who revoked it. */
+                            revoked_by: string | null;
+                            /** @description Only `valid` moves a control off Unknown. */
+                            state: "valid" | "expired" | "revoked" | "not_yet_valid" | "invalid_signature";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retention/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per data class: the period, the oldest item kept; the audit archive; legal holds; the last sweep */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            sweep_interval_secs: number;
+                            classes: {
+                                audit: {
+                                    /** @description 0 = kept forever. */
+                                    retention_days: number;
+                                    /** @description Time of the oldest item in the live store (null when there is none). */
+                                    oldest_kept: string | null;
+                                    /** @description The first audit entry still in the live store. */
+                                    live_from_seq: number | null;
+                                    archive: {
+                                        /** @description Where segments are archived ([audit.checkpoints]); null without a sink. */
+                                        sink: string | null;
+                                        segments: number;
+                                        from_seq: number | null;
+                                        to_seq: number | null;
+                                        /** @description The archive could not be read. */
+                                        error?: string;
+                                    };
+                                    /** @description A segment a sweep started archiving and has not finished (the next sweep resumes it). */
+                                    pending_segment: {
+                                        from_seq: number;
+                                        to_seq: number;
+                                    } | null;
+                                };
+                                usage: {
+                                    /** @description 0 = kept forever. */
+                                    retention_days: number;
+                                    /** @description Time of the oldest item in the live store (null when there is none). */
+                                    oldest_kept: string | null;
+                                };
+                                transcripts: {
+                                    /** @description 0 = kept forever. */
+                                    retention_days: number;
+                                    /** @description Time of the oldest item in the live store (null when there is none). */
+                                    oldest_kept: string | null;
+                                };
+                                runs: {
+                                    /** @description 0 = kept forever. */
+                                    retention_days: number;
+                                    /** @description Time of the oldest item in the live store (null when there is none). */
+                                    oldest_kept: string | null;
+                                };
+                            };
+                            holds: {
+                                /** @description UUID for holds made through the api; `config:agent:<id>` or `config:business_key:<key>` for holds of [retention]. */
+                                id: string;
+                                /** @description The agent under hold (null for a business-key hold). */
+                                agent_id: string | null;
+                                /** @description The business key under hold (null for an agent hold). */
+                                business_key: string | null;
+                                reason: string;
+                                /** @description api: POST /retention/holds; config: [retention] hold_agents / hold_business_keys. */
+                                source: "api" | "config";
+                                /** @description Who placed it (null for config holds). */
+                                created_by: string | null;
+                                /** @description When it was placed (null for config holds). */
+                                created_at: string | null;
+                            }[];
+                            last_sweep: {
+                                trigger: "schedule" | "manual";
+                                /** @description The schedule period swept (now / sweep_interval_secs); null for a manual sweep. */
+                                period: number | null;
+                                /** @description The process that ran it. */
+                                node: string;
+                                started_at: string;
+                                finished_at: string;
+                                /** @description partial: a class failed (its error says why); the others ran. */
+                                status: "completed" | "partial";
+                                classes: {
+                                    audit: {
+                                        status: "kept_forever" | "done" | "failed" | "disabled";
+                                        /** @description Items older than this were due (null when kept forever). */
+                                        cutoff: string | null;
+                                        /** @description Items removed from the live store by this sweep. */
+                                        deleted: number;
+                                        /** @description Expired items kept because a legal hold covers them. */
+                                        held: number;
+                                        /** @description audit: segments archived to the sink by this sweep. */
+                                        archived_segments?: number;
+                                        /** @description audit: the newest archived seq after this sweep. */
+                                        archived_to_seq?: number | null;
+                                        /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                        held_from_seq?: number | null;
+                                        error?: string;
+                                    };
+                                    usage: {
+                                        status: "kept_forever" | "done" | "failed" | "disabled";
+                                        /** @description Items older than this were due (null when kept forever). */
+                                        cutoff: string | null;
+                                        /** @description Items removed from the live store by this sweep. */
+                                        deleted: number;
+                                        /** @description Expired items kept because a legal hold covers them. */
+                                        held: number;
+                                        /** @description audit: segments archived to the sink by this sweep. */
+                                        archived_segments?: number;
+                                        /** @description audit: the newest archived seq after this sweep. */
+                                        archived_to_seq?: number | null;
+                                        /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                        held_from_seq?: number | null;
+                                        error?: string;
+                                    };
+                                    transcripts: {
+                                        status: "kept_forever" | "done" | "failed" | "disabled";
+                                        /** @description Items older than this were due (null when kept forever). */
+                                        cutoff: string | null;
+                                        /** @description Items removed from the live store by this sweep. */
+                                        deleted: number;
+                                        /** @description Expired items kept because a legal hold covers them. */
+                                        held: number;
+                                        /** @description audit: segments archived to the sink by this sweep. */
+                                        archived_segments?: number;
+                                        /** @description audit: the newest archived seq after this sweep. */
+                                        archived_to_seq?: number | null;
+                                        /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                        held_from_seq?: number | null;
+                                        error?: string;
+                                    };
+                                    runs: {
+                                        status: "kept_forever" | "done" | "failed" | "disabled";
+                                        /** @description Items older than this were due (null when kept forever). */
+                                        cutoff: string | null;
+                                        /** @description Items removed from the live store by this sweep. */
+                                        deleted: number;
+                                        /** @description Expired items kept because a legal hold covers them. */
+                                        held: number;
+                                        /** @description audit: segments archived to the sink by this sweep. */
+                                        archived_segments?: number;
+                                        /** @description audit: the newest archived seq after this sweep. */
+                                        archived_to_seq?: number | null;
+                                        /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                        held_from_seq?: number | null;
+                                        error?: string;
+                                    };
+                                };
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retention/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Legal holds in force: those of [retention], then those placed through the api */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            holds: {
+                                /** @description UUID for holds made through the api; `config:agent:<id>` or `config:business_key:<key>` for holds of [retention]. */
+                                id: string;
+                                /** @description The agent under hold (null for a business-key hold). */
+                                agent_id: string | null;
+                                /** @description The business key under hold (null for an agent hold). */
+                                business_key: string | null;
+                                reason: string;
+                                /** @description api: POST /retention/holds; config: [retention] hold_agents / hold_business_keys. */
+                                source: "api" | "config";
+                                /** @description Who placed it (null for config holds). */
+                                created_by: string | null;
+                                /** @description When it was placed (null for config holds). */
+                                created_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Place a legal hold on an agent or a business key: nothing it covers is deleted until it is lifted */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description Hold everything of this agent (it need not exist any more).
+                         */
+                        agent_id?: string;
+                        /** @description A claim, policy or case number (1-128 printable characters), e.g. CLM-2026-000123. */
+                        business_key?: string;
+                        /** @description Why (a matter or case reference): shown in the hold list and the audit trail. */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description UUID for holds made through the api; `config:agent:<id>` or `config:business_key:<key>` for holds of [retention]. */
+                            id: string;
+                            /** @description The agent under hold (null for a business-key hold). */
+                            agent_id: string | null;
+                            /** @description The business key under hold (null for an agent hold). */
+                            business_key: string | null;
+                            reason: string;
+                            /** @description api: POST /retention/holds; config: [retention] hold_agents / hold_business_keys. */
+                            source: "api" | "config";
+                            /** @description Who placed it (null for config holds). */
+                            created_by: string | null;
+                            /** @description When it was placed (null for config holds). */
+                            created_at: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retention/holds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Lift a legal hold placed through the api (the next sweep may then remove what it kept); 409 for a hold of [retention] */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description UUID for holds made through the api; `config:agent:<id>` or `config:business_key:<key>` for holds of [retention]. */
+                            id: string;
+                            /** @description The agent under hold (null for a business-key hold). */
+                            agent_id: string | null;
+                            /** @description The business key under hold (null for an agent hold). */
+                            business_key: string | null;
+                            reason: string;
+                            /** @description api: POST /retention/holds; config: [retention] hold_agents / hold_business_keys. */
+                            source: "api" | "config";
+                            /** @description Who placed it (null for config holds). */
+                            created_by: string | null;
+                            /** @description When it was placed (null for config holds). */
+                            created_at: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retention/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a retention sweep now (outside the schedule); 409 while another process is sweeping */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            trigger: "schedule" | "manual";
+                            /** @description The schedule period swept (now / sweep_interval_secs); null for a manual sweep. */
+                            period: number | null;
+                            /** @description The process that ran it. */
+                            node: string;
+                            started_at: string;
+                            finished_at: string;
+                            /** @description partial: a class failed (its error says why); the others ran. */
+                            status: "completed" | "partial";
+                            classes: {
+                                audit: {
+                                    status: "kept_forever" | "done" | "failed" | "disabled";
+                                    /** @description Items older than this were due (null when kept forever). */
+                                    cutoff: string | null;
+                                    /** @description Items removed from the live store by this sweep. */
+                                    deleted: number;
+                                    /** @description Expired items kept because a legal hold covers them. */
+                                    held: number;
+                                    /** @description audit: segments archived to the sink by this sweep. */
+                                    archived_segments?: number;
+                                    /** @description audit: the newest archived seq after this sweep. */
+                                    archived_to_seq?: number | null;
+                                    /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                    held_from_seq?: number | null;
+                                    error?: string;
+                                };
+                                usage: {
+                                    status: "kept_forever" | "done" | "failed" | "disabled";
+                                    /** @description Items older than this were due (null when kept forever). */
+                                    cutoff: string | null;
+                                    /** @description Items removed from the live store by this sweep. */
+                                    deleted: number;
+                                    /** @description Expired items kept because a legal hold covers them. */
+                                    held: number;
+                                    /** @description audit: segments archived to the sink by this sweep. */
+                                    archived_segments?: number;
+                                    /** @description audit: the newest archived seq after this sweep. */
+                                    archived_to_seq?: number | null;
+                                    /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                    held_from_seq?: number | null;
+                                    error?: string;
+                                };
+                                transcripts: {
+                                    status: "kept_forever" | "done" | "failed" | "disabled";
+                                    /** @description Items older than this were due (null when kept forever). */
+                                    cutoff: string | null;
+                                    /** @description Items removed from the live store by this sweep. */
+                                    deleted: number;
+                                    /** @description Expired items kept because a legal hold covers them. */
+                                    held: number;
+                                    /** @description audit: segments archived to the sink by this sweep. */
+                                    archived_segments?: number;
+                                    /** @description audit: the newest archived seq after this sweep. */
+                                    archived_to_seq?: number | null;
+                                    /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                    held_from_seq?: number | null;
+                                    error?: string;
+                                };
+                                runs: {
+                                    status: "kept_forever" | "done" | "failed" | "disabled";
+                                    /** @description Items older than this were due (null when kept forever). */
+                                    cutoff: string | null;
+                                    /** @description Items removed from the live store by this sweep. */
+                                    deleted: number;
+                                    /** @description Expired items kept because a legal hold covers them. */
+                                    held: number;
+                                    /** @description audit: segments archived to the sink by this sweep. */
+                                    archived_segments?: number;
+                                    /** @description audit: the newest archived seq after this sweep. */
+                                    archived_to_seq?: number | null;
+                                    /** @description audit: the first expired entry a hold covers; the sweep stopped before it. */
+                                    held_from_seq?: number | null;
+                                    error?: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backup/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Archive the store under <data_dir>/backups while the platform serves */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        scope: "full" | "agents_only";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A backup id, e.g. 20261127T045111123Z-3f2a1c9e. */
+                            id: string;
+                            /** @description Absolute path of the archive on the platform host. */
+                            path: string;
+                            scope: "full" | "agents_only";
+                            /** @description ISO 8601 UTC: the instant the store was copied. */
+                            created_at: string;
+                            /** @description `sha256:<hex>` of the archive file. */
+                            checksum: string;
+                            size_bytes: number;
+                            /** @description The version that made the archive. */
+                            platform_version: string;
+                            /** @description The platform installation the archive was made by. */
+                            installation_id: string;
+                            /** @description Audit entries in the archive; null for agents_only. */
+                            audit_entry_count: number | null;
+                            /** @description Documents per collection in the archive. */
+                            documents: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backup/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The archives in <data_dir>/backups, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Newest first. */
+                            backups: {
+                                /** @description A backup id, e.g. 20261127T045111123Z-3f2a1c9e. */
+                                id: string;
+                                /** @description Absolute path of the archive on the platform host. */
+                                path: string;
+                                scope: "full" | "agents_only";
+                                /** @description ISO 8601 UTC: the instant the store was copied. */
+                                created_at: string;
+                                /** @description `sha256:<hex>` of the archive file. */
+                                checksum: string;
+                                size_bytes: number;
+                                /** @description The version that made the archive. */
+                                platform_version: string;
+                                /** @description The platform installation the archive was made by. */
+                                installation_id: string;
+                                /** @description Audit entries in the archive; null for agents_only. */
+                                audit_entry_count: number | null;
+                                /** @description Documents per collection in the archive. */
+                                documents: {
+                                    [key: string]: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backup/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the state with a backup (by id, or an archive file on the host), atomically */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A backup id, e.g. 20261127T045111123Z-3f2a1c9e. */
+                        id?: string;
+                        /** @description An archive file on the platform host (absolute path). */
+                        path?: string;
+                        /** @description `sha256:<hex>` of the archive file. */
+                        checksum?: string;
+                        /** @description Accept an archive of another installation (docs/backup.md "Foreign archives"). Default false. */
+                        allow_foreign?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "restored";
+                            /** @description A backup id, e.g. 20261127T045111123Z-3f2a1c9e. */
+                            id: string;
+                            scope: "full" | "agents_only";
+                            /** @description The archive's creation time: the state now served is as of then. */
+                            created_at: string;
+                            restored_at: string;
+                            /** @description `sha256:<hex>` of the archive file. */
+                            checksum: string;
+                            /** @description Entries of the restored chain, the restore entry included; null for agents_only. */
+                            audit_entry_count: number | null;
+                            /** @description The audit checkpoint written for the restored chain; null without a sink. */
+                            checkpoint: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backup/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add an archive (the body, application/gzip) to <data_dir>/backups; restore it by its id */
+        post: {
+            parameters: {
+                query?: {
+                    checksum?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A backup id, e.g. 20261127T045111123Z-3f2a1c9e. */
+                            id: string;
+                            /** @description Absolute path of the archive on the platform host. */
+                            path: string;
+                            scope: "full" | "agents_only";
+                            /** @description ISO 8601 UTC: the instant the store was copied. */
+                            created_at: string;
+                            /** @description `sha256:<hex>` of the archive file. */
+                            checksum: string;
+                            size_bytes: number;
+                            /** @description The version that made the archive. */
+                            platform_version: string;
+                            /** @description The platform installation the archive was made by. */
+                            installation_id: string;
+                            /** @description Audit entries in the archive; null for agents_only. */
+                            audit_entry_count: number | null;
+                            /** @description Documents per collection in the archive. */
+                            documents: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                category: string;
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard (HTML) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The dashboard page (text/html), the same for every path under /dashboard. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard (HTML) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The dashboard page (text/html), the same for every path under /dashboard. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/{*}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard (HTML) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The dashboard page (text/html), the same for every path under /dashboard. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/config.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the dashboard needs before sign-in: auth mode, provider sign-in, permission matrix */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            version: string;
+                            auth_mode: "disabled" | "local" | "oidc";
+                            /** @description Whether svc_sk_ API keys are accepted (mode local, or oidc with allow_local_service_keys). */
+                            api_keys: boolean;
+                            oidc: {
+                                issuer: string;
+                                client_id: string;
+                                scopes: string[];
+                                resource: string | null;
+                            } | null;
+                            /** @description The permission matrix (docs/permissions.md), so the page shows each role only the buttons it may use. */
+                            permissions: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dashboard asset (script, stylesheet, icon); names carry a content hash */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
