@@ -59,6 +59,14 @@ describe('readme-shell', () => {
     expect(curlRequest(['curl', 'http://r/y'])).toMatchObject({ method: 'GET', body: undefined });
     expect(curlRequest(['curl', '-s', '-o', 'report.pdf', 'http://r/z'])).toEqual({ method: 'GET', url: 'http://r/z', headers: {}, body: undefined, output: 'report.pdf' });
     expect(() => curlRequest(['curl', '-F', 'a=b', 'http://r'])).toThrow(/not understood/);
+    // A token request: -u is Basic authentication, several -d are one form body joined by '&'.
+    expect(curlRequest(['curl', '-s', '-u', 'app:s3:cret', '-d', 'grant_type=client_credentials', '-d', 'resource=http://a', 'http://idp/token'])).toEqual({
+      method: 'POST',
+      url: 'http://idp/token',
+      headers: { authorization: `Basic ${Buffer.from('app:s3:cret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&resource=http://a',
+    });
+    expect(() => curlRequest(['curl', '-u', 'app', 'http://idp/token'])).toThrow(/prompt for the password/);
   });
 
   it('matches an answer with ... and <placeholders> as anything, whitespace as any whitespace, the rest exactly', () => {

@@ -199,8 +199,16 @@ export function curlRequest(words: readonly string[]): CurlRequest {
       const colon = header.indexOf(':');
       if (colon < 1) throw new Error(`curl -H '${header}' is not 'Name: value'`);
       headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
-    } else if (w === '-d' || w === '--data' || w === '--data-raw') body = value();
-    else if (w === '-o') output = value();
+    } else if (w === '-d' || w === '--data' || w === '--data-raw') {
+      // Several -d are joined with '&', as curl does (form fields, one per option).
+      const data = value();
+      body = body === undefined ? data : `${body}&${data}`;
+    } else if (w === '-u') {
+      // -u user:password: HTTP Basic authentication (curl's default for -u).
+      const credentials = value();
+      if (!credentials.includes(':')) throw new Error(`curl -u without ':password' would prompt for the password`);
+      headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
+    } else if (w === '-o') output = value();
     else if (w.startsWith('-')) throw new Error(`curl option ${w} is not understood by the README runner`);
     else if (url === undefined) url = w;
     else throw new Error(`curl with two URLs: ${url} and ${w}`);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +14,12 @@ import { answerPattern, curlRequest, heredocText, shellWords, type ReadmeCommand
 
 const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 const CLI_MAIN = join(ROOT, 'apps/platform/src/cli/main.ts');
+/**
+ * `npm run <script>` of the root package.json that keep running (servers): run as package.json
+ * says (`tsx <file>`), each is ready once a line of its output matches the README's answer.
+ */
+const SERVER_SCRIPTS = new Set(['dev:oidc']);
+const ROOT_SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
 /** What a command printed: an HTTP answer (curl), a CLI run, or a started process's output. */
 export interface StepResult {
@@ -40,13 +47,16 @@ export interface WalkthroughOptions {
   addresses: Record<string, string>;
   /** Variables set before the section (those of earlier README sections: `$B`, `$H`). */
   vars: Record<string, string>;
-  /** `npm start` at the root: (re)starts the all-in-one platform; resolves with its output so far. */
-  startPlatform(): Promise<string>;
+  /**
+   * `npm start` at the root, or `npm start -- <args>` (`args`, e.g. `['--config', 'x.toml']`):
+   * (re)starts the all-in-one platform; resolves with its output so far.
+   */
+  startPlatform(args: string[]): Promise<string>;
 }
 
 export interface Walkthrough {
   vars: Record<string, string>;
-  /** Processes started by `npm start -w apps/<name>`: the test kills them at the end. */
+  /** Processes started by `npm start -w apps/<name>` or `npm run dev:oidc`: the test kills them at the end. */
   processes: StartedProcess[];
   /**
    * Runs the next README command, which must start with `expected`, and checks its answer.
@@ -119,11 +129,22 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
   }
 
   async function startApp(c: ReadmeCommand, app: string, args: string[]): Promise<StepResult> {
+    // npm start -w runs in the workspace's directory.
+    return startServer(c, join(ROOT, app, 'src/main.ts'), join(ROOT, app), args, (output) => /listening on /.test(output));
+  }
+
+  /** `npm run <script> -- <args>` of SERVER_SCRIPTS: ready once its output shows the README's answer. */
+  async function runServerScript(c: ReadmeCommand, script: string, args: string[]): Promise<StepResult> {
+    const entry = /^tsx (\S+)$/.exec(ROOT_SCRIPTS[script] ?? '')?.[1];
+    if (entry === undefined) throw new Error(`${where(c)}: package.json script '${script}' is not 'tsx <file>'`);
+    if (c.answer === undefined) throw new Error(`${where(c)}: a server script needs the README's answer to know it is ready`);
+    const { pattern } = answerPattern(c.answer);
+    return startServer(c, join(ROOT, entry), ROOT, args, (output) => output.split('\n').some((l) => pattern.test(l.trim())));
+  }
+
+  async function startServer(c: ReadmeCommand, entry: string, cwd: string, args: string[], ready: (output: string) => boolean): Promise<StepResult> {
     let output = '';
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, app, 'src/main.ts'), ...args], {
-      cwd: join(ROOT, app), // npm start -w runs in the workspace's directory
-      env: { PATH: process.env.PATH ?? '' },
-    });
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, entry, ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -131,11 +152,32 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
     await waitUntil(
       () => {
         if (child.exitCode !== null) throw new Error(`${where(c)} exited ${child.exitCode}:\n${output}`);
-        return /listening on /.test(output);
+        return ready(output);
       },
-      { timeoutMs: 90_000, intervalMs: 50, message: `${where(c)} to listen (${output})` },
+      { timeoutMs: 90_000, intervalMs: 50, message: `${where(c)} to be ready (${output})` },
     );
     return lineResult(c, output);
+  }
+
+  /**
+   * `node -e '<script>' [args]` at the root: the script's require() finds the repository's
+   * packages (better-sqlite3), as it does for a reader in the checkout, though the test's root is
+   * a temporary directory.
+   */
+  async function nodeEval(c: ReadmeCommand, args: string[]): Promise<StepResult> {
+    const child = spawn(process.execPath, args, {
+      cwd: options.dir,
+      env: { PATH: process.env.PATH ?? '', NODE_PATH: join(ROOT, 'node_modules') },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearTimeout(timer);
+    if (code !== 0) throw new Error(`${where(c)} exited ${code}:\n${stdout}${stderr}`);
+    return { command: c, code, text: stdout };
   }
 
   /** A long-running process answers with one line of its output: the line the README shows. */
@@ -179,9 +221,12 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
       return cli(c, args, first[2]);
     }
     if (first[0] === 'curl') return curl(c, first);
-    if (first.join(' ') === 'npm start') return lineResult(c, await options.startPlatform());
+    if (first.join(' ') === 'npm start') return lineResult(c, await options.startPlatform([]));
+    if (first[0] === 'node' && first[1] === '-e' && first.length >= 3) return nodeEval(c, first.slice(1));
     const [npm, a, b, d, e, ...rest] = first;
+    if (npm === 'npm' && a === 'start' && b === '--') return lineResult(c, await options.startPlatform(first.slice(3)));
     if (npm === 'npm' && a === 'run' && b === 'cli' && d === '--') return cli(c, [e!, ...rest], undefined);
+    if (npm === 'npm' && a === 'run' && SERVER_SCRIPTS.has(b!) && (d === undefined || d === '--')) return runServerScript(c, b!, first.slice(4));
     if (npm === 'npm' && a === 'start' && b === '-w' && d !== undefined && e === '--') return startApp(c, d, rest);
     throw new Error(`${where(c)}: the README runner does not know this command`);
   }
