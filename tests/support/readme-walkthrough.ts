@@ -80,6 +80,8 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
     },
   }));
   const vars: Record<string, string> = { PWD: options.dir, HOME: options.home, ...options.vars };
+  /** Names set with `export`: what bash passes to the programs a command starts. */
+  const exported = new Set<string>();
   const processes: StartedProcess[] = [];
   let position = 0;
 
@@ -126,6 +128,25 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
     clearTimeout(timer);
     if (code !== 0) throw new Error(`${where(c)} exited ${code}:\n${stdout}${stderr}`);
     return { command: c, code, text: stdout.split(options.home).join('~') };
+  }
+
+  /**
+   * `node <file> [args]`: a script of the repository run to its end, from the reader's directory,
+   * with the variables the section exported in its environment (as bash passes them).
+   */
+  async function script(c: ReadmeCommand, file: string, args: string[]): Promise<StepResult> {
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: options.home };
+    for (const name of exported) env[name] = vars[name]!;
+    const child = spawn(process.execPath, [file, ...args], { cwd: options.dir, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearTimeout(timer);
+    if (code !== 0) throw new Error(`${where(c)} exited ${code}:\n${stdout}${stderr}`);
+    return { command: c, code, text: stdout };
   }
 
   async function startApp(c: ReadmeCommand, app: string, args: string[]): Promise<StepResult> {
@@ -202,6 +223,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
       if (value === undefined) throw new Error(`${where(c)}: a placeholder the test must fill ({ value })`);
       if (!answerPattern(written!).pattern.test(value)) throw new Error(`${where(c)}: '${value}' does not fit '${written}'`);
       vars[name!] = value;
+      if (c.text.startsWith('export ')) exported.add(name!);
       return { command: c, text: '' };
     }
     if (value !== undefined) throw new Error(`${where(c)}: only a placeholder assignment takes a value`);
@@ -211,6 +233,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
     const assignment = /^([A-Za-z_]\w*)=([\s\S]*)$/.exec((first[0] === 'export' ? first.slice(1) : first).join(' '));
     if (pipeline.length === 1 && assignment !== null && (first[0] === 'export' ? first.length === 2 : first.length === 1)) {
       vars[assignment[1]!] = assignment[2]!;
+      if (first[0] === 'export') exported.add(assignment[1]!);
       return { command: c, text: '' };
     }
     if (second !== undefined) {
@@ -223,6 +246,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
     if (first[0] === 'curl') return curl(c, first);
     if (first.join(' ') === 'npm start') return lineResult(c, await options.startPlatform([]));
     if (first[0] === 'node' && first[1] === '-e' && first.length >= 3) return nodeEval(c, first.slice(1));
+    if (first[0] === 'node' && /^[\w./-]+\.m?js$/.test(first[1] ?? '')) return script(c, first[1]!, first.slice(2));
     const [npm, a, b, d, e, ...rest] = first;
     if (npm === 'npm' && a === 'start' && b === '--') return lineResult(c, await options.startPlatform(first.slice(3)));
     if (npm === 'npm' && a === 'run' && b === 'cli' && d === '--') return cli(c, [e!, ...rest], undefined);
