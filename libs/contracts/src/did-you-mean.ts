@@ -3,8 +3,13 @@
  * wherever a config file or a package names an unknown key, so that typos name their fix.
  */
 export function didYouMean(name: string, known: readonly string[]): string {
-  const close = known.find((k) => editDistance(k, name) <= 2);
-  return close === undefined ? '' : ` (did you mean "${close}"?)`;
+  // The closest within two edits, the first listed on a tie.
+  let best: { name: string; distance: number } | null = null;
+  for (const candidate of known) {
+    const distance = editDistance(candidate, name);
+    if (distance <= 2 && (best === null || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best === null ? '' : ` (did you mean "${best.name}"?)`;
 }
 
 /** Levenshtein distance with two rows of memory. */

@@ -8,3 +8,4 @@ export { createMetricsListener, type MetricsListener } from './metrics-listener.
 export { startProcessTelemetry, type ProcessTelemetry } from './process-telemetry.ts';
 export { subjectTemplate, traceBus } from './traced-bus.ts';
 export { traceQueue } from './traced-queue.ts';
+export { createPeriodicService, type PeriodicServiceOptions } from './periodic-service.ts';

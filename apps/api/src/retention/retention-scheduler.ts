@@ -1,5 +1,5 @@
 import type { RetentionService } from '@agent-platform/domain';
-import type { ProcessService } from '@agent-platform/engines';
+import { createPeriodicService, type ProcessService } from '@agent-platform/engines';
 
 export interface RetentionSchedulerDeps {
   retention: Pick<RetentionService, 'sweepIfDue'>;
@@ -15,52 +15,15 @@ export interface RetentionSchedulerDeps {
  * `stop` waits for a sweep in progress to reach its end (each step is short).
  */
 export function createRetentionScheduler(deps: RetentionSchedulerDeps): ProcessService {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> = Promise.resolve();
-  let stopped = true;
-  let lastFailure = '';
-
-  const tickMs = (): number => Math.min(60_000, Math.max(100, (deps.intervalSecs() * 1000) / 4));
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      timer = null;
-      running = tick().finally(schedule);
-    }, tickMs());
-    timer.unref();
-  }
-
-  async function tick(): Promise<void> {
-    try {
-      await deps.retention.sweepIfDue();
-      lastFailure = '';
-    } catch (error) {
-      const message = (error as Error).message;
-      if (message !== lastFailure)
-        deps.warn({ reason: message }, 'retention sweep failed; retrying at the next tick');
-      lastFailure = message;
-    }
-  }
-
-  return {
+  return createPeriodicService({
     name: 'retention',
-    async start() {
-      stopped = false;
-      // The first tick comes soon after boot, so a restarted node finishes a killed sweep's period.
-      timer = setTimeout(() => {
-        timer = null;
-        running = tick().finally(schedule);
-      }, 100);
-      timer.unref();
-    },
-    async stop() {
-      stopped = true;
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
-      await running;
-    },
-  };
+    intervalSecs: deps.intervalSecs,
+    tick: () => deps.retention.sweepIfDue(),
+    warn: deps.warn,
+    failure: 'retention sweep failed; retrying at the next tick',
+    // The first tick comes soon after boot, so a restarted node finishes a killed sweep's period.
+    firstTickMs: 100,
+  });
 }
 
 /** The scheduler of a process with the api, over its deps (run-process.ts, tests). */

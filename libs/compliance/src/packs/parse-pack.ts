@@ -9,7 +9,7 @@ import {
   type LoadedPack,
   type PackCheck,
 } from './pack-model.ts';
-import { didYouMean } from './closest-name.ts';
+import { didYouMean } from '@agent-platform/contracts';
 import { describeSchemaErrors, fieldPath } from './pack-schema-errors.ts';
 
 export interface ParsePackOptions {
