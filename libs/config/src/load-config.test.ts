@@ -105,6 +105,15 @@ describe('defaults and paths', () => {
     expect(parseConfigText('', '/srv/ap/agent-platform.toml').storage.data_dir).toBe('/srv/ap/.agent-platform');
   });
 
+  it('resolves the audit checkpoint sink and key file, and the compliance packs_dir, against the config file directory', () => {
+    const text = ['[audit.checkpoints]', 'sink = "audit-sink"', 'signing_key_file = "keys/checkpoint.pem"', '[compliance]', 'packs_dir = "packs"'].join('\n');
+    const config = parseConfigText(text, '/srv/ap/conf/agent-platform.toml');
+    expect(config.audit.checkpoints).toMatchObject({ sink: '/srv/ap/conf/audit-sink', signing_key_file: '/srv/ap/conf/keys/checkpoint.pem' });
+    expect(config.compliance.packs_dir).toBe('/srv/ap/conf/packs');
+    // Empty means "off" (the sink) or "the default under data_dir" (the key) and stays empty.
+    expect(parseConfigText('', '/srv/ap/agent-platform.toml').audit.checkpoints).toMatchObject({ sink: '', signing_key_file: '' });
+  });
+
   it('resolves a relative registry archive_dir against the config file directory and keeps an empty one empty', () => {
     const config = parseConfigText('[registry]\narchive_dir = "archives"', '/srv/ap/conf/agent-platform.toml');
     expect(config.registry.archive_dir).toBe('/srv/ap/conf/archives');

@@ -31,5 +31,13 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
       ...(licence.public_key_file === undefined ? {} : { public_key_file: at(licence.public_key_file) }),
     },
     compliance: { ...config.compliance, packs_dir: optional(config.compliance.packs_dir) },
+    audit: {
+      ...config.audit,
+      checkpoints: {
+        ...config.audit.checkpoints,
+        sink: optional(config.audit.checkpoints.sink),
+        signing_key_file: optional(config.audit.checkpoints.signing_key_file),
+      },
+    },
   };
 }
