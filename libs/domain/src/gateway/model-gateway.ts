@@ -137,31 +137,36 @@ export function createModelGateway(deps: ModelGatewayDeps): ModelGateway {
     // first call, the tokenised entry before the first call that carries a token. A failed audit
     // write fails the call: no token leaves the process without its record.
     const beforeCall = async (): Promise<void> => {
-      if (!routed) {
-        await deps.audit.routing(
-          actor,
-          { ...routingMetadata(decision, correlationId), provider: target.provider.id, model: target.model },
-          'routed',
-        );
-        routed = true;
-      }
       const counts = vault.tokenised();
-      if (!tokenised && counts.count > 0) {
-        await deps.audit.tokenised(actor, {
-          count: counts.count,
-          categories: counts.categories,
-          provider: target.provider.id,
-          model: target.model,
-          correlation_id: correlationId,
-        });
-        tokenised = true;
-      }
-      if (!begun) {
-        begun = true;
-        const begin = { ...record, count: counts.count, categories: counts.categories, tokenised };
-        await deps.traffic
-          .begin(begin, s.retentionHours)
-          .catch((err: unknown) => warn({ err }, 'could not record a gateway decision'));
+      // The traffic row goes to the store beside the audit entries, not after them, so that the
+      // embedded store's group commit carries them in one sync (docs/performance.md "Privacy gateway").
+      const beginning = begun
+        ? Promise.resolve()
+        : deps.traffic
+            .begin({ ...record, count: counts.count, categories: counts.categories, tokenised: counts.count > 0 }, s.retentionHours)
+            .catch((err: unknown) => warn({ err }, 'could not record a gateway decision'));
+      begun = true;
+      try {
+        if (!routed) {
+          await deps.audit.routing(
+            actor,
+            { ...routingMetadata(decision, correlationId), provider: target.provider.id, model: target.model },
+            'routed',
+          );
+          routed = true;
+        }
+        if (!tokenised && counts.count > 0) {
+          await deps.audit.tokenised(actor, {
+            count: counts.count,
+            categories: counts.categories,
+            provider: target.provider.id,
+            model: target.model,
+            correlation_id: correlationId,
+          });
+          tokenised = true;
+        }
+      } finally {
+        await beginning;
       }
     };
     const settle = (change: Partial<TrafficDecision>): Promise<void> =>
@@ -181,18 +186,21 @@ export function createModelGateway(deps: ModelGatewayDeps): ModelGateway {
         const restored = vault.restored();
         // The answer is paid for and hydrated: a failed write loses its entry (the coverage figure then
         // shows the request as never hydrated), not the answer.
-        if (tokenised) {
-          await deps.audit
-            .hydrated(actor, {
-              count: restored.count,
-              categories: restored.categories,
-              correlation_id: correlationId,
-            })
-            .catch((err: unknown) =>
-              warn({ err, correlation_id: correlationId }, 'could not record gateway.pii.hydrated'),
-            );
-        }
-        await settle({ ...finalCounts(), outcome: 'ok', hydrated: tokenised, restored: restored.count });
+        // Both writes at once: one group commit of the embedded store, not two.
+        await Promise.all([
+          tokenised
+            ? deps.audit
+                .hydrated(actor, {
+                  count: restored.count,
+                  categories: restored.categories,
+                  correlation_id: correlationId,
+                })
+                .catch((err: unknown) =>
+                  warn({ err, correlation_id: correlationId }, 'could not record gateway.pii.hydrated'),
+                )
+            : undefined,
+          settle({ ...finalCounts(), outcome: 'ok', hydrated: tokenised, restored: restored.count }),
+        ]);
       },
       failed: (cancelled) => settle({ ...finalCounts(), outcome: cancelled ? 'cancelled' : 'failed' }),
     };

@@ -15,7 +15,6 @@ import type { AuditTrail } from '../audit/audit-entry.ts';
 export const PRIVACY_COUNTERS = {
   tokenised: 'privacy:pii:tokenised',
   hydrated: 'privacy:pii:hydrated',
-  routed: 'privacy:routing:total',
   forcedLocal: 'privacy:routing:forced_local',
   localEligible: 'privacy:routing:local_eligible',
 } as const;
@@ -83,7 +82,10 @@ export function createPrivacyAudit(deps: {
       result,
       metadata: { ...metadata },
     });
-    if (entry !== null && deltas.length > 0) await deps.counters.addMany(deltas);
+    // Only counters that move: a request without detected personal data (the usual one) costs its
+    // audit entry and no counter write.
+    const moving = deltas.filter((d) => d.delta !== 0);
+    if (entry !== null && moving.length > 0) await deps.counters.addMany(moving);
   };
 
   return {
@@ -91,7 +93,6 @@ export function createPrivacyAudit(deps: {
     routing: (actor, metadata, result) => {
       const counted = metadata.pii_detected === true;
       return record(actor, PRIVACY_AUDIT_ACTIONS.routing, result, metadata, [
-        { key: PRIVACY_COUNTERS.routed, delta: 1 },
         { key: PRIVACY_COUNTERS.localEligible, delta: counted && metadata.local_eligible ? 1 : 0 },
         { key: PRIVACY_COUNTERS.forcedLocal, delta: counted && metadata.forced_local ? 1 : 0 },
       ]);

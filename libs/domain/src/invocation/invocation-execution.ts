@@ -56,7 +56,9 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         await gateway.failed(signal.aborted);
         throw error;
       });
-      await gateway.completed();
+      // The gateway's closing writes (hydrated entry, traffic row) go alongside the licence commit:
+      // one group commit of the embedded store instead of two. completed() never rejects.
+      const completing = gateway.completed();
       const cost = costOf(deps.prices(model.provider.id), loop);
       const result: InvocationOutcome = {
         content: loop.content,
@@ -68,10 +70,14 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         usage: { input_tokens: loop.usage.input_tokens, output_tokens: loop.usage.output_tokens },
         pii_tokenized: gateway.piiTokenized(),
       };
-      // An answer its caller cannot receive is not charged (issue "Hardening" 2).
-      options.checkDeliverable?.(result);
-      if (signal.aborted) throw signal.reason;
-      await reservation.commit({ cost_usd: cost });
+      try {
+        // An answer its caller cannot receive is not charged (issue "Hardening" 2).
+        options.checkDeliverable?.(result);
+        if (signal.aborted) throw signal.reason;
+        await reservation.commit({ cost_usd: cost });
+      } finally {
+        await completing;
+      }
       return { result, model, loop, cost };
     } catch (error) {
       await reservation.release();
