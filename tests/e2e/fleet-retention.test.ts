@@ -131,7 +131,9 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
       await first.kill();
       alive.delete(first);
       // A replacement node boots meanwhile (not awaited: the takeover must not happen unwatched).
-      const replacement = fleet.addApi();
+      // It is watched from the moment it is spawned, since it may be the node that takes over.
+      const replacement = await fleet.launchApi();
+      alive.add(replacement);
 
       // 2. Once the lease lapses another node takes over and deletes the archived entries: as soon
       // as the first batch is gone, every api node is frozen (SIGSTOP), the one holding the sweep is
@@ -147,7 +149,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
       await second.kill();
       alive.delete(second);
       for (const p of frozen) if (p !== second) process.kill(p.child.pid!, 'SIGCONT');
-      alive.add((await replacement).process);
+      if (second !== replacement) await replacement.ready();
       const midway = await liveRange(store!);
       expect(midway.first, 'killed in the middle of deleting the archived segment').toBeGreaterThan(1);
       expect(midway.first).toBeLessThanOrEqual(SEGMENT);

@@ -121,6 +121,11 @@ export interface Fleet {
   add(app: AppName): Promise<AppProcess>;
   /** Starts one more api node on a config of its own (a fresh port), waits for it, and returns it with its URL. */
   addApi(): Promise<{ process: AppProcess; url: string }>;
+  /**
+   * Starts one more api node like `addApi` but returns it as soon as it is spawned, before its
+   * boot line: a test that watches which node takes over some work must see a booting node too.
+   */
+  launchApi(): Promise<AppProcess>;
   /** Opens the shared store from this process (one more process of the host). */
   openStore(): Promise<Store>;
   /** Every process's output, for a failure message. */
@@ -153,18 +158,22 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await options.prepare?.(join(dir, 'data'));
     const licence = await writeLicence(dir, options.licence ?? {});
     const configPaths: string[] = [];
-    for (let i = 0; i < Math.max(1, options.apis); i++) {
+    /** Writes the next api node's config file (its own free port) and returns its path. */
+    const writeApiConfig = async (): Promise<string> => {
       const document = fleetConfig({ dir, nats, redis, provider, licence, listen: `127.0.0.1:${await freePort()}`, extra: options.config ?? {} });
-      const path = join(dir, `fleet-${i}.toml`);
+      const path = join(dir, `fleet-${configPaths.length}.toml`);
       await writeFile(path, stringify(document));
       configPaths.push(path);
-    }
+      return path;
+    };
+    for (let i = 0; i < Math.max(1, options.apis); i++) await writeApiConfig();
     const configPath = configPaths[0]!;
     const launch = (app: AppName, path = configPath): AppProcess => {
       const proc = startApp(app, path);
       started.push(proc);
       return proc;
     };
+    const launchApi = async (): Promise<AppProcess> => launch('api', await writeApiConfig());
     const apis = configPaths.slice(0, options.apis).map((path) => launch('api', path));
     const workers = Array.from({ length: options.workers }, () => launch('agent-worker'));
     const schedulers = Array.from({ length: options.schedulers }, () => launch('scheduler'));
@@ -180,12 +189,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       workers,
       schedulers,
       configPath,
+      launchApi,
       async addApi() {
-        const document = fleetConfig({ dir, nats, redis, provider, licence, listen: `127.0.0.1:${await freePort()}`, extra: options.config ?? {} });
-        const path = join(dir, `fleet-${configPaths.length}.toml`);
-        await writeFile(path, stringify(document));
-        configPaths.push(path);
-        const proc = launch('api', path);
+        const proc = await launchApi();
         return { process: proc, url: await proc.ready() };
       },
       async add(app) {
