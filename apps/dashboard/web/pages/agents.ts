@@ -1,10 +1,10 @@
 import type { AgentList, AgentStatusView, AgentSummary } from '@agent-platform/contracts';
 import { describeError } from '../lib/api.ts';
-import { actionButton, fill, h } from '../lib/dom.ts';
+import { actionButton, h } from '../lib/dom.ts';
 import { formatDuration, formatNumber } from '../lib/format.ts';
 import { badge, dataTable, toneOf } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
-import { errorBox, pageHeader, refreshButton } from './common.ts';
+import { tablePage } from './common.ts';
 
 type Row = AgentSummary & { status: AgentStatusView | null };
 
@@ -27,27 +27,12 @@ export const agentsPage: Page = {
   path: 'agents',
   title: 'Agents',
   needs: ['AgentList'],
-  async render(context) {
-    const body = h('div');
-    const load = async (): Promise<void> => {
-      try {
-        fill(body, table(context, await loadRows(context), load));
-      } catch (error) {
-        fill(body, errorBox(describeError(error)));
-      }
-    };
-    fill(
-      context.root,
-      pageHeader('Agents', refreshButton('Refresh agents', load)),
-      h(
-        'p',
-        { class: 'lead' },
-        'Every installed agent, its state and what it has done since the platform started counting.',
-      ),
-      body,
-    );
-    await load();
-  },
+  render: tablePage({
+    title: 'Agents',
+    lead: 'Every installed agent, its state and what it has done since the platform started counting.',
+    rows: loadRows,
+    table,
+  }),
 };
 
 function table(context: PageContext, rows: Row[], reload: () => Promise<void>): HTMLElement {

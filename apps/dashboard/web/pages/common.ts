@@ -1,4 +1,6 @@
-import { actionButton, h, type Child } from '../lib/dom.ts';
+import type { PageContext } from '../app/page.ts';
+import { describeError } from '../lib/api.ts';
+import { actionButton, fill, h, type Child } from '../lib/dom.ts';
 
 /** The page's heading (the target of focus after navigation) and its page-level actions. */
 export function pageHeader(title: string, ...actions: Child[]): HTMLElement {
@@ -41,4 +43,34 @@ export function facts(pairs: ReadonlyArray<readonly [string, Child]>): HTMLEleme
     { class: 'facts' },
     ...pairs.flatMap(([label, value]) => [h('dt', null, label), h('dd', null, value)]),
   );
+}
+
+/**
+ * The render of a page that is one table under its header and lead paragraph: `rows` loads it,
+ * `table` draws it (with `reload` for its actions and the Refresh button); a failure to load shows
+ * as an alert in the table's place.
+ */
+export function tablePage<R>(spec: {
+  title: string;
+  lead: string;
+  rows: (context: PageContext) => Promise<R>;
+  table: (context: PageContext, rows: R, reload: () => Promise<void>) => HTMLElement;
+}): (context: PageContext) => Promise<void> {
+  return async (context) => {
+    const body = h('div');
+    const load = async (): Promise<void> => {
+      try {
+        fill(body, spec.table(context, await spec.rows(context), load));
+      } catch (error) {
+        fill(body, errorBox(describeError(error)));
+      }
+    };
+    fill(
+      context.root,
+      pageHeader(spec.title, refreshButton(`Refresh ${spec.title.toLowerCase()}`, load)),
+      h('p', { class: 'lead' }, spec.lead),
+      body,
+    );
+    await load();
+  };
 }

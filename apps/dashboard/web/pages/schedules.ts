@@ -1,10 +1,10 @@
 import type { AgentList, CronJob, CronJobList, ScheduleFireList } from '@agent-platform/contracts';
 import { describeError } from '../lib/api.ts';
-import { actionButton, fill, h } from '../lib/dom.ts';
+import { actionButton, h } from '../lib/dom.ts';
 import { formatDuration, formatNumber, formatTime } from '../lib/format.ts';
 import { badge, dataTable, toneOf } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
-import { errorBox, pageHeader, refreshButton } from './common.ts';
+import { tablePage } from './common.ts';
 
 /** Recent fires shown per job; the whole log is GET /schedules/{id}/fires. */
 const FIRES_SHOWN = 5;
@@ -44,27 +44,12 @@ export const schedulesPage: Page = {
   path: 'schedules',
   title: 'Schedules',
   needs: ['AgentList'],
-  async render(context) {
-    const body = h('div');
-    const load = async (): Promise<void> => {
-      try {
-        fill(body, table(context, await loadRows(context), load));
-      } catch (error) {
-        fill(body, errorBox(describeError(error)));
-      }
-    };
-    fill(
-      context.root,
-      pageHeader('Schedules', refreshButton('Refresh schedules', load)),
-      h(
-        'p',
-        { class: 'lead' },
-        'Cron jobs and schedules of every agent: when each fires next, when it last fired, and the slots that never fired.',
-      ),
-      body,
-    );
-    await load();
-  },
+  render: tablePage({
+    title: 'Schedules',
+    lead: 'Cron jobs and schedules of every agent: when each fires next, when it last fired, and the slots that never fired.',
+    rows: loadRows,
+    table,
+  }),
 };
 
 function table(context: PageContext, rows: Row[], reload: () => Promise<void>): HTMLElement {
