@@ -42,3 +42,4 @@ export * from './compliance-pack.ts';
 export * from './http/compliance.ts';
 export * from './http/retention.ts';
 export * from './trace-context.ts';
+export * from './http/dashboard.ts';

@@ -1,3 +1,4 @@
+import { AUDIT_CATEGORIES } from '@agent-platform/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../testing/index.ts';
 
@@ -103,6 +104,9 @@ describe('with [surfaces] dashboard = true', () => {
     });
     expect(res.body.permissions.AgentStop).toEqual(['admin', 'operator']);
     expect(res.body.permissions.ComplianceRead).toEqual(['admin', 'auditor']);
+    // The audit page filters on the api's own categories, the newer ones included.
+    expect(res.body.audit_categories).toEqual([...AUDIT_CATEGORIES]);
+    expect(res.body.audit_categories).toEqual(expect.arrayContaining(['privacy', 'compliance', 'retention']));
   });
 
   it('keeps every api route behind authentication: the page gets no data without a token', async () => {

@@ -1,3 +1,4 @@
+import { DashboardSettings } from '@agent-platform/contracts';
 import { DASHBOARD_PATH, loadDashboardBundle, type DashboardBundle } from '@agent-platform/dashboard';
 import { Errors } from '@agent-platform/domain';
 import type { FastifyReply } from 'fastify';
@@ -5,7 +6,7 @@ import { Type } from 'typebox';
 import type { RoutePlugin } from '../api-app.ts';
 import type { ApiDeps } from '../deps.ts';
 import { DASHBOARD_HEADERS, dashboardCsp } from './dashboard-headers.ts';
-import { DashboardSettings, dashboardSettings } from './dashboard-settings.ts';
+import { dashboardSettings } from './dashboard-settings.ts';
 
 const TAGS = ['dashboard'];
 /**

@@ -1,32 +1,8 @@
-import type { PlatformConfig } from '@agent-platform/contracts';
+import { AUDIT_CATEGORIES, type DashboardSettings, type PlatformConfig } from '@agent-platform/contracts';
 import { PERMISSIONS } from '@agent-platform/domain';
-import { Type, type Static } from 'typebox';
 import { providerSignIn } from './dashboard-headers.ts';
 
-/** GET /dashboard/config.json: what the page needs before anyone signs in. Nothing secret. */
-export const DashboardSettings = Type.Object({
-  version: Type.String(),
-  auth_mode: Type.Union([Type.Literal('disabled'), Type.Literal('local'), Type.Literal('oidc')]),
-  api_keys: Type.Boolean({
-    description: 'Whether svc_sk_ API keys are accepted (mode local, or oidc with allow_local_service_keys).',
-  }),
-  oidc: Type.Union([
-    Type.Object({
-      issuer: Type.String(),
-      client_id: Type.String(),
-      scopes: Type.Array(Type.String()),
-      resource: Type.Union([Type.String(), Type.Null()]),
-    }),
-    Type.Null(),
-  ]),
-  permissions: Type.Record(Type.String(), Type.Array(Type.String()), {
-    description:
-      'The permission matrix (docs/permissions.md), so the page shows each role only the buttons it may use.',
-  }),
-});
-export type DashboardSettings = Static<typeof DashboardSettings>;
-
-/** Read per request: a reload of `[auth]` or `[dashboard]` shows on the next page load. */
+/** GET /dashboard/config.json, read per request: a reload of `[auth]` or `[dashboard]` shows on the next page load. */
 export function dashboardSettings(config: PlatformConfig, version: string): DashboardSettings {
   const { auth, dashboard } = config;
   return {
@@ -44,5 +20,6 @@ export function dashboardSettings(config: PlatformConfig, version: string): Dash
     permissions: Object.fromEntries(
       Object.entries(PERMISSIONS).map(([action, rule]) => [action, [...rule.roles]]),
     ),
+    audit_categories: [...AUDIT_CATEGORIES],
   };
 }

@@ -1,13 +1,7 @@
+import type { DashboardSettings } from '@agent-platform/contracts';
+
 /** GET /dashboard/config.json: what the page needs to know before anyone signs in. */
-export interface DashboardConfig {
-  version: string;
-  auth_mode: 'disabled' | 'local' | 'oidc';
-  /** Whether `svc_sk_` API keys are accepted (mode local, or oidc with allow_local_service_keys). */
-  api_keys: boolean;
-  oidc: { issuer: string; client_id: string; scopes: string[]; resource: string | null } | null;
-  /** The permission matrix (docs/permissions.md): action -> roles allowed. */
-  permissions: Record<string, string[]>;
-}
+export type DashboardConfig = DashboardSettings;
 
 /** GET /auth/whoami. */
 export interface Identity {

@@ -6,22 +6,6 @@ import { badge, dataTable } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, facts, notAllowed, pageHeader, section } from './common.ts';
 
-/** The categories of docs/audit.md (the api refuses any other with a 400 naming them). */
-const CATEGORIES = [
-  'auth',
-  'access',
-  'keys',
-  'vault',
-  'config',
-  'audit',
-  'system',
-  'agents',
-  'workflows',
-  'tools',
-  'integrations',
-  'channels',
-  'request',
-];
 /** Entries fetched per query (newest first) and shown per page. */
 const FETCH_LIMIT = 500;
 const PAGE_SIZE = 25;
@@ -106,7 +90,7 @@ function verifyReport(result: VerifyResponse): HTMLElement {
 }
 
 async function trailSection(context: PageContext): Promise<HTMLElement> {
-  const category = select('category', [['', 'Any category'], ...CATEGORIES.map((c) => [c, c] as const)]);
+  const category = select('category', [['', 'Any category'], ...context.config.audit_categories.map((c) => [c, c] as const)]);
   const actor = h('input', { type: 'text', name: 'actor', autocomplete: 'off' });
   const since = h('input', { type: 'date', name: 'since' });
   const results = h('div');

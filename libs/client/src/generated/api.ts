@@ -13577,6 +13577,8 @@ export interface paths {
                             permissions: {
                                 [key: string]: string[];
                             };
+                            /** @description The audit categories (docs/audit.md) the audit page filters on, so it never lists a stale set. */
+                            audit_categories: string[];
                         };
                     };
                 };
