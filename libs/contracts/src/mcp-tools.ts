@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { AgentList } from './http/agents.ts';
 import { AgentResponse } from './http/invocation.ts';
+import { BusinessKey } from './http/retention.ts';
 import { AUDIT_CATEGORIES, AuditEntryList } from './http/security.ts';
 import { WorkflowRunStatus } from './http/workflows.ts';
 import type { Action } from './roles.ts';
@@ -65,6 +66,11 @@ export const RunWorkflowInput = Type.Object(
           'As the Idempotency-Key header: a repeat by the same caller with the same input returns the same run.',
       }),
     ),
+    business_key: Type.Optional({
+      ...BusinessKey,
+      description:
+        'As `business_key` of POST /workflows/{id}/run: the claim, policy or case number the run is for (1-128 printable characters); a legal hold on it keeps the run (docs/retention.md).',
+    }),
   },
   strict,
 );

@@ -180,6 +180,13 @@ describe('the surface on, [auth] mode local', () => {
       -32602,
       18,
     ],
+    [
+      'run_workflow with a business_key holding a control character',
+      call(21, 'run_workflow', { workflow: 'w', input: 'i', business_key: 'CLM\n1' }),
+      200,
+      -32602,
+      21,
+    ],
     ['get_run with a malformed id', call(19, 'get_run', { run_id: 'run-1' }), 200, -32602, 19],
     [
       'search_audit with an unknown category',

@@ -27,7 +27,8 @@ function typeOf(schema: JsonSchema): string {
     );
   if (schema.maxLength !== undefined) bounds.push(`${schema.minLength ?? 0}-${schema.maxLength} chars`);
   else if (schema.minLength !== undefined) bounds.push('non-empty');
-  if (schema.pattern !== undefined) bounds.push('a UUID');
+  if (schema.pattern !== undefined)
+    bounds.push(/^\^\[0-9a-fA-F\]\{8\}-/.test(schema.pattern) ? 'a UUID' : `matching \`${schema.pattern}\``);
   return [schema.type ?? 'any', ...bounds].join(', ');
 }
 

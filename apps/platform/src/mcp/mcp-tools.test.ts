@@ -198,6 +198,22 @@ describe('the five tools through the official SDK client', () => {
     expect(entry?.metadata).toMatchObject({ run_id: first.id, replayed: true });
   });
 
+  it('run_workflow with a business_key stores it on the run and in the audit entry, as the HTTP route does', async () => {
+    const client = await connect(admin);
+    const run = ok(
+      await call(client, 'run_workflow', {
+        workflow: 'claims-review',
+        input: 'Windscreen chipped',
+        business_key: 'CLM-2026-000123',
+      }),
+    );
+    expect(run.business_key).toBe('CLM-2026-000123');
+    const fetched = (await api.request('GET', `/runs/${run.id}`, { token: admin })).body;
+    expect(fetched.business_key).toBe('CLM-2026-000123');
+    const [entry] = await api.deps.audit.query({ limit: 1, category: 'workflows' });
+    expect(entry?.metadata).toMatchObject({ run_id: run.id, business_key: 'CLM-2026-000123' });
+  });
+
   it('search_audit finds the calls above, filtered like GET /security/audit', async () => {
     const client = await connect(admin);
     const found = ok(await call(client, 'search_audit', { actor: 'assistant-admin', limit: 50 }));

@@ -12,7 +12,7 @@ const TIMEOUT_MARGIN_SECS = 2;
 
 /**
  * run_workflow: POST /workflows/{id}/run with the workflow named by id or name, the
- * `idempotency_key` in the role of the Idempotency-Key header, then (with `wait_secs`) the wait
+ * `idempotency_key` in the role of the Idempotency-Key header and the same `business_key`, then (with `wait_secs`) the wait
  * a client of the HTTP route does by polling GET /runs/{id}.
  */
 export const runWorkflow: ToolHandler<RunWorkflowInput> = async ({ deps, caller, signal }, args, note) => {
@@ -21,10 +21,11 @@ export const runWorkflow: ToolHandler<RunWorkflowInput> = async ({ deps, caller,
   note.metadata.workflow_id = workflow.id;
   const { run, replayed } = await deps.workflows.start(
     workflow.id,
-    { input: args.input, idempotencyKey: args.idempotency_key },
+    { input: args.input, idempotencyKey: args.idempotency_key, businessKey: args.business_key },
     { identity: caller.identity },
   );
   note.metadata.run_id = run.id;
+  if (run.business_key !== undefined) note.metadata.business_key = run.business_key;
   if (replayed) note.metadata.replayed = true;
   const waitSecs = Math.min(
     args.wait_secs ?? 0,
