@@ -38,11 +38,15 @@ const secret = values.secret ?? randomBytes(18).toString('base64url');
 
 try {
   const provider = await startOidcProvider({ audience: values.audience, clients, port, clientSecret: secret, accessTokenTtlSecs: 3600 });
-  console.log(`dev OpenID provider listening: issuer ${provider.issuer}, audience ${values.audience}`);
-  for (const [id, { roles }] of Object.entries(clients)) console.log(`  client ${id} (roles ${roles.join(', ')})`);
-  console.log(`  client secret (every client): ${secret}`);
+  // One write: whoever waits for the "listening" line (a script, the README test) finds the
+  // secret beside it rather than in a later chunk of the pipe.
   console.log(
-    `  a token: curl -s -u <client>:<secret> -d grant_type=client_credentials -d resource=${values.audience} ${provider.issuer}/token`,
+    [
+      `dev OpenID provider listening: issuer ${provider.issuer}, audience ${values.audience}`,
+      ...Object.entries(clients).map(([id, { roles }]) => `  client ${id} (roles ${roles.join(', ')})`),
+      `  client secret (every client): ${secret}`,
+      `  a token: curl -s -u <client>:<secret> -d grant_type=client_credentials -d resource=${values.audience} ${provider.issuer}/token`,
+    ].join('\n'),
   );
   const stop = () => void provider.close().then(() => process.exit(0));
   process.on('SIGINT', stop);

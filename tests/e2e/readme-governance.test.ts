@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runFirstRunSetup } from '@agent-platform/config';
-import { freePort } from '@agent-platform/testkit';
+import { freePort, waitUntil } from '@agent-platform/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
 import { readmeCommands } from '../support/readme-shell.ts';
@@ -93,8 +93,14 @@ describe('README governance walkthrough', () => {
     // 1. The development OpenID provider, the platform in mode oidc, a token, whoami.
     await w.next('npm run dev:oidc -- --port 4300 --audience http://127.0.0.1:4200');
     const provider = w.processes[0]!;
-    const secret = /client secret \(every client\): (\S+)/.exec(provider.output())?.[1];
-    expect(secret, provider.output()).toBeDefined();
+    let secret: string | undefined;
+    await waitUntil(
+      () => (secret = /client secret \(every client\): (\S+)/.exec(provider.output())?.[1]) !== undefined,
+      {
+        timeoutMs: 10_000,
+        message: `the provider to print its client secret (${provider.output()})`,
+      },
+    );
     await w.next('OIDC_SECRET=', { value: secret! });
     await w.next("cat > governance.toml <<'TOML'");
     await w.next('npm start -- --config governance.toml');
