@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createFileOnce } from '@agent-platform/store';
 import { ConfigError } from './config-error.ts';
 
 export const VAULT_KEY_BYTES = 32;
@@ -38,23 +39,11 @@ export function decodeVaultKey(text: string): Buffer | null {
   return key.length === VAULT_KEY_BYTES ? key : null;
 }
 
-/**
- * Writes the key to a private temporary file, then links it into place: `link` fails when the
- * key exists, so two processes starting together agree on one key and neither reads a half-written
- * file.
- */
+/** Creates the key file unless it exists (two processes starting together agree on one key). */
 async function createKeyFileIfMissing(dataDir: string, path: string): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   if (await exists(path)) return;
-  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temporary, `${randomBytes(VAULT_KEY_BYTES).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-  try {
-    await link(temporary, path);
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw cause;
-  } finally {
-    await rm(temporary, { force: true });
-  }
+  await createFileOnce(path, `${randomBytes(VAULT_KEY_BYTES).toString('base64')}\n`, 0o600);
 }
 
 async function exists(path: string): Promise<boolean> {

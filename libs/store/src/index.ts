@@ -1,2 +1,3 @@
 export * from './store.ts';
 export * from './store-snapshots.ts';
+export * from './create-file-once.ts';

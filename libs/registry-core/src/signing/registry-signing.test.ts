@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
@@ -23,6 +23,16 @@ describe('registry signatures', () => {
     expect(second.signer.publicKey).toEqual(first.signer.publicKey);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(first.signer.publicKey.public_key).toMatch(/^ed25519:[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('gives processes starting together one key: each reads a whole file, exactly one made it', async () => {
+    for (let round = 0; round < 20; round++) {
+      const path = join(dir, `round-${round}`, 'signing-key.pem');
+      const loaded = await Promise.all(Array.from({ length: 8 }, () => loadOrCreateSigningKey(path)));
+      expect(new Set(loaded.map((l) => l.signer.publicKey.key_id)).size).toBe(1);
+      expect(loaded.filter((l) => l.created)).toHaveLength(1);
+      expect(await readdir(join(dir, `round-${round}`))).toEqual(['signing-key.pem']);
+    }
   });
 
   it('verifies a signature with the trusted key, in either published form, and refuses any change', () => {

@@ -1,7 +1,8 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { RegistrySigningKey } from '@agent-platform/contracts';
+import { createFileOnce } from '@agent-platform/store';
 
 /**
  * Registry signatures (docs/registry.md "Signatures"): every accepted version is signed with the
@@ -123,11 +124,9 @@ export async function loadOrCreateSigningKey(path: string): Promise<{ signer: Re
   if (pem !== null) return { signer: createSigner(createPrivateKey(pem)), created: false };
   const { privateKey } = generateKeyPairSync('ed25519');
   await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
-    // Another process made it first: use theirs.
-    if (error.code !== 'EEXIST') throw error;
-  });
-  return { signer: createSigner(createPrivateKey(await readFile(path, 'utf8'))), created: true };
+  // Another process starting at the same time may make it first: then its key is used.
+  const created = await createFileOnce(path, privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, 0o600);
+  return { signer: createSigner(createPrivateKey(await readFile(path, 'utf8'))), created };
 }
 
 function abbreviate(text: string): string {
