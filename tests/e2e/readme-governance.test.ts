@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { runFirstRunSetup } from '@agent-platform/config';
 import { freePort, waitUntil } from '@agent-platform/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
+import { call, restartPlatform, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
 import { readmeCommands } from '../support/readme-shell.ts';
 import { createWalkthrough, type Walkthrough } from '../support/readme-walkthrough.ts';
 
@@ -80,11 +80,7 @@ describe('README governance walkthrough', () => {
       },
       vars: { B, H: `Authorization: Bearer ${key}`, AGENT: agent },
       async startPlatform(args) {
-        // Ctrl-C in the platform's terminal (unless POST /shutdown stopped it), then npm start.
-        if (platform!.child.exitCode === null) platform!.child.kill('SIGINT');
-        expect(await platform!.exited).toBe(0);
-        platform = startPlatform(dir!, args);
-        await platform.listening(90_000);
+        platform = await restartPlatform(platform!, dir!, args);
         return platform.output();
       },
     });

@@ -6,7 +6,7 @@ import { freePort } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeLicence } from '../support/fleet.ts';
-import { call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
+import { call, restartPlatform, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
 import { readmeCommands } from '../support/readme-shell.ts';
 import { createWalkthrough, type Walkthrough } from '../support/readme-walkthrough.ts';
 
@@ -75,11 +75,7 @@ describe('README package registry walkthrough', () => {
       addresses: { '127.0.0.1:4210': `127.0.0.1:${registryPort}`, '127.0.0.1:4200': `127.0.0.1:${apiPort}` },
       vars: { B, H: `Authorization: Bearer ${token}` },
       async startPlatform() {
-        // Ctrl-C in the platform's terminal, then `npm start` at the root.
-        platform!.child.kill('SIGINT');
-        expect(await platform!.exited).toBe(0);
-        platform = startPlatform(dir!);
-        await platform.listening(90_000);
+        platform = await restartPlatform(platform!, dir!);
         return platform.output();
       },
     });

@@ -8,8 +8,8 @@ import type { Browser } from 'playwright-core';
 import { parse } from 'smol-toml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPage } from '../support/dashboard-browser.ts';
-import { ROOT, call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
-import { answerPattern, readmeCommands } from '../support/readme-shell.ts';
+import { ROOT, call, restartPlatform, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
+import { answerPattern, readmeCommands, readmeSection } from '../support/readme-shell.ts';
 import { createWalkthrough } from '../support/readme-walkthrough.ts';
 
 // Issue 14, "done means": a new user turns the surfaces on, opens the dashboard in a browser,
@@ -38,15 +38,6 @@ afterAll(async () => {
   await platform?.exited;
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
-
-/** The README section's text, from its heading to the next heading. */
-async function sectionText(): Promise<string> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n### ${SECTION}\n`);
-  expect(start).toBeGreaterThan(0);
-  const end = readme.slice(start + 1).search(/\n#{2,3} /);
-  return readme.slice(start, end < 0 ? undefined : start + 1 + end);
-}
 
 /** The first ```toml block of the section: the table the reader puts into agent-platform.toml. */
 function tomlBlock(text: string): string {
@@ -80,7 +71,7 @@ describe.skipIf(chromiumPath === null)('README dashboard and MCP walkthrough (Ch
     expect((await call(B, 'POST', '/mcp', { token: AP_KEY, body: {} })).status).toBe(404);
 
     // The section's [surfaces] table replaces the first-run one (`dashboard = false`).
-    const text = await sectionText();
+    const text = (await readmeSection(SECTION)).lines.join('\n');
     const prose = text.replace(/\s+/g, ' ');
     const surfaces = tomlBlock(text);
     expect(parse(surfaces)).toEqual({ surfaces: { dashboard: true, mcp: true } });
@@ -98,11 +89,7 @@ describe.skipIf(chromiumPath === null)('README dashboard and MCP walkthrough (Ch
       addresses: { '127.0.0.1:4200': `127.0.0.1:${port}` },
       vars: { B, H: `Authorization: Bearer ${AP_KEY}`, AP_KEY },
       async startPlatform() {
-        // Ctrl-C in the platform's terminal, then `npm start` at the root.
-        platform!.child.kill('SIGINT');
-        expect(await platform!.exited).toBe(0);
-        platform = startPlatform(dir!);
-        await platform.listening(90_000);
+        platform = await restartPlatform(platform!, dir!);
         return platform.output();
       },
     });

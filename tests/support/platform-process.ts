@@ -46,6 +46,20 @@ export function startPlatform(cwd: string, args: string[] = [], env: Record<stri
   };
 }
 
+/**
+ * What a reader does to restart the all-in-one: Ctrl-C in its terminal (unless it already stopped,
+ * e.g. after POST /shutdown), which must end it cleanly, then `npm start [-- args]` in `cwd`;
+ * resolves with the new process once it listens.
+ */
+export async function restartPlatform(current: PlatformProcess, cwd: string, args: string[] = []): Promise<PlatformProcess> {
+  if (current.child.exitCode === null) current.child.kill('SIGINT');
+  const code = await current.exited;
+  if (code !== 0) throw new Error(`the platform exited with ${code} on Ctrl-C:\n${current.output()}`);
+  const next = startPlatform(cwd, args);
+  await next.listening(90_000);
+  return next;
+}
+
 /** A small JSON client for the tour: returns status and parsed body. */
 export async function call(
   base: string,

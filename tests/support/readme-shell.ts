@@ -20,13 +20,19 @@ export interface ReadmeCommand {
   answer?: string;
 }
 
-/** The commands of the README section headed `### <title>`, in order. */
-export async function readmeCommands(title: string): Promise<ReadmeCommand[]> {
+/** The lines of the README section headed `### <title>`, to the next heading, and the README line of its heading. */
+export async function readmeSection(title: string): Promise<{ lines: string[]; firstLine: number }> {
   const lines = (await readFile(README, 'utf8')).split('\n');
   const start = lines.findIndex((l) => l === `### ${title}`);
   if (start < 0) throw new Error(`README.md has no section '### ${title}'`);
   const end = lines.findIndex((l, i) => i > start && /^#{2,3} /.test(l));
-  return sectionCommands(lines.slice(start, end < 0 ? undefined : end), start + 1);
+  return { lines: lines.slice(start, end < 0 ? undefined : end), firstLine: start + 1 };
+}
+
+/** The commands of the README section headed `### <title>`, in order. */
+export async function readmeCommands(title: string): Promise<ReadmeCommand[]> {
+  const { lines, firstLine } = await readmeSection(title);
+  return sectionCommands(lines, firstLine);
 }
 
 /** The commands of the ```sh blocks among `lines` (the first of which is README line `firstLine`). */

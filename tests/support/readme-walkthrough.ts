@@ -114,20 +114,9 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
   }
 
   async function cli(c: ReadmeCommand, args: string[], stdin: string | undefined): Promise<StepResult> {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, ...args], {
-      cwd: options.dir,
-      env: { PATH: process.env.PATH ?? '', HOME: options.home, AP_CLI_CONFIG_DIR: join(options.home, '.config', 'agent-platform') },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.stdin.end(stdin ?? '');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    clearTimeout(timer);
-    if (code !== 0) throw new Error(`${where(c)} exited ${code}:\n${stdout}${stderr}`);
-    return { command: c, code, text: stdout.split(options.home).join('~') };
+    const env = { PATH: process.env.PATH ?? '', HOME: options.home, AP_CLI_CONFIG_DIR: join(options.home, '.config', 'agent-platform') };
+    const result = await runToEnd(c, ['--import', TSX_LOADER, CLI_MAIN, ...args], env, 120_000, stdin);
+    return { ...result, text: result.text.split(options.home).join('~') };
   }
 
   /**
@@ -137,12 +126,21 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
   async function script(c: ReadmeCommand, file: string, args: string[]): Promise<StepResult> {
     const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: options.home };
     for (const name of exported) env[name] = vars[name]!;
-    const child = spawn(process.execPath, [file, ...args], { cwd: options.dir, env });
+    return runToEnd(c, [file, ...args], env, 120_000);
+  }
+
+  /**
+   * `node <args>` in the reader's directory with `stdin` on its standard input, to its end within
+   * `timeoutMs`: its stdout, or an error with everything it printed.
+   */
+  async function runToEnd(c: ReadmeCommand, args: string[], env: Record<string, string>, timeoutMs: number, stdin = ''): Promise<StepResult> {
+    const child = spawn(process.execPath, args, { cwd: options.dir, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.stdin.end(stdin);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     clearTimeout(timer);
     if (code !== 0) throw new Error(`${where(c)} exited ${code}:\n${stdout}${stderr}`);
@@ -186,19 +184,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
    * a temporary directory.
    */
   async function nodeEval(c: ReadmeCommand, args: string[]): Promise<StepResult> {
-    const child = spawn(process.execPath, args, {
-      cwd: options.dir,
-      env: { PATH: process.env.PATH ?? '', NODE_PATH: join(ROOT, 'node_modules') },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    clearTimeout(timer);
-    if (code !== 0) throw new Error(`${where(c)} exited ${code}:\n${stdout}${stderr}`);
-    return { command: c, code, text: stdout };
+    return runToEnd(c, args, { PATH: process.env.PATH ?? '', NODE_PATH: join(ROOT, 'node_modules') }, 60_000);
   }
 
   /** A long-running process answers with one line of its output: the line the README shows. */

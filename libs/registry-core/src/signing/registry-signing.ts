@@ -126,7 +126,7 @@ export async function loadOrCreateSigningKey(path: string): Promise<{ signer: Re
   await mkdir(dirname(path), { recursive: true });
   // Another process starting at the same time may make it first: then its key is used.
   const created = await createFileOnce(path, privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, 0o600);
-  return { signer: createSigner(createPrivateKey(await readFile(path, 'utf8'))), created };
+  return { signer: createSigner(created ? privateKey : createPrivateKey(await readFile(path, 'utf8'))), created };
 }
 
 function abbreviate(text: string): string {
