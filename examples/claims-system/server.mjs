@@ -10,7 +10,10 @@
 // idempotency key the platform sent in `_meta`; a repeat of a key returns the claim already
 // opened instead of opening another. Over HTTP, GET /claims lists the ledger.
 // CLAIMS_CREATE_DELAY_MS delays create_claim's answer after the claim is recorded (tests use it to
-// kill a worker while the call is in flight).
+// kill a worker while the call is in flight); over HTTP, POST /control {"create_delay_ms": n} changes
+// it while the server runs. With --calls <file> (or CLAIMS_CALLS), every
+// create_claim request is also appended there as it arrives, with its key, before anything else is
+// done: the count of calls per key that the platform's tool-call journal is judged by.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -23,7 +26,8 @@ const arg = (name, fallback) => {
   return at >= 0 ? process.argv[at + 1] : fallback;
 };
 const ledger = arg('--ledger', process.env.CLAIMS_LEDGER ?? 'claims-ledger.jsonl');
-const createDelayMs = Number(process.env.CLAIMS_CREATE_DELAY_MS ?? 0);
+const callsLog = arg('--calls', process.env.CLAIMS_CALLS);
+let createDelayMs = Number(process.env.CLAIMS_CREATE_DELAY_MS ?? 0);
 const KEY = 'agent-platform/idempotency_key';
 
 const POLICIES = {
@@ -87,7 +91,11 @@ function buildServer() {
       const policy = POLICIES[String(args.policy_no)];
       return policy === undefined ? json({ error: `no policy ${args.policy_no}` }, true) : json(policy);
     }
-    if (request.params.name === 'create_claim') return createClaim(args, request.params._meta?.[KEY]);
+    if (request.params.name === 'create_claim') {
+      const key = request.params._meta?.[KEY];
+      if (callsLog !== undefined) appendFileSync(callsLog, `${JSON.stringify({ tool: 'create_claim', idempotency_key: key ?? null, at: new Date().toISOString() })}\n`);
+      return createClaim(args, key);
+    }
     return json({ error: `unknown tool ${request.params.name}` }, true);
   });
   return server;
@@ -100,6 +108,16 @@ if (process.argv.includes('--stdio')) {
   const http = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/claims') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ claims: claims() }));
+      return;
+    }
+    if (req.method === 'POST' && req.url === '/control') {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const delay = Number(JSON.parse(body || '{}').create_delay_ms);
+        if (Number.isFinite(delay) && delay >= 0) createDelayMs = delay;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ create_delay_ms: createDelayMs }));
+      });
       return;
     }
     // Stateless streamable HTTP: one server and transport per request.

@@ -116,7 +116,7 @@ describe('tools in a fleet: 1 api node, 2 agent workers over NATS', () => {
     const runId: string = started.body.id;
     const runs = workflowRuns(store);
     await waitUntil(
-      async () => (await ledgerClaims(ledger)).length === before + 1 && ((await runs.get(runId))?.doc.pending['0.0']?.unconfirmed_writes.length ?? 0) === 1,
+      async () => (await ledgerClaims(ledger)).length === before + 1 && (await runs.get(runId))?.doc.pending['0.0']?.journal?.[0]?.state === 'started',
       { timeoutMs: 30_000, message: 'the claim recorded and its call journaled, unconfirmed' },
     );
     for (const worker of fleet.workers) await worker.kill();
@@ -134,6 +134,11 @@ describe('tools in a fleet: 1 api node, 2 agent workers over NATS', () => {
     expect(run!.escalation.step).toBe('open');
     expect(run!.escalation.calls).toEqual([
       {
+        position: 0,
+        state: 'unknown',
+        idempotent_keys: false,
+        replays: 0,
+        audit_seq: expect.any(Number),
         idempotency_key: `${runId}:0.0:0`,
         tool: 'open_claim',
         provider_id: 'claims-system',

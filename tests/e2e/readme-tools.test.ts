@@ -81,12 +81,15 @@ describe('README tools example against the all-in-one platform', () => {
     expect(listed.claims).toHaveLength(1);
 
     // Both calls are in the audit trail: tool, agent, duration, outcome; arguments only as a hash.
+    // open_claim changes the system of record: its start (with the key) comes before its outcome.
     const audit = await call(B, 'GET', '/security/audit?category=tools', { token });
     const entries = audit.body.entries ?? audit.body;
-    expect(entries.map((e: { action: string; result: string }) => [e.action, e.result]).sort()).toEqual([
+    expect(entries.map((e: { action: string; result: string }) => [e.action, e.result]).reverse()).toEqual([
       ['tool.call lookup_policy', 'success'],
+      ['tool.call open_claim', 'started'],
       ['tool.call open_claim', 'success'],
     ]);
+    expect(entries[0].metadata.idempotency_key).toBe(opened[0]!.idempotency_key);
     expect(JSON.stringify(entries)).not.toContain('burst pipe');
   });
 });

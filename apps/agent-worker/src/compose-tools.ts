@@ -1,5 +1,6 @@
 import type { ConfigHolder } from '@agent-platform/config';
 import {
+  catalogCollections,
   createAgentTools,
   createAuditTrail,
   findSkill,
@@ -7,6 +8,7 @@ import {
   type AgentToolsProvider,
   type AuditTrail,
   type Clock,
+  type FaultPoints,
   type IntegrationTools,
   type StarlarkLimits,
   type StarlarkRunner,
@@ -29,6 +31,10 @@ export interface ToolSources {
   starlarkLimits: () => StarlarkLimits;
   /** This process's metrics (`tool_calls_total`); absent: not counted. */
   metrics?: PlatformMetrics;
+  /** This process, named as the worker of the tool calls it journals. */
+  processId: string;
+  /** Crash points of the fault-injection tests (docs/tools.md "Fault points"). */
+  faults?: FaultPoints;
 }
 
 /** The tools an invocation's model may call (docs/tools.md): skills, integrations, contracts. */
@@ -45,6 +51,11 @@ export function composeAgentTools(sources: ToolSources): AgentToolsProvider {
     audit,
     now: () => clock.now(),
     warn: (context, message) => log.warn(context, message),
+    worker: sources.processId,
+    ...(sources.faults === undefined ? {} : { faults: sources.faults }),
+    // The operator's word first (`[integrations.idempotent_keys]`), else the package's own claim.
+    idempotentKeys: async (id) =>
+      sources.config.current().integrations.idempotent_keys[id] ?? (await catalogCollections(store).integrations.get(id))?.doc.idempotent_keys === true,
   });
   return observeTools(tools, sources.metrics === undefined ? undefined : platformInstruments(sources.metrics));
 }

@@ -25,6 +25,7 @@ import {
   type AgentStore,
   type AuditTrail,
   type Clock,
+  type FaultPoints,
   type InvocationService,
   type LicenceGate,
   type LicenceState,
@@ -35,7 +36,7 @@ import {
 } from '@agent-platform/domain';
 import { Subjects, type IdempotencySettledMessage, type PlatformConfig } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
-import { openProcess, platformVersion, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
+import { faultPointsFromEnv, openProcess, platformVersion, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import { annotateSpan, createMetrics, NO_INSTRUMENTS, platformInstruments, tracingEnabled, type Logger, type PlatformInstruments, type PlatformMetrics } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
@@ -73,6 +74,10 @@ export interface InvocationSources {
   audit?: AuditTrail;
   /** This process's metrics registry (docs/observability.md); absent: nothing is counted (tests). */
   metrics?: PlatformMetrics;
+  /** This process (a UUID): the holder of the step leases it takes and the worker of the tool calls it journals. */
+  processId: string;
+  /** Crash points of the fault-injection tests (`AP_FAULT_STOP_AT`, docs/tools.md "Fault points"); absent: none. */
+  faults?: FaultPoints;
 }
 
 /** The metric catalogue over the sources' registry, or instruments that count nothing. */
@@ -138,15 +143,15 @@ export function composeWorkflowRunner(
   // A run a channel message started sends its output back from whichever process ends it.
   const replies = channelRunReplies(sources.bus, sources.clock);
   const instruments = instrumentsOf(sources);
-  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events };
+  const audit = sources.audit ?? createAuditTrail({ store: sources.store, clock: sources.clock, enabled: sources.config.current().audit.enabled });
+  const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events, agents: sources.agents, audit };
   const sweeper = createRunSweeper({ ...common, onRunEnded: replies, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
     executor: createStepExecutor({
       ...common,
       onRunEnded: replies,
-      agents: sources.agents,
       invocation,
-      holder: randomUUID(),
+      holder: sources.processId,
       wake: (runId, at) => sweeper.wake(runId, at),
       onStepExecuted: (sample) => {
         instruments.workflowStep(sample);
@@ -232,6 +237,8 @@ export async function composeAgentWorker(
       starlarkLimits: () => starlarkLimitsOf(config.current().skills),
       events,
       metrics,
+      processId: randomUUID(),
+      faults: faultPointsFromEnv(context.env),
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });

@@ -13,8 +13,10 @@ export function observeTools(
 ): AgentToolsProvider {
   if (!tracingEnabled() && instruments === undefined) return provider;
   return {
-    toolsFor: async (agent, context) =>
-      (await provider.toolsFor(agent, context)).map((binding) => observeTool(binding, instruments)),
+    toolsFor: async (agent, context) => {
+      const set = await provider.toolsFor(agent, context);
+      return { ...set, bindings: set.bindings.map((binding) => observeTool(binding, instruments)) };
+    },
   };
 }
 

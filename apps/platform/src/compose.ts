@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { ApiDeps, ProcessService } from '@agent-platform/api';
+import { faultPointsFromEnv } from '@agent-platform/engines';
 import {
   composeAgentTools,
   composeChannelRouter,
@@ -25,7 +27,8 @@ import { createSchedulerService, fireRetry, fireTimeoutMs, scheduleMetrics } fro
 export function composePlatformServices(deps: ApiDeps, env: Record<string, string | undefined> = {}): ProcessService[] {
   // Tools run where agents run: here, the integration host of this process (started first, stopped last).
   const integrations = composeIntegrationHost({ ...deps, env }, 'platform');
-  const invocation = composeInvocationService(deps, composeAgentTools({ ...deps, integrations }));
+  const sources = { ...deps, processId: randomUUID(), faults: faultPointsFromEnv(env) };
+  const invocation = composeInvocationService(sources, composeAgentTools({ ...sources, integrations }));
   const services: ProcessService[] = [
     integrations,
     createAgentWorkerService({
@@ -35,9 +38,9 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       settings: () => deps.config.current().agents,
       // The embedded bus keeps step messages in this process only: after a crash the first sweep
       // publishes again every step that was waiting (docs/workflows.md "Crash safety").
-      workflows: composeWorkflowRunner(deps, invocation, { busForgetsOnRestart: deps.config.current().runtime.bus === 'embedded' }),
+      workflows: composeWorkflowRunner(sources, invocation, { busForgetsOnRestart: deps.config.current().runtime.bus === 'embedded' }),
       // Platform events fire triggers here too (docs/events.md "Triggers").
-      triggers: composeTriggerMatching(deps),
+      triggers: composeTriggerMatching(sources),
     }),
     createSchedulerService({
       queue: deps.queue,
@@ -51,7 +54,7 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
       events: deps.events,
     }),
     // Channels (docs/channels.md): the router answers inbound messages, the bridge runs the adapters.
-    composeChannelRouter(deps, invocation),
+    composeChannelRouter(sources, invocation),
     createChannelBridgeService({ logger: deps.logger, bridge: composeBridge({ ...deps, openConfig: (record) => deps.channels.openConfig(record) }) }),
     // Outbound webhooks: the fan-out of platform events and the delivery jobs (docs/webhooks.md).
     createWebhookDeliveryService({ ...deps, secrets: deps.webhookSecrets, config: () => deps.config.current(), instruments: platformInstruments(deps.metrics) }),

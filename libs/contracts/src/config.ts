@@ -434,8 +434,13 @@ export const IntegrationsConfig = Type.Object(
       5,
     ),
     report_stale_secs: Positive('A worker that has not refreshed its status rows for this long counts as gone in the fleet status.', 15),
+    idempotent_keys: Type.Record(Type.String(), Type.Boolean(), {
+      default: {},
+      description:
+        'By integration id: whether its server de-duplicates on the idempotency key it is sent, so a state-changing call whose outcome is unknown is made again with the same key instead of escalated (docs/tools.md); overrides the package\'s [standards] idempotent_keys.',
+    }),
   },
-  section('Integrations over MCP and REST adapters: call bound, restarts, fleet status (docs/integrations.md).'),
+  section('Integrations over MCP and REST adapters: call bound, restarts, fleet status, idempotency keys (docs/integrations.md).'),
 );
 
 export const ConnectorsConfig = Type.Object(

@@ -62,7 +62,12 @@ export type PackageSection = Static<typeof PackageSection>;
 
 /** `[standards]`: skill and integration packages only. */
 export const PackageStandards = Type.Object(
-  { mcp_compatible: Type.Optional(Type.Boolean()), openapi_spec: Type.Optional(Type.String()) },
+  {
+    mcp_compatible: Type.Optional(Type.Boolean()),
+    openapi_spec: Type.Optional(Type.String()),
+    /** Beyond the spec (integrations): its server de-duplicates on the idempotency key it is sent (docs/tools.md). */
+    idempotent_keys: Type.Optional(Type.Boolean()),
+  },
   strict,
 );
 export type PackageStandards = Static<typeof PackageStandards>;

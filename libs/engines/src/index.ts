@@ -9,3 +9,4 @@ export { startProcessTelemetry, type ProcessTelemetry } from './process-telemetr
 export { subjectTemplate, traceBus } from './traced-bus.ts';
 export { traceQueue } from './traced-queue.ts';
 export { createPeriodicService, type PeriodicServiceOptions } from './periodic-service.ts';
+export { FAULT_STOP_ENV, faultPointsFromEnv } from './fault-points.ts';

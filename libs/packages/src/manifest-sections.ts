@@ -66,10 +66,13 @@ export function checkStandards(
       `[standards] is valid only for skill and integration packages (this is ${type})`,
     );
   }
-  checkKeys(p, table, ['mcp_compatible', 'openapi_spec'], 'standards');
+  checkKeys(p, table, ['mcp_compatible', 'openapi_spec', 'idempotent_keys'], 'standards');
   const standards: PackageStandards = {};
   const mcp = readBoolean(p, table, 'mcp_compatible', 'standards');
   if (mcp !== undefined) standards.mcp_compatible = mcp;
+  // Beyond the spec (docs/tools.md): the integration's server de-duplicates on the idempotency key.
+  const idempotent = readBoolean(p, table, 'idempotent_keys', 'standards');
+  if (idempotent !== undefined) standards.idempotent_keys = idempotent;
   const openapi = readString(p, table, 'openapi_spec', 'standards', { nonBlank: true });
   if (openapi !== undefined) standards.openapi_spec = openapi;
   return standards;

@@ -62,13 +62,24 @@ export async function runEventStream(deps: ApiDeps, runId: string, reply: Fastif
 function createRunView(write: WriteFrame): { show(run: WorkflowRunRecord | null): boolean } {
   let sentResults = -1;
   let state: string | null = null;
+  /** The journal entries sent, by step key and position: what each looked like then. */
+  const sentCalls = new Map<string, string>();
   return {
     show(run) {
       if (run === null) return true;
+      const status = runStatus(run);
       if (sentResults < 0) {
-        write(sseEvent('run', runStatus(run)));
+        write(sseEvent('run', status));
         sentResults = run.step_results.length;
         state = run.state;
+        for (const call of status.tool_calls ?? []) sentCalls.set(`${call.step_key}/${call.position}`, callLook(call));
+      }
+      // A tool call journaled, answered, cut off or replayed since (docs/tools.md "The tool-call journal").
+      for (const call of status.tool_calls ?? []) {
+        const id = `${call.step_key}/${call.position}`;
+        if (sentCalls.get(id) === callLook(call)) continue;
+        sentCalls.set(id, callLook(call));
+        write(sseEvent('tool_call', call));
       }
       for (; sentResults < run.step_results.length; sentResults++) write(sseEvent('step', { index: sentResults, ...run.step_results[sentResults] }));
       if (run.state !== state) {
@@ -80,4 +91,9 @@ function createRunView(write: WriteFrame): { show(run: WorkflowRunRecord | null)
       return true;
     },
   };
+}
+
+/** What about a journaled call the stream reports a change of. */
+function callLook(call: { state: string; replays: number; idempotency_key: string }): string {
+  return `${call.state}/${call.replays}/${call.idempotency_key}`;
 }

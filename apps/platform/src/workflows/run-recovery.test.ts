@@ -96,13 +96,17 @@ describe('the sweeper', () => {
     await editRun(api, run.id, (draft) => {
       const entry = draft.pending['0.0']!;
       entry.lease = { holder: 'a-killed-worker', token: 'gone', until: new Date(Date.now() - 1_000).toISOString() };
-      entry.unconfirmed_writes = [
+      entry.journal = [
         {
+          position: 0,
           idempotency_key: `${run.id}:0.0:0`,
           tool: 'open_claim',
           provider_id: 'claims-system',
           native_tool: 'create_claim',
           args_hash: 'sha256:00',
+          state: 'started',
+          idempotent_keys: false,
+          replays: 0,
           at: new Date().toISOString(),
           worker: 'a-killed-worker',
         },
@@ -110,10 +114,11 @@ describe('the sweeper', () => {
       draft.check_at = entry.lease.until;
     });
     const done = await wf.waitFor(run.id, (r) => r.state === 'Escalated');
-    expect(done.error).toMatch(/step 'one' was interrupted after dispatching 1 state-changing tool call.*open_claim.*not re-executed/);
+    expect(done.error).toMatch(/step 'one' was interrupted \(worker a-killed-worker stopped\) after dispatching 1 state-changing tool call.*open_claim.*not re-executed/);
     expect((await api.request('GET', `/runs/${run.id}`)).body).toMatchObject({
       state: 'Escalated',
-      escalation: { step: 'one', calls: [{ tool: 'open_claim', worker: 'a-killed-worker', idempotency_key: `${run.id}:0.0:0` }] },
+      escalation: { step: 'one', calls: [{ tool: 'open_claim', worker: 'a-killed-worker', idempotency_key: `${run.id}:0.0:0`, state: 'unknown' }] },
+      tool_calls: [{ step: 'one', step_key: '0.0', tool: 'open_claim', state: 'unknown' }],
     });
     expect(done.completed_at).not.toBeNull();
     expect(model.exactCalls('one-sw written')).toBe(0);

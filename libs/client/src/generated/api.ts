@@ -5804,12 +5804,50 @@ export interface paths {
                             completed_at: string | null;
                             /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                             business_key?: string;
-                            /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                            /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                            tool_calls?: {
+                                /** @description The step that made it. */
+                                step: string;
+                                /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                step_key: string;
+                                /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                position: number;
+                                /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                idempotency_key: string;
+                                /** @description The tool name the model called. */
+                                tool: string;
+                                /** @description The integration (or skill) that provides it. */
+                                provider_id: string;
+                                /** @description The tool called on the provider (a contract tool is translated). */
+                                native_tool: string;
+                                /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                args_hash: string;
+                                /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                state: "started" | "answered" | "unknown" | "not_sent";
+                                /** @description Once answered: true when the system answered with an error. */
+                                is_error?: boolean;
+                                /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                idempotent_keys: boolean;
+                                /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                replays: number;
+                                /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                at: string;
+                                /** @description When its answer was recorded. ISO 8601 UTC. */
+                                answered_at?: string;
+                                /** @description The worker process that made it. */
+                                worker: string;
+                                /** @description The audit entry (seq) of its start. */
+                                audit_seq?: number;
+                            }[];
+                            /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
                                 step: string;
-                                /** @description Its state-changing tool calls whose outcome is unknown. */
+                                /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                 calls: {
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                     idempotency_key: string;
                                     /** @description The tool name the model called. */
                                     tool: string;
@@ -5819,10 +5857,22 @@ export interface paths {
                                     native_tool: string;
                                     /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                     args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
                                     /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                     at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
                                     /** @description The worker process that made it. */
                                     worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
                                 }[];
                             };
                         };
@@ -5967,12 +6017,50 @@ export interface paths {
                                 completed_at: string | null;
                                 /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                                 business_key?: string;
-                                /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                                /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                                tool_calls?: {
+                                    /** @description The step that made it. */
+                                    step: string;
+                                    /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                    step_key: string;
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                    idempotency_key: string;
+                                    /** @description The tool name the model called. */
+                                    tool: string;
+                                    /** @description The integration (or skill) that provides it. */
+                                    provider_id: string;
+                                    /** @description The tool called on the provider (a contract tool is translated). */
+                                    native_tool: string;
+                                    /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                    args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
+                                    /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                    at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
+                                    /** @description The worker process that made it. */
+                                    worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
+                                }[];
+                                /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                                 escalation?: {
                                     /** @description The step that was interrupted. */
                                     step: string;
-                                    /** @description Its state-changing tool calls whose outcome is unknown. */
+                                    /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                     calls: {
+                                        /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                        position: number;
+                                        /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                         idempotency_key: string;
                                         /** @description The tool name the model called. */
                                         tool: string;
@@ -5982,10 +6070,22 @@ export interface paths {
                                         native_tool: string;
                                         /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                         args_hash: string;
+                                        /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                        state: "started" | "answered" | "unknown" | "not_sent";
+                                        /** @description Once answered: true when the system answered with an error. */
+                                        is_error?: boolean;
+                                        /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                        idempotent_keys: boolean;
+                                        /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                        replays: number;
                                         /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                         at: string;
+                                        /** @description When its answer was recorded. ISO 8601 UTC. */
+                                        answered_at?: string;
                                         /** @description The worker process that made it. */
                                         worker: string;
+                                        /** @description The audit entry (seq) of its start. */
+                                        audit_seq?: number;
                                     }[];
                                 };
                             }[];
@@ -6093,12 +6193,50 @@ export interface paths {
                                 completed_at: string | null;
                                 /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                                 business_key?: string;
-                                /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                                /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                                tool_calls?: {
+                                    /** @description The step that made it. */
+                                    step: string;
+                                    /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                    step_key: string;
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                    idempotency_key: string;
+                                    /** @description The tool name the model called. */
+                                    tool: string;
+                                    /** @description The integration (or skill) that provides it. */
+                                    provider_id: string;
+                                    /** @description The tool called on the provider (a contract tool is translated). */
+                                    native_tool: string;
+                                    /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                    args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
+                                    /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                    at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
+                                    /** @description The worker process that made it. */
+                                    worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
+                                }[];
+                                /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                                 escalation?: {
                                     /** @description The step that was interrupted. */
                                     step: string;
-                                    /** @description Its state-changing tool calls whose outcome is unknown. */
+                                    /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                     calls: {
+                                        /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                        position: number;
+                                        /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                         idempotency_key: string;
                                         /** @description The tool name the model called. */
                                         tool: string;
@@ -6108,10 +6246,22 @@ export interface paths {
                                         native_tool: string;
                                         /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                         args_hash: string;
+                                        /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                        state: "started" | "answered" | "unknown" | "not_sent";
+                                        /** @description Once answered: true when the system answered with an error. */
+                                        is_error?: boolean;
+                                        /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                        idempotent_keys: boolean;
+                                        /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                        replays: number;
                                         /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                         at: string;
+                                        /** @description When its answer was recorded. ISO 8601 UTC. */
+                                        answered_at?: string;
                                         /** @description The worker process that made it. */
                                         worker: string;
+                                        /** @description The audit entry (seq) of its start. */
+                                        audit_seq?: number;
                                     }[];
                                 };
                             }[];
@@ -6199,12 +6349,50 @@ export interface paths {
                             completed_at: string | null;
                             /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                             business_key?: string;
-                            /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                            /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                            tool_calls?: {
+                                /** @description The step that made it. */
+                                step: string;
+                                /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                step_key: string;
+                                /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                position: number;
+                                /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                idempotency_key: string;
+                                /** @description The tool name the model called. */
+                                tool: string;
+                                /** @description The integration (or skill) that provides it. */
+                                provider_id: string;
+                                /** @description The tool called on the provider (a contract tool is translated). */
+                                native_tool: string;
+                                /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                args_hash: string;
+                                /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                state: "started" | "answered" | "unknown" | "not_sent";
+                                /** @description Once answered: true when the system answered with an error. */
+                                is_error?: boolean;
+                                /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                idempotent_keys: boolean;
+                                /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                replays: number;
+                                /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                at: string;
+                                /** @description When its answer was recorded. ISO 8601 UTC. */
+                                answered_at?: string;
+                                /** @description The worker process that made it. */
+                                worker: string;
+                                /** @description The audit entry (seq) of its start. */
+                                audit_seq?: number;
+                            }[];
+                            /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
                                 step: string;
-                                /** @description Its state-changing tool calls whose outcome is unknown. */
+                                /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                 calls: {
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                     idempotency_key: string;
                                     /** @description The tool name the model called. */
                                     tool: string;
@@ -6214,10 +6402,22 @@ export interface paths {
                                     native_tool: string;
                                     /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                     args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
                                     /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                     at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
                                     /** @description The worker process that made it. */
                                     worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
                                 }[];
                             };
                         };
@@ -6323,12 +6523,50 @@ export interface paths {
                             completed_at: string | null;
                             /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                             business_key?: string;
-                            /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                            /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                            tool_calls?: {
+                                /** @description The step that made it. */
+                                step: string;
+                                /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                step_key: string;
+                                /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                position: number;
+                                /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                idempotency_key: string;
+                                /** @description The tool name the model called. */
+                                tool: string;
+                                /** @description The integration (or skill) that provides it. */
+                                provider_id: string;
+                                /** @description The tool called on the provider (a contract tool is translated). */
+                                native_tool: string;
+                                /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                args_hash: string;
+                                /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                state: "started" | "answered" | "unknown" | "not_sent";
+                                /** @description Once answered: true when the system answered with an error. */
+                                is_error?: boolean;
+                                /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                idempotent_keys: boolean;
+                                /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                replays: number;
+                                /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                at: string;
+                                /** @description When its answer was recorded. ISO 8601 UTC. */
+                                answered_at?: string;
+                                /** @description The worker process that made it. */
+                                worker: string;
+                                /** @description The audit entry (seq) of its start. */
+                                audit_seq?: number;
+                            }[];
+                            /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
                                 step: string;
-                                /** @description Its state-changing tool calls whose outcome is unknown. */
+                                /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                 calls: {
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                     idempotency_key: string;
                                     /** @description The tool name the model called. */
                                     tool: string;
@@ -6338,10 +6576,22 @@ export interface paths {
                                     native_tool: string;
                                     /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                     args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
                                     /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                     at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
                                     /** @description The worker process that made it. */
                                     worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
                                 }[];
                             };
                         };
@@ -6462,12 +6712,50 @@ export interface paths {
                             completed_at: string | null;
                             /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                             business_key?: string;
-                            /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                            /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                            tool_calls?: {
+                                /** @description The step that made it. */
+                                step: string;
+                                /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                step_key: string;
+                                /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                position: number;
+                                /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                idempotency_key: string;
+                                /** @description The tool name the model called. */
+                                tool: string;
+                                /** @description The integration (or skill) that provides it. */
+                                provider_id: string;
+                                /** @description The tool called on the provider (a contract tool is translated). */
+                                native_tool: string;
+                                /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                args_hash: string;
+                                /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                state: "started" | "answered" | "unknown" | "not_sent";
+                                /** @description Once answered: true when the system answered with an error. */
+                                is_error?: boolean;
+                                /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                idempotent_keys: boolean;
+                                /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                replays: number;
+                                /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                at: string;
+                                /** @description When its answer was recorded. ISO 8601 UTC. */
+                                answered_at?: string;
+                                /** @description The worker process that made it. */
+                                worker: string;
+                                /** @description The audit entry (seq) of its start. */
+                                audit_seq?: number;
+                            }[];
+                            /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
                                 step: string;
-                                /** @description Its state-changing tool calls whose outcome is unknown. */
+                                /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                 calls: {
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                     idempotency_key: string;
                                     /** @description The tool name the model called. */
                                     tool: string;
@@ -6477,10 +6765,22 @@ export interface paths {
                                     native_tool: string;
                                     /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                     args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
                                     /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                     at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
                                     /** @description The worker process that made it. */
                                     worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
                                 }[];
                             };
                         };
@@ -6601,12 +6901,50 @@ export interface paths {
                             completed_at: string | null;
                             /** @description Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given. */
                             business_key?: string;
-                            /** @description Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated"). */
+                            /** @description Beyond the spec: the state-changing tool calls of the run's steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none. */
+                            tool_calls?: {
+                                /** @description The step that made it. */
+                                step: string;
+                                /** @description `<step index>.<loop iteration>`: the execution of the step (part of the idempotency key). */
+                                step_key: string;
+                                /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                position: number;
+                                /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
+                                idempotency_key: string;
+                                /** @description The tool name the model called. */
+                                tool: string;
+                                /** @description The integration (or skill) that provides it. */
+                                provider_id: string;
+                                /** @description The tool called on the provider (a contract tool is translated). */
+                                native_tool: string;
+                                /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
+                                args_hash: string;
+                                /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                state: "started" | "answered" | "unknown" | "not_sent";
+                                /** @description Once answered: true when the system answered with an error. */
+                                is_error?: boolean;
+                                /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                idempotent_keys: boolean;
+                                /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                replays: number;
+                                /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
+                                at: string;
+                                /** @description When its answer was recorded. ISO 8601 UTC. */
+                                answered_at?: string;
+                                /** @description The worker process that made it. */
+                                worker: string;
+                                /** @description The audit entry (seq) of its start. */
+                                audit_seq?: number;
+                            }[];
+                            /** @description Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated"). */
                             escalation?: {
                                 /** @description The step that was interrupted. */
                                 step: string;
-                                /** @description Its state-changing tool calls whose outcome is unknown. */
+                                /** @description The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated. */
                                 calls: {
+                                    /** @description Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it. */
+                                    position: number;
+                                    /** @description Sent to the system of record; a repeat of the call always carries the key of the original. */
                                     idempotency_key: string;
                                     /** @description The tool name the model called. */
                                     tool: string;
@@ -6616,10 +6954,22 @@ export interface paths {
                                     native_tool: string;
                                     /** @description `sha256:<hex>` of the canonical JSON of the arguments sent. */
                                     args_hash: string;
+                                    /** @description `started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected). */
+                                    state: "started" | "answered" | "unknown" | "not_sent";
+                                    /** @description Once answered: true when the system answered with an error. */
+                                    is_error?: boolean;
+                                    /** @description Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated. */
+                                    idempotent_keys: boolean;
+                                    /** @description How many times a re-run was given the recorded answer instead of calling again. */
+                                    replays: number;
                                     /** @description When the call was journaled, just before it was made. ISO 8601 UTC. */
                                     at: string;
+                                    /** @description When its answer was recorded. ISO 8601 UTC. */
+                                    answered_at?: string;
                                     /** @description The worker process that made it. */
                                     worker: string;
+                                    /** @description The audit entry (seq) of its start. */
+                                    audit_seq?: number;
                                 }[];
                             };
                         };

@@ -72,23 +72,45 @@ export const StepResultView = Type.Object({
 });
 export type StepResultView = Static<typeof StepResultView>;
 
-/** spec §Resources WorkflowRunStatus. */
+/** Where a journaled tool call stands (docs/tools.md "The tool-call journal"). */
+export const ToolCallState = Type.Union([Type.Literal('started'), Type.Literal('answered'), Type.Literal('unknown'), Type.Literal('not_sent')], {
+  description:
+    '`started`: journaled, the request may be on its way; `answered`: the system answered (its result, or the error it reported, is recorded and replayed); `unknown`: cut off (abort, timeout, transport error, crash), it may or may not have taken effect; `not_sent`: refused before the request left (the integration was not connected).',
+});
+export type ToolCallState = Static<typeof ToolCallState>;
+
 /**
- * A state-changing tool call journaled before it was made (docs/tools.md "Escalated"): the key
- * the system of record may de-duplicate on, what was called, when, by which worker, and a hash of
- * its arguments (never the arguments themselves).
+ * A state-changing tool call as the journal keeps it (docs/tools.md "The tool-call journal"): the
+ * key the system of record may de-duplicate on, what was called, where it stands, when and by which
+ * worker, and a hash of its arguments (never the arguments, nor the result the journal replays).
  */
 export const JournaledToolCall = Type.Object({
-  idempotency_key: Type.String(),
+  position: Type.Integer({ minimum: 0, description: 'Its place among the state-changing calls of the step execution or invocation, from 0: a re-run is matched against the journal by it.' }),
+  idempotency_key: Type.String({ description: 'Sent to the system of record; a repeat of the call always carries the key of the original.' }),
   tool: Type.String({ description: 'The tool name the model called.' }),
   provider_id: Type.String({ description: 'The integration (or skill) that provides it.' }),
   native_tool: Type.String({ description: 'The tool called on the provider (a contract tool is translated).' }),
   args_hash: Type.String({ description: '`sha256:<hex>` of the canonical JSON of the arguments sent.' }),
+  state: ToolCallState,
+  is_error: Type.Optional(Type.Boolean({ description: 'Once answered: true when the system answered with an error.' })),
+  idempotent_keys: Type.Boolean({ description: 'Its integration honours idempotency keys: a call in doubt is retried with its key instead of escalated.' }),
+  replays: Type.Integer({ minimum: 0, description: 'How many times a re-run was given the recorded answer instead of calling again.' }),
   at: Timestamp('When the call was journaled, just before it was made.'),
+  answered_at: Type.Optional(Timestamp('When its answer was recorded.')),
   worker: Type.String({ description: 'The worker process that made it.' }),
+  audit_seq: Type.Optional(Type.Integer({ description: 'The audit entry (seq) of its start.' })),
 });
 export type JournaledToolCall = Static<typeof JournaledToolCall>;
 
+/** A journaled call of a run: which step execution made it. */
+export const RunToolCall = Type.Object({
+  step: Type.String({ description: 'The step that made it.' }),
+  step_key: Type.String({ description: '`<step index>.<loop iteration>`: the execution of the step (part of the idempotency key).' }),
+  ...JournaledToolCall.properties,
+});
+export type RunToolCall = Static<typeof RunToolCall>;
+
+/** spec §Resources WorkflowRunStatus. */
 export const WorkflowRunStatus = Type.Object({
   id: Uuid('Run id (UUID).'),
   workflow_id: Uuid('The workflow this run executes (UUID).'),
@@ -103,13 +125,18 @@ export const WorkflowRunStatus = Type.Object({
   business_key: Type.Optional(
     Type.String({ description: 'Beyond the spec: the claim, policy or case number the run was started for (docs/retention.md "Business keys"); absent when none was given.' }),
   ),
+  tool_calls: Type.Optional(
+    Type.Array(RunToolCall, {
+      description: 'Beyond the spec: the state-changing tool calls of the run\'s steps as the journal holds them, oldest first (docs/tools.md "The tool-call journal"); absent when there were none.',
+    }),
+  ),
   escalation: Type.Optional(
     Type.Object(
       {
         step: Type.String({ description: 'The step that was interrupted.' }),
-        calls: Type.Array(JournaledToolCall, { description: 'Its state-changing tool calls whose outcome is unknown.' }),
+        calls: Type.Array(JournaledToolCall, { description: 'The calls in doubt: whose outcome is unknown, or that a re-run would not have repeated.' }),
       },
-      { description: 'Beyond the spec, present once Escalated: which calls are in doubt (docs/tools.md "Escalated").' },
+      { description: 'Beyond the spec, present once Escalated: which calls a person must look up in the system of record, by key (docs/tools.md "Escalated").' },
     ),
   ),
 });

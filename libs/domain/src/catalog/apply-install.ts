@@ -103,7 +103,7 @@ async function realise(
     case 'adapter.json':
       return (
         await replaceDoc(records.integrations, meta.name, undo, (prev) =>
-          integrationFromPackage(meta, manifest.implements, payload, prev, now),
+          integrationFromPackage(meta, { implements: manifest.implements, idempotent_keys: manifest.standards?.idempotent_keys === true }, payload, prev, now),
         )
       ).id;
     case 'CONTRACT.json':

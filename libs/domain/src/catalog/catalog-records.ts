@@ -87,6 +87,12 @@ export interface IntegrationRecord {
   transport: 'mcp' | 'rest' | 'soap';
   /** `[implements.<contract>]`: the contracts this integration provides. */
   implements: Record<string, ContractImplementation>;
+  /**
+   * `[standards] idempotent_keys`: its server de-duplicates on the idempotency key (docs/tools.md
+   * "The tool-call journal"); `[integrations.idempotent_keys]` overrides it. Absent on records
+   * installed before it existed: false.
+   */
+  idempotent_keys?: boolean;
   /** The mcp.json or adapter.json content. */
   payload: unknown;
   installed_at: string;

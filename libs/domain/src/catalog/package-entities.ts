@@ -94,7 +94,7 @@ export function skillFromPackage(
 
 export function integrationFromPackage(
   meta: PackageSection,
-  implementsTable: IntegrationRecord['implements'],
+  manifest: Pick<IntegrationRecord, 'implements' | 'idempotent_keys'>,
   payload: { file: 'mcp.json'; data: unknown } | { file: 'adapter.json'; data: AdapterPayload },
   previous: IntegrationRecord | null,
   now: string,
@@ -105,7 +105,8 @@ export function integrationFromPackage(
     version: meta.version,
     description: meta.description,
     transport: payload.file === 'mcp.json' ? 'mcp' : payload.data.kind,
-    implements: implementsTable,
+    implements: manifest.implements,
+    idempotent_keys: manifest.idempotent_keys,
     payload: payload.data,
     installed_at: previous?.installed_at ?? now,
     updated_at: now,

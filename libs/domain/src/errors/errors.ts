@@ -78,6 +78,14 @@ export const Errors = {
     new PlatformError('DuplicateInvocation', `idempotency key '${truncate(key)}' was already processed; details.result holds its result`, {
       details: { idempotency_key: key, result },
     }),
+  /**
+   * A journaled state-changing tool call a re-run cannot get past (docs/tools.md "The tool-call
+   * journal"): its outcome is unknown, or the re-run would not repeat it. 409: retrying the same
+   * request cannot help; a person must look the keys up in the system of record. A workflow step
+   * that meets it ends its run Escalated; an invocation answers it, and keeps the answer for its key.
+   */
+  toolCallsInDoubt: (why: string, calls: readonly Record<string, unknown>[]) =>
+    new PlatformError('Conflict', why, { details: { reason: 'tool_calls_in_doubt', calls: calls.map((c) => ({ ...c })) } }),
   /** An idempotency key reused by the same caller for a different request (409; docs/invocation.md). */
   idempotencyKeyReused: (key: string) =>
     new PlatformError(
@@ -142,9 +150,12 @@ export const Errors = {
       `cannot ${action} integration '${id}': Running agent(s) ${[...new Set(consumers.map((c) => c.agent))].join(', ')} depend on it; suspend them first`,
       { details: { integration_id: id, consumers: consumers.map((c) => ({ ...c })) } },
     ),
-  /** A tool asked of an integration that does not run here (or anywhere). */
+  /**
+   * A tool asked of an integration that does not run here (or anywhere). `sent: false`: no request
+   * left, so the tool-call journal frees the call's position (docs/tools.md).
+   */
   integrationNotConnected: (id: string, reason: string) =>
-    new PlatformError('InvalidState', `integration '${id}' is not connected: ${reason}`, { details: { integration_id: id } }),
+    new PlatformError('InvalidState', `integration '${id}' is not connected: ${reason}`, { details: { integration_id: id, sent: false } }),
   /** An integration whose transport this version cannot run (SOAP adapters). */
   integrationUnsupported: (id: string, transport: string) =>
     new PlatformError(

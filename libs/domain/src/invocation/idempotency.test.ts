@@ -5,6 +5,7 @@ import type { InvocationOutcome } from '@agent-platform/contracts';
 import type { Collection, Doc, Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Errors } from '../errors/errors.ts';
 import { fixedClock } from '../time/clock.ts';
 import { waitUntil } from '@agent-platform/testkit';
 import {
@@ -183,7 +184,7 @@ describe('idempotency keys', () => {
     const id = idempotencyRecordId('agent-a', 'caller-1', 'renewed');
     // Well past the first lease: the renewals moved it, so the key is still claimed.
     clock.advance(250);
-    await waitUntil(async () => (await records.get(id))?.doc.expires_at === new Date(clock.now().getTime() + 300).toISOString(), { message: 'a renewal' });
+    await waitUntil(async () => (await records.get(id))?.doc.lease_until === new Date(clock.now().getTime() + 300).toISOString(), { message: 'a renewal' });
     clock.advance(250);
     await expect(leased.claim(req('agent-a', 'renewed'), { waitMs: 30 })).rejects.toMatchObject({ category: 'Timeout' });
     await owner.complete(result('kept'));
@@ -204,5 +205,55 @@ describe('idempotency keys', () => {
     expect((await records.get(id))?.doc).toMatchObject({ state: 'pending', token: 'the-next-owner', result: null });
     await owner.release();
     expect(await records.get(id)).not.toBeNull();
+  });
+
+  it('takes over a key whose owner died, with its tool-call journal: a call it left started is unknown now', async () => {
+    const leased = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 300, recheckMs: 5 });
+    const dead = await leased.claim(req('agent-a', 'crashed'), { waitMs: 100 });
+    if (dead.kind !== 'owner') throw new Error('expected to own the key');
+    expect(dead.journal.keyOf(0)).toBe(`${idempotencyRecordId('agent-a', 'caller-1', 'crashed')}:0`);
+    const call = { position: 0, idempotency_key: dead.journal.keyOf(0), tool: 'open_claim', provider_id: 'claims', native_tool: 'create_claim', args_hash: 'sha256:1', idempotent_keys: false, replays: 0, at: clock.now().toISOString(), worker: 'w-dead' };
+    await dead.journal.write({ ...call, state: 'answered', result: 'CL-1' });
+    await dead.journal.write({ ...call, position: 1, idempotency_key: dead.journal.keyOf(1), state: 'started' });
+    // The owner is killed: nobody renews; past the lease the next caller takes the key over.
+    clock.advance(301);
+    const next = await keys.claim(req('agent-a', 'crashed'), { waitMs: 5_000 });
+    if (next.kind !== 'owner') throw new Error('expected the retry to own the key');
+    expect(next.journal.prior.map((e) => [e.position, e.state, e.result])).toEqual([[0, 'answered', 'CL-1'], [1, 'unknown', undefined]]);
+    expect(next.journal.lapsed?.map((e) => e.idempotency_key)).toEqual([dead.journal.keyOf(1)]);
+    // The dead owner's writes no longer land.
+    await expect(dead.journal.write({ ...call, state: 'answered' })).rejects.toThrow(/no longer owns its idempotency key/);
+    await dead.release();
+    await next.release();
+  });
+
+  it('keeps the journal of a failed run of a key for the retry, and forgets a failed key without one', async () => {
+    const owner = await keys.claim(req('agent-a', 'journaled'), { waitMs: 100 });
+    if (owner.kind !== 'owner') throw new Error('expected to own the key');
+    await owner.journal.write({ position: 0, idempotency_key: owner.journal.keyOf(0), tool: 't', provider_id: 'p', native_tool: 't', args_hash: 'sha256:1', state: 'answered', result: 'ok', idempotent_keys: false, replays: 0, at: clock.now().toISOString(), worker: 'w' });
+    await owner.release();
+    const records = store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' });
+    expect((await records.get(idempotencyRecordId('agent-a', 'caller-1', 'journaled')))?.doc).toMatchObject({ state: 'released', tool_calls: [{ state: 'answered' }] });
+    const retry = await keys.claim(req('agent-a', 'journaled'), { waitMs: 100 });
+    if (retry.kind !== 'owner') throw new Error('expected the retry to own the key');
+    expect(retry.journal.prior).toEqual([expect.objectContaining({ result: 'ok' })]);
+    await retry.complete(result('after a retry'));
+
+    const plain = await keys.claim(req('agent-a', 'plain'), { waitMs: 100 });
+    if (plain.kind === 'owner') await plain.release();
+    expect(await records.get(idempotencyRecordId('agent-a', 'caller-1', 'plain'))).toBeNull();
+  });
+
+  it('answers every later use of a key with the error kept for it (a tool call in doubt)', async () => {
+    const owner = await keys.claim(req('agent-a', 'doubt'), { waitMs: 100 });
+    if (owner.kind !== 'owner') throw new Error('expected to own the key');
+    await owner.fail(Errors.toolCallsInDoubt('open_claim (key k:0, unknown): look it up', [{ idempotency_key: 'k:0' }]));
+    for (let i = 0; i < 2; i++) {
+      await expect(keys.claim(req('agent-a', 'doubt'), { waitMs: 100 })).rejects.toMatchObject({
+        category: 'Conflict',
+        message: 'open_claim (key k:0, unknown): look it up',
+        details: { reason: 'tool_calls_in_doubt', calls: [{ idempotency_key: 'k:0' }] },
+      });
+    }
   });
 });

@@ -1,8 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { InvocationOutcome } from '@agent-platform/contracts';
-import { StoreConflictError, StoreDuplicateError, type Store } from '@agent-platform/store';
+import type { ErrorCategory, InvocationOutcome } from '@agent-platform/contracts';
+import { StoreConflictError, StoreDuplicateError, type Store, type Versioned } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
+import { PlatformError } from '../errors/platform-error.ts';
 import type { Clock } from '../time/clock.ts';
+import { lapsedEntries, markLapsed, type ToolCallEntry, type ToolCallJournal } from '../tools/tool-call-journal.ts';
+import { claimJournal } from './claim-journal.ts';
 
 /** A claimed key as stored (collection `idempotency`; id from `idempotencyRecordId`). */
 export interface IdempotencyRecord {
@@ -13,7 +16,11 @@ export interface IdempotencyRecord {
   key: string;
   /** `requestHash` of the request the key was first used with; a different request is refused. */
   request_hash: string;
-  state: 'pending' | 'done';
+  /**
+   * `pending`: its owner runs it; `done`: answered (`result`, or an `error` kept for the key);
+   * `released`: its run failed and the key is free, the record kept only for its `tool_calls`.
+   */
+  state: 'pending' | 'done' | 'released';
   /**
    * The owner's claim (a UUID): only the owner's own renewals, completion and release touch the
    * record, so an owner that stalled past its lease can never overwrite the next owner's. Absent
@@ -22,8 +29,24 @@ export interface IdempotencyRecord {
   token?: string;
   /** Set once done: what the first invocation answered. */
   result: InvocationOutcome | null;
+  /**
+   * Set once done with an error that stays the key's answer: a tool call in doubt (docs/tools.md
+   * "The tool-call journal"), which no retry of the request can get past.
+   */
+  error?: { category: ErrorCategory; message: string; details?: Record<string, unknown> };
+  /**
+   * The tool-call journal of the key's invocation: its state-changing calls by position, with
+   * their answers, over every run of the key, so a retry is given the recorded answers instead of
+   * calling the system of record again.
+   */
+  tool_calls?: ToolCallEntry[];
   created_at: string;
-  /** TTL: a pending claim's lease, then (once done) the remembering period. */
+  /** While pending: the owner's lease, renewed; past it the owner is presumed dead and the key free. */
+  lease_until?: string;
+  /**
+   * TTL: the remembering period. (Records written before `lease_until`: a pending claim's lease,
+   * then the remembering period.)
+   */
   expires_at: string;
 }
 
@@ -49,8 +72,15 @@ export interface OwnedClaim {
   kind: 'owner';
   /** Remembers the result for the TTL; later callers of the key get it as a duplicate. */
   complete(result: InvocationOutcome): Promise<void>;
-  /** The invocation failed: forget the key so that a retry with it executes. */
+  /**
+   * The invocation failed: forget the key so that a retry with it executes (the record stays,
+   * `released`, when it holds a tool-call journal the retry must replay).
+   */
   release(): Promise<void>;
+  /** The invocation ended on `error` that stays the key's answer (a tool call in doubt): every retry gets it. */
+  fail(error: PlatformError): Promise<void>;
+  /** The journal of the key's state-changing tool calls, as earlier runs of the key left it. */
+  readonly journal: ToolCallJournal;
   /**
    * Aborts when the claim was lost while running: a renewal found it no longer ours, or could not
    * be written before the lease ran out (the store unreachable). The owner must stop, since another
@@ -66,12 +96,13 @@ export interface DuplicateClaim {
 
 export interface IdempotencyKeys {
   /**
-   * Claims the key. A key already done answers its result; a key used for a different request
-   * (another `requestHash`) is `Conflict`, never the result. A key still pending (its owner is
-   * running) is waited for, up to `waitMs`, without writing: the waiter wakes when the owner
-   * settles (`settled`, a notification from whichever process owned it) or, should that be lost,
-   * re-reads the record every `recheckMs`. If the owner failed meanwhile, its release frees the key
-   * and this caller claims it and runs (a failed invocation is not remembered). Waiting longer
+   * Claims the key. A key already done answers its result (or rejects with the error kept for
+   * it); a key used for a different request (another `requestHash`) is `Conflict`, never the
+   * result. A key still pending (its owner is running) is waited for, up to `waitMs`, without
+   * writing: the waiter wakes when the owner settles (`settled`, a notification from whichever
+   * process owned it) or, should that be lost, re-reads the record every `recheckMs`. If the owner
+   * failed meanwhile, or its lease lapsed (it died), this caller takes the key over, with the
+   * journal of its tool calls, and runs (a failed invocation is not remembered). Waiting longer
    * than `waitMs` is `Timeout`; an aborted `signal` rejects with its reason.
    */
   claim(request: IdempotencyClaimRequest, options: { waitMs: number; signal?: AbortSignal }): Promise<OwnedClaim | DuplicateClaim>;
@@ -179,7 +210,8 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       token,
       result: null,
       created_at: at(0),
-      expires_at: at(deps.pendingLeaseMs()),
+      lease_until: at(deps.pendingLeaseMs()),
+      expires_at: at(deps.ttlHours() * HOUR_MS),
     };
     try {
       await records.insert(pending);
@@ -187,6 +219,36 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       if (error instanceof StoreDuplicateError) return null;
       throw error;
     }
+    return owned(id, token, [], []);
+  };
+
+  /**
+   * Takes over a key whose owner failed (`released`) or died (its lease lapsed), keeping the
+   * journal of its tool calls: the calls it left `started` are `unknown` now. Null when another
+   * writer got there first (a renewal, another taker): the caller looks again.
+   */
+  const tryTakeOver = async (existing: Versioned<IdempotencyRecord>): Promise<OwnedClaim | null> => {
+    const token = randomUUID();
+    const journal = existing.doc.tool_calls ?? [];
+    const taken: IdempotencyRecord = {
+      ...existing.doc,
+      state: 'pending',
+      token,
+      result: null,
+      lease_until: at(deps.pendingLeaseMs()),
+      expires_at: at(deps.ttlHours() * HOUR_MS),
+      ...(journal.length === 0 ? {} : { tool_calls: markLapsed(journal) }),
+    };
+    try {
+      await records.replace(taken, existing.version);
+    } catch (error) {
+      if (error instanceof StoreConflictError) return null;
+      throw error;
+    }
+    return owned(existing.doc.id, token, taken.tool_calls ?? [], lapsedEntries(journal).map((e) => ({ ...e, state: 'unknown' as const })));
+  };
+
+  function owned(id: string, token: string, prior: ToolCallEntry[], lapsed: ToolCallEntry[]): OwnedClaim {
     const lease = keepLeased(id, token);
     let settled: Promise<void> | null = null;
     const settle = (write: () => Promise<unknown>): Promise<void> =>
@@ -195,21 +257,27 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
         await write();
         announce(id);
       })());
+    const remember = (change: Partial<IdempotencyRecord>) =>
+      settle(() => writeIfOurs(id, token, (doc) => ({ ...doc, state: 'done', ...change, expires_at: at(deps.ttlHours() * HOUR_MS) })));
     return {
       kind: 'owner',
       lost: lease.lost,
-      complete: (result) =>
-        settle(() => writeIfOurs(id, token, (doc) => ({ ...doc, state: 'done', result, expires_at: at(deps.ttlHours() * HOUR_MS) }))),
-      release: () => settle(() => deleteIfOurs(id, token)),
+      complete: (result) => remember({ result }),
+      fail: (error) => remember({ result: null, error: error.toJSON() }),
+      release: () => settle(() => releaseIfOurs(id, token)),
+      journal: claimJournal(
+        { prior, lapsed, id },
+        (change) => writeIfOurs(id, token, (doc) => ({ ...doc, tool_calls: change(doc.tool_calls ?? []) })),
+      ),
     };
-  };
+  }
 
   /** Renews the claim's lease every third of it until stopped; `lost` aborts if that fails. */
   function keepLeased(id: string, token: string): { lost: AbortSignal; stop: () => void } {
     const controller = new AbortController();
     let renewedUntil = deps.clock.now().getTime() + deps.pendingLeaseMs();
     const timer = setInterval(() => {
-      writeIfOurs(id, token, (doc) => ({ ...doc, expires_at: at(deps.pendingLeaseMs()) })).then(
+      writeIfOurs(id, token, (doc) => ({ ...doc, lease_until: at(deps.pendingLeaseMs()) })).then(
         (ours) => {
           if (ours) renewedUntil = deps.clock.now().getTime() + deps.pendingLeaseMs();
           else lose('its idempotency claim was taken over (this worker stalled past its lease)');
@@ -237,12 +305,18 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
     return ours;
   }
 
-  async function deleteIfOurs(id: string, token: string): Promise<void> {
+  /** Frees the key: the record goes, unless it keeps a tool-call journal for the next run of the key. */
+  async function releaseIfOurs(id: string, token: string): Promise<void> {
     // A renewal of our own still landing can move the version: read again and retry.
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await records.get(id);
       if (current === null || current.doc.state !== 'pending' || current.doc.token !== token) return;
       try {
+        if ((current.doc.tool_calls ?? []).length > 0) {
+          const { token: _owner, lease_until: _lease, ...kept } = current.doc;
+          await records.replace({ ...kept, state: 'released' }, current.version);
+          return;
+        }
         await records.delete(id, current.version);
         return;
       } catch (error) {
@@ -250,6 +324,10 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       }
     }
   }
+
+  /** A pending record whose owner stopped renewing (records before `lease_until` simply vanish with their TTL). */
+  const leaseLapsed = (doc: IdempotencyRecord): boolean =>
+    doc.state === 'pending' && doc.lease_until !== undefined && Date.parse(doc.lease_until) <= deps.clock.now().getTime();
 
   return {
     async claim(request, options) {
@@ -266,6 +344,13 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
           if (existing === null) continue;
           if (existing.doc.request_hash !== request.requestHash) throw Errors.idempotencyKeyReused(request.key);
           if (existing.doc.state === 'done' && existing.doc.result !== null) return { kind: 'duplicate', result: existing.doc.result };
+          const kept = existing.doc.error;
+          if (existing.doc.state === 'done' && kept !== undefined) throw new PlatformError(kept.category, kept.message, kept.details === undefined ? {} : { details: kept.details });
+          if (existing.doc.state === 'released' || leaseLapsed(existing.doc)) {
+            const taken = await tryTakeOver(existing);
+            if (taken !== null) return taken;
+            continue;
+          }
           await nextLook(id, recheckMs, signal).catch((error: unknown) => {
             if (!deadline.signal.aborted || options.signal?.aborted === true) throw error;
           });

@@ -44,11 +44,11 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
       ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
     });
     try {
-      const tools = deps.tools === undefined ? [] : await deps.tools.toolsFor(agent, { request, options, signal });
+      const tools = deps.tools === undefined ? null : await deps.tools.toolsFor(agent, { request, options, signal });
       const loop = await runToolLoop({
         provider: model.provider,
         request: { model: model.model, messages },
-        tools,
+        tools: tools?.bindings ?? [],
         signal,
         clock: deps.clock,
         ...(options.onToken === undefined ? {} : { onToken: options.onToken }),
@@ -56,6 +56,13 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         await gateway.failed(signal.aborted);
         throw error;
       });
+      // A re-run whose answer would not account for a write an earlier execution made is in doubt.
+      try {
+        tools?.finish();
+      } catch (error) {
+        await gateway.failed(false);
+        throw error;
+      }
       // The gateway's closing writes (hydrated entry, traffic row) go alongside the licence commit:
       // one group commit of the embedded store instead of two. completed() never rejects.
       const completing = gateway.completed();

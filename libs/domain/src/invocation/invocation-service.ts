@@ -7,6 +7,7 @@ import { createInvocationBookkeeping } from './invocation-bookkeeping.ts';
 import { createInvocationExecutor } from './invocation-execution.ts';
 import { clip } from '../events/event-publisher.ts';
 import { sourceName } from './invocation-source.ts';
+import { isInDoubt } from '../tools/journaled-calls.ts';
 import type {
   InvocationExecution,
   InvocationOptions,
@@ -89,7 +90,9 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     await deps.stats.received(agent.id, source);
     const started = nowMs();
     try {
-      const answered = await executor.answer(agent, request, signal, options, started);
+      // A workflow step brings its run's journal; an invocation with a key uses its claim's.
+      const journal = options.toolJournal ?? claim?.journal;
+      const answered = await executor.answer(agent, request, signal, journal === undefined ? options : { ...options, toolJournal: journal }, started);
       // The key is settled before the bookkeeping: a worker killed between the two writes then
       // loses one usage event, instead of leaving a pending key that a retry would run again
       // (no idempotency key may ever execute twice).
@@ -104,7 +107,9 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       return { result: answered.result, duplicate: false };
     } catch (raw) {
       const error: unknown = signal.aborted ? signal.reason : raw;
-      await claim?.release().catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not release an idempotency key'));
+      // A tool call in doubt is the key's answer from now on: no retry of the request may write again.
+      const settling = isInDoubt(error) ? claim?.fail(error) : claim?.release();
+      await settling?.catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not settle an idempotency key'));
       const durationMs = nowMs() - started;
       await deps.stats.finished(agent.id, source, { ok: false, duration_ms: durationMs });
       void deps.events?.emit('invocation.failed', {

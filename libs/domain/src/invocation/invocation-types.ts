@@ -1,4 +1,4 @@
-import type { InvocationOutcome, InvocationSourceWire, JournaledToolCall, PlatformConfig } from '@agent-platform/contracts';
+import type { InvocationOutcome, InvocationSourceWire, PlatformConfig } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import type { AgentStats } from '../agents/agent-stats.ts';
@@ -10,6 +10,7 @@ import type { ModelRegistry } from '../models/model-registry.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
 import type { Clock } from '../time/clock.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
+import type { ToolCallJournal } from '../tools/tool-call-journal.ts';
 
 /**
  * The invocation service's contract: what a caller (send, invoke, chat, a workflow step, a cron
@@ -63,23 +64,11 @@ export interface InvocationOptions {
    */
   stateless?: boolean;
   /**
-   * Journals state-changing tool calls durably before they are made and confirms them after
-   * (a workflow step's, docs/tools.md "Escalated"). Absent: calls are made unjournaled.
+   * Where the state-changing tool calls of this execution are journaled (docs/tools.md "The
+   * tool-call journal"): a workflow step's run document. Absent: the idempotency record of the
+   * invocation's key, or, without a key, nowhere (the calls are only numbered).
    */
   toolJournal?: ToolCallJournal;
-}
-
-/** What the journal is told before a state-changing call. */
-export type ToolCallIntent = Omit<JournaledToolCall, 'idempotency_key' | 'at' | 'worker'>;
-
-export interface ToolCallJournal {
-  /**
-   * Records the call as in doubt, durably, and returns it with its idempotency key. Throws when
-   * the call must not be made (the step is no longer this worker's).
-   */
-  begin(intent: ToolCallIntent): Promise<JournaledToolCall>;
-  /** The call's outcome is known (it answered, or failed without reaching the system). */
-  confirm(call: JournaledToolCall): Promise<void>;
 }
 
 export interface InvocationExecution {
@@ -137,8 +126,19 @@ export interface InvocationServiceDeps {
 
 /** Where an invocation's tools come from (docs/tools.md): skills, integrations and contracts. */
 export interface AgentToolsProvider {
-  /** The tools `agent` may call in this invocation; a tool it may not use is not among them. */
-  toolsFor(agent: AgentRecord, context: ToolContext): Promise<ToolBinding[]>;
+  /**
+   * The tools `agent` may call in this invocation (a tool it may not use is not offered), over
+   * the execution's journal. Rejects with `toolCallsInDoubt` when the journal holds a call a
+   * re-run cannot get past, before any model call.
+   */
+  toolsFor(agent: AgentRecord, context: ToolContext): Promise<AgentToolSet>;
+}
+
+/** The tools of one execution. */
+export interface AgentToolSet {
+  bindings: ToolBinding[];
+  /** After the model's last reply: throws when earlier executions journaled calls this one did not repeat. */
+  finish(): void;
 }
 
 /** What a tool knows of the invocation that calls it (audit, idempotency keys, the step journal). */

@@ -5,13 +5,28 @@ import type { ChatMessage, CompletionRequest, ModelProvider, RequestedToolCall, 
 export interface ToolBinding {
   skill_id: string;
   spec: ToolSpec;
-  /** Returns the text handed back to the model. A throw is reported to the model, not raised. */
+  /**
+   * Returns the text handed back to the model. A throw is reported to the model, not raised,
+   * except a `ToolLoopHalt`, which stops the whole loop with its reason.
+   */
   execute(args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<string>;
   /**
    * Not offered to the model, yet known by name: a tool the agent may not use (its `execute`
    * refuses with PermissionDenied), so a call to it is reported as refused rather than unknown.
    */
   hidden?: boolean;
+}
+
+/**
+ * Thrown by a tool to stop the loop instead of telling the model the call failed: a
+ * state-changing call whose outcome is in doubt (docs/tools.md "The tool-call journal"), where a
+ * model that tried again would write a second time. The loop rejects with `reason`.
+ */
+export class ToolLoopHalt extends Error {
+  constructor(readonly reason: unknown) {
+    super(reason instanceof Error ? reason.message : String(reason));
+    this.name = 'ToolLoopHalt';
+  }
 }
 
 /** One executed (or refused) tool call, as spec §Resources AgentResponse `tool_calls` shows it. */
@@ -148,6 +163,7 @@ async function runOne(
   } catch (error) {
     // An abort is the caller's decision, not a tool failure to show the model.
     signal?.throwIfAborted();
+    if (error instanceof ToolLoopHalt) throw error.reason;
     const message = error instanceof Error ? error.message : String(error);
     return finish(false, `error: tool '${call.name}' failed: ${message}`);
   }

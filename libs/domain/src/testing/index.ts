@@ -1,2 +1,3 @@
 export * from './agent-fixture.ts';
 export * from '../catalog/package-writer.fixture.ts';
+export * from './memory-journal.ts';

@@ -8,7 +8,9 @@ import type { AuditTrail } from '../audit/audit-entry.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import { catalogCollections, type CompetencyRecord, type ContractRecord, type IntegrationRecord } from '../catalog/catalog-records.ts';
 import type { IntegrationTool, IntegrationTools } from '../integrations/integration-tools.ts';
-import type { ToolCallJournal, ToolContext } from '../invocation/invocation-types.ts';
+import type { ToolContext } from '../invocation/invocation-types.ts';
+import { memoryJournal } from '../testing/memory-journal.ts';
+import type { ToolCallJournal } from './tool-call-journal.ts';
 import { agentFixture } from '../testing/agent-fixture.ts';
 import { systemClock } from '../time/clock.ts';
 import { createAgentTools } from './agent-tools.ts';
@@ -81,7 +83,7 @@ describe('agent tools', () => {
   });
 
   function tools() {
-    return createAgentTools({ store, integrations: claims, findSkill: async () => null, audit, now: () => new Date(), warn: () => undefined });
+    return createAgentTools({ store, integrations: claims, findSkill: async () => null, audit, now: () => new Date(), warn: () => undefined, worker: 'w-1' });
   }
 
   function context(journal?: ToolCallJournal): ToolContext {
@@ -95,7 +97,7 @@ describe('agent tools', () => {
     expect(await listContractBindings(store)).toEqual([{ contract: 'claims-api', integration_id: 'claims-system', bound_at: T0, bound_by: 'system' }]);
 
     const agent = agentFixture({ equipped_competencies: ['claims-handling'] });
-    const bindings = await tools().toolsFor(agent, context());
+    const { bindings } = await tools().toolsFor(agent, context());
     expect(bindings.map((b) => [b.spec.name, b.skill_id])).toEqual([['lookup_policy', 'claims-system'], ['open_claim', 'claims-system']]);
     const lookup = bindings.find((b) => b.spec.name === 'lookup_policy')!;
     expect(JSON.parse(await lookup.execute({ policy_number: 'P-7' }, {}))).toEqual({ policy_number: 'P-7', holder_name: 'Ada' });
@@ -118,7 +120,7 @@ describe('agent tools', () => {
   it('hides integration tools the agent may not use and refuses a call to them, in the audit trail too', async () => {
     await catalogCollections(store).competencies.insert(competency({ integrations: ['claims-system'] }));
     const agent = agentFixture({ equipped_competencies: ['claims-handling'], allow_integration_tools: ['get_policy'] });
-    const bindings = await tools().toolsFor(agent, context());
+    const { bindings } = await tools().toolsFor(agent, context());
     const open = bindings.find((b) => b.spec.name === 'create_claim')!;
     expect(open.hidden).toBe(true);
     expect(bindings.find((b) => b.spec.name === 'get_policy')!.hidden).toBeUndefined();
@@ -130,23 +132,21 @@ describe('agent tools', () => {
     expect(JSON.stringify(entry)).not.toContain('P-1');
   });
 
-  it('journals a state-changing call before it is made and confirms it after; read-only calls are not journaled', async () => {
+  it('journals a state-changing call before it is made and records its answer after; read-only calls are not journaled', async () => {
     await catalogCollections(store).competencies.insert(competency({ integrations: ['claims-system'] }));
     const agent = agentFixture({ equipped_competencies: ['claims-handling'], allow_integration_tools: ['*'] });
-    const events: string[] = [];
-    const journal: ToolCallJournal = {
-      async begin(intent) {
-        events.push(`begin ${intent.native_tool} (${claims.calls.length} calls so far)`);
-        return { ...intent, idempotency_key: 'run-1:0.0:0', at: T0, worker: 'w' };
-      },
-      async confirm(call) {
-        events.push(`confirm ${call.idempotency_key}`);
-      },
+    const journal = memoryJournal('run-1:0.0');
+    const seen: string[] = [];
+    const write = journal.write.bind(journal);
+    journal.write = async (entry) => {
+      seen.push(`${entry.state} ${entry.native_tool} (${claims.calls.length} calls so far)`);
+      await write(entry);
     };
-    const bindings = await tools().toolsFor(agent, context(journal));
+    const { bindings } = await tools().toolsFor(agent, context(journal));
     await bindings.find((b) => b.spec.name === 'get_policy')!.execute({ policy_no: 'P-1' }, {});
     await bindings.find((b) => b.spec.name === 'create_claim')!.execute({ policy_no: 'P-1', loss: 'hail' }, {});
-    expect(events).toEqual(['begin create_claim (1 calls so far)', 'confirm run-1:0.0:0']);
+    expect(seen).toEqual(['started create_claim (1 calls so far)', 'answered create_claim (2 calls so far)']);
     expect(claims.calls[1]!.key).toBe('run-1:0.0:0');
+    expect(journal.entries).toEqual([expect.objectContaining({ position: 0, tool: 'create_claim', state: 'answered', result: JSON.stringify({ claim_no: 'C-1' }), worker: 'w-1' })]);
   });
 });

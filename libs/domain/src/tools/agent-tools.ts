@@ -3,11 +3,13 @@ import type { AgentRecord } from '../agents/agent-record.ts';
 import { loadAgentCompetencies } from '../agents/system-prompt.ts';
 import { catalogCollections, type CompetencyRecord, type SkillRecord } from '../catalog/catalog-records.ts';
 import type { IntegrationTools } from '../integrations/integration-tools.ts';
-import type { AgentToolsProvider, ToolContext } from '../invocation/invocation-types.ts';
+import type { AgentToolSet, AgentToolsProvider, ToolContext } from '../invocation/invocation-types.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
 import { contractBindings } from './contract-bindings.ts';
 import { nativeToolName, toContractResult, toNativeArgs } from './contract-translation.ts';
-import { bindTarget, type ToolCallEffects, type ToolTarget } from './tool-target.ts';
+import { openCallSequence } from './journaled-calls.ts';
+import { transientJournal } from './tool-call-journal.ts';
+import { auditSubject, bindTarget, type ToolCallEffects, type ToolTarget } from './tool-target.ts';
 import { toolAllowed } from './tool-permission.ts';
 
 export interface AgentToolsDeps extends ToolCallEffects {
@@ -18,6 +20,11 @@ export interface AgentToolsDeps extends ToolCallEffects {
   findSkill: (id: string) => Promise<SkillRecord | null>;
   /** The tools of a starlark skill (skills issue); absent: none. */
   skillTools?: (skill: SkillRecord) => ToolBinding[];
+  /**
+   * Whether an integration's server honours idempotency keys (`[integrations.idempotent_keys]`,
+   * else its manifest's `[standards] idempotent_keys`); absent: none does.
+   */
+  idempotentKeys?: (integrationId: string) => Promise<boolean>;
 }
 
 /**
@@ -28,19 +35,24 @@ export interface AgentToolsDeps extends ToolCallEffects {
  * keeps its first provider in that order.
  */
 export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
-  async function toolsFor(agent: AgentRecord, context: ToolContext): Promise<ToolBinding[]> {
+  async function toolsFor(agent: AgentRecord, context: ToolContext): Promise<AgentToolSet> {
+    const subject = auditSubject(agent, context);
+    // Opened first: a journal a re-run cannot get past refuses it before anything else is read.
+    const journal = context.options.toolJournal ?? transientJournal(context.request.invocation_id ?? context.request.correlation_id);
+    const calls = await openCallSequence(journal, subject, deps);
     const competencies = await loadAgentCompetencies(deps.store, agent);
     const targets = [...(await skillTargets(agent, competencies)), ...(await integrationTargets(agent, competencies)), ...(await contractTargets(competencies))];
-    const counter = { calls: 0 };
     const seen = new Set<string>();
     const bindings: ToolBinding[] = [];
     for (const target of targets) {
       if (seen.has(target.spec.name)) continue;
       seen.add(target.spec.name);
-      bindings.push(bindTarget(target, agent, context, deps, counter));
+      bindings.push(bindTarget(target, subject, deps, calls));
     }
-    return bindings;
+    return { bindings, finish: () => calls.finish() };
   }
+
+  const honoursKeys = (integrationId: string): Promise<boolean> => deps.idempotentKeys?.(integrationId) ?? Promise.resolve(false);
 
   async function skillTargets(agent: AgentRecord, competencies: CompetencyRecord[]): Promise<ToolTarget[]> {
     if (deps.skillTools === undefined) return [];
@@ -55,8 +67,9 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           provider_id: skill.id,
           native_tool: binding.spec.name,
           state_changing: false,
+          idempotent_keys: false,
           refusal: allowed ? null : refusal(agent, 'allow_skill_tools', skill.id, binding.spec.name),
-          run: (args, options) => binding.execute(args, options.signal === undefined ? {} : { signal: options.signal }),
+          run: async (args, options) => ({ text: await binding.execute(args, options.signal === undefined ? {} : { signal: options.signal }), is_error: false }),
         });
       }
     }
@@ -72,6 +85,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
         deps.warn({ err, integration_id: id }, 'integration not connected here: its tools are not offered');
         return [];
       });
+      const idempotent = live.length > 0 && (await honoursKeys(id));
       for (const tool of live) {
         const allowed = toolAllowed(agent.allow_integration_tools, id, tool.name);
         targets.push({
@@ -79,8 +93,9 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           provider_id: id,
           native_tool: tool.name,
           state_changing: !tool.read_only,
+          idempotent_keys: idempotent,
           refusal: allowed ? null : refusal(agent, 'allow_integration_tools', id, tool.name),
-          run: async (args, options) => resultText(await integrations.call(id, tool.name, args, options), tool.name),
+          run: (args, options) => integrations.call(id, tool.name, args, options),
         });
       }
     }
@@ -99,6 +114,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
       const impl = integration?.implements[name];
       if (contract === undefined || integration === undefined || impl === undefined) continue;
       const nativeReadOnly = await readOnlyNativeTools(integrations, integration.id);
+      const idempotent = await honoursKeys(integration.id);
       for (const tool of contract.tools) {
         const native = nativeToolName(impl, tool.name);
         targets.push({
@@ -107,9 +123,12 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           native_tool: native,
           // Read-only only when both the contract and the native tool say so (docs/tools.md).
           state_changing: tool.read_only !== true || !nativeReadOnly.has(native),
+          idempotent_keys: idempotent,
           refusal: null,
-          run: async (args, options) =>
-            toContractResult(impl, tool.name, resultText(await integrations.call(integration.id, native, toNativeArgs(impl, tool.name, args), options), native)),
+          run: async (args, options) => {
+            const answer = await integrations.call(integration.id, native, toNativeArgs(impl, tool.name, args), options);
+            return answer.is_error ? answer : { text: toContractResult(impl, tool.name, answer.text), is_error: false };
+          },
         });
       }
     }
@@ -122,12 +141,6 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
 async function readOnlyNativeTools(integrations: IntegrationTools, id: string): Promise<Set<string>> {
   const live = await integrations.tools(id).catch(() => []);
   return new Set(live.filter((t) => t.read_only).map((t) => t.name));
-}
-
-/** A failed call the server reported is a failed tool call (the model sees the server's text). */
-function resultText(result: { text: string; is_error: boolean }, tool: string): string {
-  if (result.is_error) throw new Error(`'${tool}' answered with an error: ${result.text}`);
-  return result.text;
 }
 
 function refusal(agent: AgentRecord, list: string, provider: string, tool: string): string {

@@ -1,10 +1,12 @@
 import type { AgentRecord } from '../agents/agent-record.ts';
-import type { AuditRecordInput } from '../audit/audit-entry.ts';
 import { Errors } from '../errors/errors.ts';
+import type { FaultPoints } from '../faults/fault-points.ts';
 import type { ToolContext } from '../invocation/invocation-types.ts';
 import type { ToolSpec } from '../models/model-provider.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
 import { argsHash } from './args-hash.ts';
+import type { CallSequence } from './journaled-calls.ts';
+import { auditToolCall, type ToolAuditSink, type ToolAuditSubject } from './tool-audit.ts';
 
 /** One tool an agent's model can see, before permissions, journaling and audit are applied. */
 export interface ToolTarget {
@@ -13,98 +15,68 @@ export interface ToolTarget {
   provider_id: string;
   /** The name called on the provider (a contract tool's native tool). */
   native_tool: string;
-  /** Journaled before the call in a workflow step (docs/tools.md "Escalated"). */
+  /** Journaled before and after the call (docs/tools.md "The tool-call journal"). */
   state_changing: boolean;
+  /** Its integration honours idempotency keys (`[integrations.idempotent_keys]`, the manifest's `[standards]`). */
+  idempotent_keys: boolean;
   /** Why the agent may not call it (PermissionDenied); null when it may. */
   refusal: string | null;
-  run(args: Record<string, unknown>, options: { signal?: AbortSignal; idempotencyKey?: string }): Promise<string>;
+  /** The call; `is_error` is the server's own failure (an answer). Throws for failures on the platform's side. */
+  run(args: Record<string, unknown>, options: { signal?: AbortSignal; idempotencyKey?: string }): Promise<{ text: string; is_error: boolean }>;
 }
 
 export interface ToolCallEffects {
-  audit?: { record(input: AuditRecordInput): Promise<unknown> };
+  audit?: ToolAuditSink;
   now: () => Date;
   warn: (context: Record<string, unknown>, message: string) => void;
+  /** This process, named in the journal entries it writes. */
+  worker: string;
+  /** Crash points of the fault-injection tests (docs/tools.md "Fault points"); absent: none. */
+  faults?: FaultPoints;
+}
+
+/** Who the agent's tool calls are audited as. */
+export function auditSubject(agent: AgentRecord, context: ToolContext): ToolAuditSubject {
+  return { identity: `agent:${agent.name}`, role: 'agent', agent_id: agent.id, correlation_id: context.request.correlation_id };
 }
 
 /**
  * The binding the tool loop calls for a target: a refused tool is hidden from the model and fails
- * with PermissionDenied if called anyway; a state-changing call in a workflow step is journaled
- * before and confirmed after (a plain invocation passes `<invocation>:<n>` as its idempotency
- * key, unjournaled); every call, refused ones included, is audited with its tool, agent,
- * duration and outcome, the arguments only as a hash.
+ * with PermissionDenied if called anyway (audited `refused`); a read-only call is made and audited
+ * once with its outcome; a state-changing call goes through the execution's journaled call
+ * sequence (replayed, or journaled and audited before and after). Arguments are audited only as a hash.
  */
-export function bindTarget(target: ToolTarget, agent: AgentRecord, context: ToolContext, effects: ToolCallEffects, counter: { calls: number }): ToolBinding {
+export function bindTarget(target: ToolTarget, subject: ToolAuditSubject, effects: ToolCallEffects, calls: CallSequence): ToolBinding {
+  const audit = (result: 'success' | 'failure' | 'refused', hash: string, durationMs: number) =>
+    auditToolCall(effects.audit, subject, { tool: target.spec.name, provider_id: target.provider_id, native_tool: target.native_tool, args_hash: hash, result, metadata: { duration_ms: Math.max(0, Math.round(durationMs)) } }, effects.warn);
   return {
     skill_id: target.provider_id,
     spec: target.spec,
     ...(target.refusal === null ? {} : { hidden: true }),
     async execute(args, { signal }) {
-      const started = effects.now().getTime();
       const hash = argsHash(args);
-      let outcome = 'failure';
+      if (target.refusal !== null) {
+        await audit('refused', hash, 0);
+        throw Errors.permissionDenied(target.refusal, { tool: target.spec.name, agent_id: subject.agent_id });
+      }
+      if (target.state_changing) {
+        return calls.call(
+          { tool: target.spec.name, provider_id: target.provider_id, native_tool: target.native_tool, idempotent_keys: target.idempotent_keys, run: (a, o) => target.run(a, o) },
+          args,
+          hash,
+          signal,
+        );
+      }
+      const started = effects.now().getTime();
+      let result: 'success' | 'failure' = 'failure';
       try {
-        if (target.refusal !== null) {
-          outcome = 'refused';
-          throw Errors.permissionDenied(target.refusal, { tool: target.spec.name, agent_id: agent.id });
-        }
-        const text = await callTarget(target, args, hash, context, counter, signal);
-        outcome = 'success';
-        return text;
+        const answer = await target.run(args, signal === undefined ? {} : { signal });
+        if (answer.is_error) throw new Error(`'${target.native_tool}' answered with an error: ${answer.text}`);
+        result = 'success';
+        return answer.text;
       } finally {
-        await audit(effects, agent, context, target, { outcome, hash, duration_ms: effects.now().getTime() - started });
+        await audit(result, hash, effects.now().getTime() - started);
       }
     },
   };
-}
-
-async function callTarget(
-  target: ToolTarget,
-  args: Record<string, unknown>,
-  hash: string,
-  context: ToolContext,
-  counter: { calls: number },
-  signal: AbortSignal | undefined,
-): Promise<string> {
-  const options = signal === undefined ? {} : { signal };
-  if (!target.state_changing) return target.run(args, options);
-  const journal = context.options.toolJournal;
-  if (journal === undefined) {
-    const key = `${context.request.invocation_id ?? context.request.correlation_id}:${counter.calls++}`;
-    return target.run(args, { ...options, idempotencyKey: key });
-  }
-  const call = await journal.begin({ tool: target.spec.name, provider_id: target.provider_id, native_tool: target.native_tool, args_hash: hash });
-  try {
-    return await target.run(args, { ...options, idempotencyKey: call.idempotency_key });
-  } finally {
-    // The call ended in this live worker (answered, or failed): its outcome is not in doubt.
-    await journal.confirm(call);
-  }
-}
-
-async function audit(
-  effects: ToolCallEffects,
-  agent: AgentRecord,
-  context: ToolContext,
-  target: ToolTarget,
-  call: { outcome: string; hash: string; duration_ms: number },
-): Promise<void> {
-  if (effects.audit === undefined) return;
-  await effects.audit
-    .record({
-      category: 'tools',
-      identity: `agent:${agent.name}`,
-      role: 'agent',
-      action: `tool.call ${target.spec.name}`,
-      target: target.provider_id,
-      result: call.outcome,
-      metadata: {
-        agent_id: agent.id,
-        tool: target.spec.name,
-        native_tool: target.native_tool,
-        duration_ms: Math.max(0, Math.round(call.duration_ms)),
-        args_hash: call.hash,
-        correlation_id: context.request.correlation_id,
-      },
-    })
-    .catch((err: unknown) => effects.warn({ err, agent_id: agent.id, tool: target.spec.name }, 'could not audit a tool call'));
 }

@@ -1,5 +1,6 @@
-import type { JournaledToolCall, RunState, StepResultView, WorkflowRunStatus, WorkflowStep } from '@agent-platform/contracts';
+import type { JournaledToolCall, RunState, RunToolCall, StepResultView, WorkflowRunStatus, WorkflowStep } from '@agent-platform/contracts';
 import type { Collection, Store } from '@agent-platform/store';
+import { publicCall, type ToolCallEntry } from '../tools/tool-call-journal.ts';
 
 /**
  * A workflow run as stored (collection `workflow_runs`, id = the run's UUID): the spec's
@@ -48,6 +49,12 @@ export interface WorkflowRunRecord {
   idempotency_hash?: string;
   /** Set when the run was Escalated: the step and its calls in doubt. */
   escalation?: { step: string; calls: JournaledToolCall[] };
+  /**
+   * The journals of step executions that are over (checkpointed, or ended with the run), kept for
+   * the run's view and the audit of what reached the systems of record; a pending step keeps its
+   * own in `pending[key].journal` until then.
+   */
+  tool_calls?: RunJournalEntry[];
   /** Set once the terminal bookkeeping (licence, value event, admission) was done. */
   finalized: boolean;
   /**
@@ -108,14 +115,14 @@ export interface PendingStep {
   /** The worker executing it, renewed while it runs; null when nobody holds it. */
   lease: StepLease | null;
   /**
-   * Tool calls this execution dispatched that write to a system of record and whose outcome was
-   * not confirmed (spec §States "Workflow run": such a step is not re-executed after a restart,
-   * the run is Escalated instead). Journaled by the tool loop before each such call and removed
-   * once its outcome is known (docs/tools.md "Escalated").
+   * The tool-call journal of this step (docs/tools.md "The tool-call journal"): its state-changing
+   * calls by position, over every execution and attempt of the step, with their answers. A re-run
+   * is given the recorded answers; a call whose outcome is unknown is never made again blindly
+   * (spec §States "Workflow run": the run is Escalated instead). Absent until the first call.
    */
-  unconfirmed_writes: JournaledToolCall[];
-  /** State-changing calls journaled by this step so far, over all its attempts (the call index). */
-  write_calls?: number;
+  journal?: ToolCallEntry[];
+  /** Runs stored before the journal: calls journaled and not confirmed (read by `journalOf`). */
+  unconfirmed_writes?: JournaledToolCall[];
   /** The last failure of this step, when it is waiting for a retry. */
   last_error: string | null;
 }
@@ -132,6 +139,12 @@ export interface RunTransaction {
   /** The licence counter reserved for the run's workflow type (one per run). */
   counter_key: string;
   state: 'held' | 'committed' | 'released';
+}
+
+/** A journal entry of a step execution that is over, with the step it belongs to. */
+export interface RunJournalEntry extends ToolCallEntry {
+  step: string;
+  step_key: string;
 }
 
 export const WORKFLOW_RUNS_COLLECTION = 'workflow_runs';
@@ -164,7 +177,19 @@ export function runStatus(run: WorkflowRunRecord): WorkflowRunStatus {
     error: run.error,
     started_at: run.started_at,
     completed_at: run.completed_at,
+    ...toolCallsView(run),
     ...(run.escalation === undefined ? {} : { escalation: run.escalation }),
     ...(run.business_key === undefined ? {} : { business_key: run.business_key }),
   };
+}
+
+/** Every journaled call of the run, over and pending, oldest first; nothing when there is none. */
+function toolCallsView(run: WorkflowRunRecord): { tool_calls?: RunToolCall[] } {
+  const calls: RunToolCall[] = (run.tool_calls ?? []).map(({ step, step_key, ...entry }) => ({ step, step_key, ...publicCall(entry) }));
+  for (const pending of Object.values(run.pending)) {
+    const step = run.definition.steps[pending.index]?.name ?? pending.key;
+    for (const entry of pending.journal ?? []) calls.push({ step, step_key: pending.key, ...publicCall(entry) });
+  }
+  if (calls.length === 0) return {};
+  return { tool_calls: calls.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.position - b.position)) };
 }

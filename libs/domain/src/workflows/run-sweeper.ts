@@ -1,8 +1,12 @@
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
+import type { AgentStore } from '../agents/agent-store.ts';
 import type { LicenceGate } from '../licence/licence-gate.ts';
 import type { Clock } from '../time/clock.ts';
 import { escalateIfUnsafe, leaseLive, markDispatched } from './planner/run-planner.ts';
+import { auditRecoveredCalls } from './recovered-calls.ts';
+import type { ToolCallEntry } from '../tools/tool-call-journal.ts';
+import type { ToolAuditSink } from '../tools/tool-audit.ts';
 import type { RunBus, Warn } from './run-bus.ts';
 import { finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
@@ -27,6 +31,9 @@ export interface RunSweeperDeps {
    * without waiting for it to be overdue.
    */
   busForgetsOnRestart?: boolean;
+  /** The agents of the runs' steps and where the calls a dead worker left in doubt are audited `unknown`. */
+  agents: Pick<AgentStore, 'get' | 'getByName'>;
+  audit?: ToolAuditSink;
 }
 
 export interface RunSweeper {
@@ -71,19 +78,23 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
       const at = now();
       if (draft.state !== 'Running') return null;
       const dispatch: PendingStep[] = [];
+      const lapsed: Array<{ key: string; calls: ToolCallEntry[] }> = [];
       for (const entry of Object.values(draft.pending)) {
         if (leaseLive(entry, at)) continue;
         if (entry.lease !== null) {
-          if (escalateIfUnsafe(draft, entry, at)) return { dispatch: [], escalated: true };
+          const taken = escalateIfUnsafe(draft, entry, at);
+          lapsed.push({ key: entry.key, calls: taken.lapsed });
+          if (taken.escalated) return { dispatch: [], escalated: true, lapsed };
         } else if (entry.dispatched_at !== null) {
           if (!eager && Date.parse(entry.dispatched_at) + redispatchAfterMs > at.getTime()) continue;
         } else if (Date.parse(entry.due_at) > at.getTime()) continue;
         markDispatched(entry, at);
         dispatch.push(entry);
       }
-      return dispatch.length === 0 ? null : { dispatch, escalated: false };
+      return dispatch.length === 0 ? null : { dispatch, escalated: false, lapsed };
     });
     if (done === null) return false;
+    for (const { key, calls } of done.result.lapsed) await auditRecoveredCalls(deps, done.run, key, calls);
     await deps.runBus.dispatch(id, done.result.dispatch);
     deps.runBus.changed(id);
     if (done.result.escalated) await finalizeRun(deps, done.run);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_RUN_STATES, type PlatformConfig, type StepResultView, type WorkflowStepMessage } from '@agent-platform/contracts';
+import { TERMINAL_RUN_STATES, type JournaledToolCall, type PlatformConfig, type StepResultView, type WorkflowStepMessage } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import { Errors } from '../errors/errors.ts';
@@ -15,7 +15,11 @@ import type { EventPublisher } from '../events/event-publisher.ts';
 import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 import { agentLabel, collectAgentOf, stepAgent } from './step-agents.ts';
-import { createStepJournal } from './step-journal.ts';
+import { createStepJournal, journalOf } from './step-journal.ts';
+import { isInDoubt } from '../tools/journaled-calls.ts';
+import type { ToolAuditSink } from '../tools/tool-audit.ts';
+import { auditRecoveredCalls, WORKFLOW_CALLER } from './recovered-calls.ts';
+import type { ToolCallEntry } from '../tools/tool-call-journal.ts';
 
 export interface StepExecutorDeps {
   store: Store;
@@ -40,11 +44,13 @@ export interface StepExecutorDeps {
    * `{Loop: ...}`); `aborted` when the run was cancelled or the lease lost meanwhile.
    */
   onStepExecuted?: (sample: StepExecutionSample) => void;
+  /** Where a run escalated at takeover records its calls in doubt as `unknown` (docs/tools.md "The audit trail"). */
+  audit?: ToolAuditSink;
 }
 
 export interface StepExecutionSample {
   mode: string;
-  outcome: 'succeeded' | 'failed' | 'deferred' | 'aborted';
+  outcome: 'succeeded' | 'failed' | 'deferred' | 'escalated' | 'aborted';
   seconds: number;
 }
 
@@ -56,8 +62,6 @@ export interface StepExecutor {
   cancelRun(runId: string, reason: string): number;
 }
 
-/** The identity workflow steps invoke agents as (their usage rows and logs show it). */
-export const WORKFLOW_CALLER = 'system:workflow';
 
 interface Claimed {
   run: WorkflowRunRecord;
@@ -89,21 +93,27 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
 
   async function claim(message: WorkflowStepMessage): Promise<Claimed | 'escalated' | null> {
     const token = randomUUID();
-    const done = await transitionRun(runs, message.run_id, options(), (draft): PendingStep | 'escalated' | null => {
+    type Taken = { entry: PendingStep; lapsed: ToolCallEntry[] } | { escalated: ToolCallEntry[] } | null;
+    const done = await transitionRun(runs, message.run_id, options(), (draft): Taken => {
       const entry = draft.pending[message.step_key];
       const at = now();
       if (draft.state !== 'Running' || entry === undefined || entry.dispatched_at === null) return null;
       if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
-      if (entry.lease !== null && escalateIfUnsafe(draft, entry, at)) return 'escalated';
+      // Nobody holds it: whatever an earlier execution journaled and left `started` is in doubt,
+      // and decides whether the step may run again (docs/tools.md "The tool-call journal").
+      const taken = escalateIfUnsafe(draft, entry, at);
+      if (taken.escalated) return { escalated: taken.lapsed };
       entry.lease = { holder: deps.holder, token, until: new Date(at.getTime() + leaseMs()).toISOString() };
-      return entry;
+      return { entry, lapsed: taken.lapsed };
     });
     if (done === null) return null;
-    if (done.result === 'escalated') {
+    const lapsed = 'escalated' in done.result ? done.result.escalated : done.result.lapsed;
+    await auditRecoveredCalls(deps, done.run, message.step_key, lapsed);
+    if ('escalated' in done.result) {
       await settled(done.run);
       return 'escalated';
     }
-    return { run: done.run, entry: done.result, token };
+    return { run: done.run, entry: done.result.entry, token };
   }
 
   /** Extends the lease; false when it is no longer ours (cancelled, ended, taken over). */
@@ -135,7 +145,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
           timeoutSecs: step.timeout_secs,
           stateless: true,
           signal,
-          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, { holder: deps.holder, ...options() }),
+          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, { prior: journalOf(entry), lapsed: [] }, options()),
         },
       );
       const view: StepResultView = {
@@ -148,6 +158,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
       };
       return { kind: 'succeeded', result: view };
     } catch (error) {
+      if (isInDoubt(error)) return { kind: 'escalated', error: error.message, calls: (error.details?.['calls'] ?? []) as JournaledToolCall[] };
       if (error instanceof PlatformError && error.category === 'RateLimited') {
         const until = new Date(now().getTime() + (error.retryAfterSecs ?? 1) * 1000).toISOString();
         return { kind: 'deferred', until, error: error.message };

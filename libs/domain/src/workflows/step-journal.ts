@@ -1,8 +1,8 @@
 import { TERMINAL_RUN_STATES } from '@agent-platform/contracts';
 import type { Collection } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
-import type { ToolCallJournal } from '../invocation/invocation-types.ts';
-import type { WorkflowRunRecord } from './run-record.ts';
+import type { ToolCallEntry, ToolCallJournal } from '../tools/tool-call-journal.ts';
+import type { PendingStep, WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 
 /** The step execution a journal writes to: the run, the step key and the claim's lease token. */
@@ -13,44 +13,47 @@ export interface JournaledStep {
 }
 
 /**
- * The spec's `Escalated` rule (docs/tools.md "Escalated"): before a state-changing tool call the
- * call is added to the step's `unconfirmed_writes` in the run document, one fenced write, and
- * removed once its outcome is known. A worker that dies between the two leaves the call in the
- * document; whoever takes the lapsed step over finds it and escalates the run instead of running
- * the step again (run-planner `escalateIfUnsafe`). The idempotency key `<run>:<step key>:<n>`
- * counts the step's journaled calls over all its attempts, so a retry never reuses a key.
+ * The tool-call journal of a workflow step (docs/tools.md "The tool-call journal"), kept in the
+ * run document on the pending step (`journal`), so it outlives the worker and every attempt of
+ * the step: each write is one versioned write of the run, fenced by the step's lease token, so a
+ * worker that lost the step can neither journal a call (and then does not make it) nor record an
+ * answer over its successor's. The key of position `n` is `<run>:<step key>:<n>` for every
+ * execution of the step, so a repeat reaches the system of record under the original's key.
  */
 export function createStepJournal(
   runs: Collection<WorkflowRunRecord>,
   step: JournaledStep,
-  context: { holder: string; now: () => Date; redispatchAfterMs: number },
+  claimed: { prior: ToolCallEntry[]; lapsed: ToolCallEntry[] },
+  context: { now: () => Date; redispatchAfterMs: number },
 ): ToolCallJournal {
-  const options = { now: context.now, redispatchAfterMs: context.redispatchAfterMs };
-  const ours = (draft: WorkflowRunRecord) => {
-    const entry = draft.pending[step.key];
-    return !TERMINAL_RUN_STATES.has(draft.state) && entry?.lease?.token === step.token ? entry : null;
-  };
   return {
-    async begin(intent) {
-      const done = await transitionRun(runs, step.runId, options, (draft) => {
-        const entry = ours(draft);
-        if (entry === null) return null;
-        const index = entry.write_calls ?? 0;
-        entry.write_calls = index + 1;
-        const call = { ...intent, idempotency_key: `${draft.id}:${step.key}:${index}`, at: context.now().toISOString(), worker: context.holder };
-        entry.unconfirmed_writes.push(call);
-        return call;
-      });
-      if (done === null) throw Errors.invocationCancelled(`the step is no longer this worker's (the run was cancelled, ended or taken over): '${intent.tool}' was not called`);
-      return done.result;
-    },
-    async confirm(call) {
-      await transitionRun(runs, step.runId, options, (draft) => {
-        const entry = ours(draft);
-        if (entry === null) return null;
-        entry.unconfirmed_writes = entry.unconfirmed_writes.filter((c) => c.idempotency_key !== call.idempotency_key);
+    prior: claimed.prior,
+    lapsed: claimed.lapsed,
+    scope: { run_id: step.runId, step_key: step.key },
+    keyOf: (n) => `${step.runId}:${step.key}:${n}`,
+    async write(entry) {
+      const done = await transitionRun(runs, step.runId, context, (draft) => {
+        const pending = draft.pending[step.key];
+        if (TERMINAL_RUN_STATES.has(draft.state) || pending?.lease?.token !== step.token) return null;
+        const journal = [...journalOf(pending)];
+        journal[entry.position] = entry;
+        pending.journal = journal;
+        delete pending.unconfirmed_writes;
         return true;
       });
+      if (done === null) {
+        const what = entry.state === 'started' ? 'was not called' : `ended '${entry.state}' but that could not be recorded`;
+        throw Errors.invocationCancelled(`the step is no longer this worker's (the run was cancelled, ended or taken over): '${entry.tool}' ${what}`);
+      }
     },
   };
+}
+
+/**
+ * The journal of a pending step. Runs stored before the journal kept `unconfirmed_writes`
+ * (calls journaled, not confirmed): those read as `started` entries.
+ */
+export function journalOf(entry: PendingStep): ToolCallEntry[] {
+  if (entry.journal !== undefined) return entry.journal;
+  return (entry.unconfirmed_writes ?? []).map((call, position) => ({ ...call, position, state: 'started', idempotent_keys: false, replays: 0 }));
 }

@@ -1,5 +1,7 @@
-import type { StepResultView, WorkflowStep } from '@agent-platform/contracts';
+import type { JournaledToolCall, StepResultView, WorkflowStep } from '@agent-platform/contracts';
+import { blockingUnknowns, describeCalls, lapsedEntries, markLapsed, publicCall, unknownEntries, type ToolCallEntry } from '../../tools/tool-call-journal.ts';
 import type { PendingStep, WorkflowRunRecord } from '../run-record.ts';
+import { journalOf } from '../step-journal.ts';
 import { conditionHolds, fanOutEnd, finishFanOut, finishLoopIteration, finishSimple } from './step-modes.ts';
 
 /**
@@ -21,6 +23,8 @@ export interface RunPlanContext {
 export type StepOutcome =
   | { kind: 'succeeded'; result: StepResultView }
   | { kind: 'failed'; error: string }
+  /** The step met tool calls it cannot get past (docs/tools.md "The tool-call journal"): the run is Escalated. */
+  | { kind: 'escalated'; error: string; calls: JournaledToolCall[] }
   /** Refused for now (rate limited): the same attempt runs again at `until`, not counted as a failure. */
   | { kind: 'deferred'; until: string; error: string };
 
@@ -46,28 +50,52 @@ export function applyOutcome(run: WorkflowRunRecord, key: string, outcome: StepO
   const entry = run.pending[key];
   if (entry === undefined) throw new RangeError(`run ${run.id} has no pending step ${key}`);
   const step = run.definition.steps[entry.index]!;
-  delete run.pending[key];
   switch (outcome.kind) {
     case 'succeeded':
+      archiveJournal(run, entry);
+      delete run.pending[key];
       succeed(run, step, entry, outcome.result, ctx, planned);
       break;
     case 'deferred':
+      delete run.pending[key];
       rearm(run, { ...entry, lease: null, last_error: outcome.error }, outcome.until, ctx, planned);
       break;
     case 'failed':
+      delete run.pending[key];
       fail(run, step, entry, outcome.error, ctx, planned);
+      break;
+    case 'escalated':
+      escalate(run, step.name, `step '${step.name}': ${outcome.error}`, outcome.calls, ctx.now);
       break;
   }
   return planned;
 }
 
-/** Ends the run Failed or Escalated (cancel, a step that may not run again); nothing stays pending. */
+/**
+ * Ends the run Failed or Escalated (cancel, a step that may not run again); nothing stays pending.
+ * The journals of the steps still pending are kept with the run (`tool_calls`).
+ */
 export function endRun(run: WorkflowRunRecord, state: 'Failed' | 'Escalated', error: string, now: Date): void {
+  for (const entry of Object.values(run.pending)) archiveJournal(run, entry);
   run.state = state;
   run.error = error;
   run.completed_at = now.toISOString();
   run.pending = {};
   run.check_at = null;
+}
+
+/** Ends the run Escalated (spec §States "Workflow run"), naming the calls a person must look up. */
+function escalate(run: WorkflowRunRecord, step: string, error: string, calls: JournaledToolCall[], now: Date): void {
+  endRun(run, 'Escalated', error, now);
+  run.escalation = { step, calls };
+}
+
+/** Moves a finished execution's journal to the run's `tool_calls`. */
+function archiveJournal(run: WorkflowRunRecord, entry: PendingStep): void {
+  const journal = journalOf(entry);
+  if (journal.length === 0) return;
+  const step = run.definition.steps[entry.index]?.name ?? entry.key;
+  (run.tool_calls ??= []).push(...journal.map((e) => ({ ...e, step, step_key: entry.key })));
 }
 
 function succeed(run: WorkflowRunRecord, step: WorkflowStep, entry: PendingStep, result: StepResultView, ctx: RunPlanContext, planned: Planned): void {
@@ -85,14 +113,30 @@ function succeed(run: WorkflowRunRecord, step: WorkflowStep, entry: PendingStep,
   planFromCursor(run, ctx, planned);
 }
 
+/**
+ * A failed execution: retried (its journal kept, so the retry is given the recorded answers), or
+ * skipped, or the run Failed. A call whose outcome is unknown is never passed over as if it had
+ * not happened: unless a retry can make it again with its key (its integration honours keys), the
+ * run is Escalated instead (docs/tools.md "The tool-call journal").
+ */
 function fail(run: WorkflowRunRecord, step: WorkflowStep, entry: PendingStep, error: string, ctx: RunPlanContext, planned: Planned): void {
   const mode = step.error_mode;
   const maxRetries = typeof mode === 'object' ? mode.Retry.max_retries : 0;
-  if (entry.attempt <= maxRetries) {
-    const due = new Date(ctx.now.getTime() + ctx.retryDelayMs(entry.attempt));
-    rearm(run, { ...entry, attempt: entry.attempt + 1, lease: null, last_error: error, unconfirmed_writes: [] }, due.toISOString(), ctx, planned);
+  const journal = journalOf(entry);
+  const retryable = entry.attempt <= maxRetries;
+  const inDoubt = retryable ? blockingUnknowns(journal) : unknownEntries(journal);
+  if (inDoubt.length > 0) {
+    archiveJournal(run, entry);
+    const why = `step '${step.name}' failed (${error}) after ${inDoubt.length} state-changing tool call(s) whose outcome is unknown: ${describeCalls(inDoubt)}; it is not re-executed`;
+    escalate(run, step.name, why, inDoubt.map(publicCall), ctx.now);
     return;
   }
+  if (retryable) {
+    const due = new Date(ctx.now.getTime() + ctx.retryDelayMs(entry.attempt));
+    rearm(run, { ...entry, attempt: entry.attempt + 1, lease: null, last_error: error }, due.toISOString(), ctx, planned);
+    return;
+  }
+  archiveJournal(run, entry);
   if (mode === 'Skip') {
     planned.skipped.push({ step_name: step.name, reason: error });
     if (step.mode === 'FanOut') return settleMember(run, entry.index, null, ctx, planned);
@@ -168,7 +212,6 @@ function newEntry(index: number, iteration: number, input: string, now: Date): P
     dispatch: 0,
     dispatched_at: null,
     lease: null,
-    unconfirmed_writes: [],
     last_error: null,
   };
 }
@@ -213,23 +256,31 @@ export function checkAt(run: WorkflowRunRecord, redispatchAfterMs: number): stri
 }
 
 /**
- * A held step whose lease lapsed: its worker is presumed dead. Spec §States "Workflow run": a step
- * that dispatched a state-changing write to a system of record without confirmation is not
- * executed again; the run is Escalated (handed to a human) instead. Any other step is simply
- * free to run again. Returns true when the run was escalated.
+ * A held step whose lease lapsed: its worker is presumed dead, and the calls it journaled without
+ * an answer are now `unknown` (returned, to be audited). Spec §States "Workflow run": a step that
+ * dispatched a state-changing write to a system of record without confirmation is not executed
+ * again; the run is Escalated (handed to a human) instead, unless every such call is to an
+ * integration that honours idempotency keys (the re-run makes it again with its key). Answered
+ * calls are no obstacle: the re-run is given their recorded answers.
  */
-export function escalateIfUnsafe(run: WorkflowRunRecord, entry: PendingStep, now: Date): boolean {
-  if (entry.unconfirmed_writes.length === 0) return false;
+export function escalateIfUnsafe(run: WorkflowRunRecord, entry: PendingStep, now: Date): { escalated: boolean; lapsed: ToolCallEntry[] } {
+  const before = journalOf(entry);
+  const lapsed = lapsedEntries(before).map((e) => ({ ...e, state: 'unknown' as const }));
+  if (before.length === 0) return { escalated: false, lapsed };
+  entry.journal = markLapsed(before);
+  delete entry.unconfirmed_writes;
+  const blocking = blockingUnknowns(entry.journal);
+  if (blocking.length === 0) return { escalated: false, lapsed };
   const step = run.definition.steps[entry.index]?.name ?? entry.key;
-  const calls = entry.unconfirmed_writes.map((c) => `${c.tool} (key ${c.idempotency_key}, worker ${c.worker}, at ${c.at})`);
-  endRun(
+  const worker = blocking[0]!.worker;
+  escalate(
     run,
-    'Escalated',
-    `step '${step}' was interrupted after dispatching ${calls.length} state-changing tool call(s) whose outcome is unknown: ${calls.join('; ')}; it is not re-executed`,
+    step,
+    `step '${step}' was interrupted (worker ${worker} stopped) after dispatching ${blocking.length} state-changing tool call(s) whose outcome is unknown: ${describeCalls(blocking)}; it is not re-executed`,
+    blocking.map(publicCall),
     now,
   );
-  run.escalation = { step, calls: [...entry.unconfirmed_writes] };
-  return true;
+  return { escalated: true, lapsed };
 }
 
 /** Whether a lease is still held at `now`. */
