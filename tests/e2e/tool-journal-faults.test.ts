@@ -2,7 +2,16 @@ import { join } from 'node:path';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAULT_CASES, invocationJournalAtKill, runJournalAtKill, stateAtKill, type FaultCase } from '../support/journal-faults.ts';
+import {
+  auditResultsOf,
+  expectRetryAnswered,
+  expectRunRecovered,
+  FAULT_CASES,
+  invocationJournalAtKill,
+  runJournalAtKill,
+  stateAtKill,
+  type FaultCase,
+} from '../support/journal-faults.ts';
 import {
   CLAIM_INPUT,
   callsFor,
@@ -68,14 +77,6 @@ async function readAtKill<T>(read: (store: Awaited<ReturnType<typeof openEmbedde
   }
 }
 
-async function auditOf(key: string): Promise<string[]> {
-  const audit = await call(base(), 'GET', '/security/audit?category=tools&limit=200');
-  return (audit.body.entries as Json[])
-    .filter((e) => e.metadata?.idempotency_key === key)
-    .map((e) => e.result as string)
-    .reverse();
-}
-
 describe('kill -9 of the all-in-one at each point of a state-changing call of a workflow step', () => {
   it.each(FAULT_CASES.map((c) => [c.point, c] as const))('%s', async (_, fault) => {
     await arm(fault);
@@ -90,21 +91,7 @@ describe('kill -9 of the all-in-one at each point of a state-changing call of a 
 
     await restart();
     const run: Json = await waitRunEnded(base, undefined, runId);
-    expect(run.state, `${fault.why}: ${JSON.stringify(run)}`).toBe(fault.step);
-    // Never two writes under two keys: at most one request, always under the key of position 0.
-    const calls = callsFor(await claimsCalls(bench.callsLog), runId);
-    expect(calls, fault.why).toHaveLength(fault.callsInTheEnd);
-    expect(calls.every((c) => c.idempotency_key === key)).toBe(true);
-    if (fault.step === 'Escalated') {
-      expect(run.escalation.calls).toEqual([expect.objectContaining({ idempotency_key: key, tool: 'open_claim', state: 'unknown' })]);
-      expect(run.error).toContain(key);
-      expect(await auditOf(key)).toEqual(['started', 'unknown']);
-    } else {
-      expect(run.tool_calls).toEqual([expect.objectContaining({ idempotency_key: key, state: 'answered', replays: fault.point === 'tool.recorded' ? 1 : 0 })]);
-      expect(run.output).toMatch(/"claim_no":"CL-\d+"/);
-      const audited = await auditOf(key);
-      expect(audited).toEqual(fault.point === 'tool.recorded' ? ['started', 'success', 'replayed'] : ['started', 'success']);
-    }
+    expectRunRecovered(fault, run, callsFor(await claimsCalls(bench.callsLog), runId), await auditResultsOf(base(), undefined, key));
   });
 });
 
@@ -121,22 +108,11 @@ describe('kill -9 of the all-in-one at each point of a state-changing call of an
 
     await restart();
     const retry = await call(base(), 'POST', `/agents/${bench.agentId}/invoke`, { body: { ...body, correlation_id: `c-${fault.point}-retry` } });
-    expect(retry.status, `${fault.why}: ${JSON.stringify(retry.body)}`).toBe(fault.invocation);
-    const calls = (await claimsCalls(bench.callsLog)).slice(callsBefore);
-    expect(calls, fault.why).toHaveLength(fault.callsInTheEnd);
-    expect(new Set(calls.map((c) => c.idempotency_key)).size).toBeLessThanOrEqual(1);
-    if (fault.invocation === 409) {
-      expect(retry.body.error.category).toBe('Conflict');
-      const [doubt] = retry.body.error.details.calls as Json[];
-      expect(doubt).toMatchObject({ tool: 'open_claim', state: 'unknown' });
-      expect(retry.body.error.message).toContain(doubt.idempotency_key);
-      expect(await auditOf(doubt.idempotency_key)).toEqual(['started', 'unknown']);
-    } else {
-      expect(retry.body.content, JSON.stringify(retry.body)).toMatch(/"claim_no":"CL-\d+"/);
-    }
+    const key = expectRetryAnswered(fault, retry, (await claimsCalls(bench.callsLog)).slice(callsBefore));
+    if (key !== null) expect(await auditResultsOf(base(), undefined, key)).toEqual(['started', 'unknown']);
     // The answer is kept for the key: asking again runs nothing.
     const again = await call(base(), 'POST', `/agents/${bench.agentId}/invoke`, { body });
-    expect(again.status).toBe(fault.invocation === 409 ? 409 : 200);
+    expect(again.status).toBe(fault.invocation);
     expect((await claimsCalls(bench.callsLog)).slice(callsBefore)).toHaveLength(fault.callsInTheEnd);
   });
 });

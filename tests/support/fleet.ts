@@ -117,8 +117,8 @@ export interface Fleet {
   readonly schedulers: AppProcess[];
   /** The config file the workers and schedulers use (api node 0's). */
   readonly configPath: string;
-  /** Starts one more app process on the fleet's config and waits for its boot line. */
-  add(app: AppName): Promise<AppProcess>;
+  /** Starts one more app process on the fleet's config (with `env`, e.g. `AP_FAULT_STOP_AT`) and waits for its boot line. */
+  add(app: AppName, env?: Record<string, string>): Promise<AppProcess>;
   /** Starts one more api node on a config of its own (a fresh port), waits for it, and returns it with its URL. */
   addApi(): Promise<{ process: AppProcess; url: string }>;
   /**
@@ -168,8 +168,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     };
     for (let i = 0; i < Math.max(1, options.apis); i++) await writeApiConfig();
     const configPath = configPaths[0]!;
-    const launch = (app: AppName, path = configPath): AppProcess => {
-      const proc = startApp(app, path);
+    const launch = (app: AppName, path = configPath, env: Record<string, string> = {}): AppProcess => {
+      const proc = startApp(app, path, env);
       started.push(proc);
       return proc;
     };
@@ -194,8 +194,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         const proc = await launchApi();
         return { process: proc, url: await proc.ready() };
       },
-      async add(app) {
-        const proc = launch(app);
+      async add(app, env = {}) {
+        const proc = launch(app, configPath, env);
         await proc.ready();
         return proc;
       },

@@ -1,5 +1,8 @@
 import { IDEMPOTENCY_COLLECTION, workflowRuns, type IdempotencyRecord, type ToolCallEntry } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
+import { expect } from 'vitest';
+import type { ClaimsCall, Json } from './journal-kit.ts';
+import { call } from './platform-process.ts';
 
 /**
  * The points of a state-changing call's life where a kill -9 changes the outcome
@@ -89,4 +92,51 @@ export async function invocationJournalAtKill(store: Store, key: string): Promis
 export function stateAtKill(entry: ToolCallEntry | undefined): FaultCase['journalAtKill'] {
   if (entry === undefined) return 'none';
   return entry.state === 'answered' ? 'answered' : 'started';
+}
+
+/** The results of the tools audit entries naming `key`, oldest first. */
+export async function auditResultsOf(base: string, token: string | undefined, key: string): Promise<string[]> {
+  const audit = await call(base, 'GET', '/security/audit?category=tools&limit=200', token === undefined ? {} : { token });
+  return (audit.body.entries as Json[])
+    .filter((e) => e.metadata?.idempotency_key === key)
+    .map((e) => e.result as string)
+    .reverse();
+}
+
+/**
+ * What a case promises of the run once recovered: its end state, the create_claim requests the
+ * claims system got (`calls`: those under this run's keys), the journal and the audit trail.
+ */
+export function expectRunRecovered(fault: FaultCase, run: Json, calls: readonly ClaimsCall[], audited: readonly string[]): void {
+  const key = `${run.id}:0.0:0`;
+  expect(run.state, `${fault.why}: ${JSON.stringify(run)}`).toBe(fault.step);
+  // Never two writes under two keys: at most one request, always under the key of position 0.
+  expect(calls, fault.why).toHaveLength(fault.callsInTheEnd);
+  expect(calls.every((c) => c.idempotency_key === key)).toBe(true);
+  if (fault.step === 'Escalated') {
+    expect(run.escalation.calls).toEqual([expect.objectContaining({ idempotency_key: key, tool: 'open_claim', state: 'unknown' })]);
+    expect(run.error).toContain(key);
+    expect(audited).toEqual(['started', 'unknown']);
+    return;
+  }
+  const replayed = fault.point === 'tool.recorded';
+  expect(run.tool_calls).toEqual([expect.objectContaining({ idempotency_key: key, state: 'answered', replays: replayed ? 1 : 0 })]);
+  expect(run.output).toMatch(/"claim_no":"CL-\d+"/);
+  expect(audited).toEqual(replayed ? ['started', 'success', 'replayed'] : ['started', 'success']);
+}
+
+/** What a case promises of a client's retry of the invocation (same key) once the platform is back. */
+export function expectRetryAnswered(fault: FaultCase, retry: { status: number; body: Json }, calls: readonly ClaimsCall[]): string | null {
+  expect(retry.status, `${fault.why}: ${JSON.stringify(retry.body)}`).toBe(fault.invocation);
+  expect(calls, fault.why).toHaveLength(fault.callsInTheEnd);
+  expect(new Set(calls.map((c) => c.idempotency_key)).size).toBeLessThanOrEqual(1);
+  if (fault.invocation === 200) {
+    expect(retry.body.content, JSON.stringify(retry.body)).toMatch(/"claim_no":"CL-\d+"/);
+    return null;
+  }
+  expect(retry.body.error.category).toBe('Conflict');
+  const [doubt] = retry.body.error.details.calls as Json[];
+  expect(doubt).toMatchObject({ tool: 'open_claim', state: 'unknown' });
+  expect(retry.body.error.message).toContain(doubt.idempotency_key);
+  return doubt.idempotency_key as string;
 }

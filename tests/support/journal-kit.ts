@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startFakeOpenAiServer, waitUntil, type FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@agent-platform/testkit';
@@ -44,10 +44,14 @@ export async function setClaimsDelay(claimsUrl: string, createDelayMs: number): 
 export interface ClaimsModelKnobs {
   /** The final reply (after both tool results) waits this long: a kill can land while the model writes it. */
   finalDelayMs: number;
+  /** This many final replies fail (HTTP 400, a ProviderError): the step or invocation fails after its calls. */
+  failFinal: number;
+  /** Appended, one per open_claim the model decides on, to the loss description: a re-run that decides otherwise. */
+  variants: string[];
 }
 
 export function claimsModelKnobs(): ClaimsModelKnobs {
-  return { finalDelayMs: 0 };
+  return { finalDelayMs: 0, failFinal: 0, variants: [] };
 }
 
 /** The last user message and the tool results that followed it. */
@@ -61,13 +65,19 @@ export function conversationOf(request: RecordedRequest): { message: string; res
 }
 
 /** Looks the policy up, opens a claim when asked to, then reports what the tools said. */
-export function claimsReply(knobs: ClaimsModelKnobs): (request: RecordedRequest) => FakeReply {
+export function claimsReply(knobs: Partial<ClaimsModelKnobs>): (request: RecordedRequest) => FakeReply {
   return (request) => {
     const { message, results } = conversationOf(request);
     const policy = /\b[A-Z]{2}-\d{3,}\b/.exec(message)?.[0] ?? 'HO-1234';
     if (results.length === 0) return { tool_calls: [{ name: 'lookup_policy', arguments: { policy_number: policy } }] };
-    if (results.length === 1 && /\bopen\b/i.test(message)) return { tool_calls: [{ name: 'open_claim', arguments: { policy_number: policy, description: message } }] };
-    return { text: `tools said: ${results.join(' | ')}`, ...(knobs.finalDelayMs > 0 ? { delay_ms: knobs.finalDelayMs } : {}) };
+    if (results.length === 1 && /\bopen\b/i.test(message)) {
+      return { tool_calls: [{ name: 'open_claim', arguments: { policy_number: policy, description: `${message}${knobs.variants?.shift() ?? ''}` } }] };
+    }
+    if ((knobs.failFinal ?? 0) > 0) {
+      knobs.failFinal = (knobs.failFinal ?? 0) - 1;
+      return { status: 400, message: 'the model could not write its reply' };
+    }
+    return { text: `tools said: ${results.join(' | ')}`, ...((knobs.finalDelayMs ?? 0) > 0 ? { delay_ms: knobs.finalDelayMs } : {}) };
   };
 }
 
@@ -95,11 +105,16 @@ export async function writeClaimWorkflow(
   return wfDir;
 }
 
-/** Installs and connects the claims-system integration (at `claimsUrl`) and the claims-handler agent; returns the agent id. */
-export async function installClaimsHandler(base: string, token: string | undefined, packagesDir: string, claimsUrl: string): Promise<string> {
+/**
+ * Installs and connects the claims-system integration (at `claimsUrl`; with `idempotentKeys`, its
+ * manifest declares `[standards] idempotent_keys = true`) and the claims-handler agent; returns the agent id.
+ */
+export async function installClaimsHandler(base: string, token: string | undefined, packagesDir: string, claimsUrl: string, idempotentKeys = false): Promise<string> {
   const auth = token === undefined ? {} : { token };
   await mkdir(packagesDir, { recursive: true });
-  const installed = await call(base, 'POST', '/integrations/install', { ...auth, body: { name: await claimsSystemPackage(packagesDir, claimsUrl) } });
+  const pkg = await claimsSystemPackage(packagesDir, claimsUrl);
+  if (idempotentKeys) await appendFile(join(pkg, 'package.toml'), '\n[standards]\nidempotent_keys = true\n');
+  const installed = await call(base, 'POST', '/integrations/install', { ...auth, body: { name: pkg } });
   expect(installed.status, JSON.stringify(installed.body)).toBe(201);
   const connected = await call(base, 'POST', '/integrations/claims-system/connect', auth);
   expect(connected.status, JSON.stringify(connected.body)).toBe(200);
@@ -155,7 +170,11 @@ export interface JournalPlatform {
   close(): Promise<void>;
 }
 
-export async function startJournalPlatform(prefix: string, config: Record<string, Record<string, unknown>> = {}): Promise<JournalPlatform> {
+export async function startJournalPlatform(
+  prefix: string,
+  options: { config?: Record<string, Record<string, unknown>>; manifestIdempotentKeys?: boolean } = {},
+): Promise<JournalPlatform> {
+  const config = options.config ?? {};
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const knobs = claimsModelKnobs();
   const model = await startFakeOpenAiServer({ fallback: claimsReply(knobs) });
@@ -209,7 +228,7 @@ export async function startJournalPlatform(prefix: string, config: Record<string
     },
   };
   bench.base = await bench.platform.listening(90_000);
-  (bench as { agentId: string }).agentId = await installClaimsHandler(bench.base, undefined, bench.packages, claims.url);
+  (bench as { agentId: string }).agentId = await installClaimsHandler(bench.base, undefined, bench.packages, claims.url, options.manifestIdempotentKeys === true);
   return bench;
 }
 

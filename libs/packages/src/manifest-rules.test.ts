@@ -337,6 +337,13 @@ const CASES: Case[] = [
     rule: 'type',
   },
   {
+    name: 'standards.idempotent_keys not a boolean',
+    fixture: 'skill',
+    mutation: { manifest: insertAfter('[standards]', 'idempotent_keys = "yes"') },
+    field: 'standards.idempotent_keys',
+    rule: 'type',
+  },
+  {
     name: 'standards.openapi_spec not a string',
     fixture: 'skill',
     mutation: set('openapi_spec', '1'),

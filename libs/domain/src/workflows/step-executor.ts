@@ -145,7 +145,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
           timeoutSecs: step.timeout_secs,
           stateless: true,
           signal,
-          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, { prior: journalOf(entry), lapsed: [] }, options()),
+          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, { prior: journalOf(entry), lapsed: [] }, { ...options(), changed: () => deps.runBus.changed(run.id) }),
         },
       );
       const view: StepResultView = {

@@ -24,7 +24,7 @@ export function createStepJournal(
   runs: Collection<WorkflowRunRecord>,
   step: JournaledStep,
   claimed: { prior: ToolCallEntry[]; lapsed: ToolCallEntry[] },
-  context: { now: () => Date; redispatchAfterMs: number },
+  context: { now: () => Date; redispatchAfterMs: number; changed?: () => void },
 ): ToolCallJournal {
   return {
     prior: claimed.prior,
@@ -45,6 +45,8 @@ export function createStepJournal(
         const what = entry.state === 'started' ? 'was not called' : `ended '${entry.state}' but that could not be recorded`;
         throw Errors.invocationCancelled(`the step is no longer this worker's (the run was cancelled, ended or taken over): '${entry.tool}' ${what}`);
       }
+      // The run's event streams show the call as it goes (docs/workflows.md "Run events").
+      context.changed?.();
     },
   };
 }
