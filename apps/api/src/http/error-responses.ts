@@ -10,6 +10,8 @@ export const INVOCATION_ERRORS = {
   400: ErrorEnvelope,
   403: Type.Union([ErrorEnvelope, FlatError]),
   404: ErrorEnvelope,
+  // An idempotency key reused for another request; a state-changing tool call in doubt (docs/tools.md).
+  409: ErrorEnvelope,
   429: ErrorEnvelope,
   500: ErrorEnvelope,
   502: ErrorEnvelope,
