@@ -73,6 +73,21 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** What a killed owner leaves: its pending claim, no longer renewed, with the journal it wrote. */
+async function deadOwner(key: string, journal: IdempotencyRecord['tool_calls'], leaseUntil: string): Promise<string> {
+  const id = idempotencyRecordId('agent-a', 'caller-1', key);
+  await store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' }).insert({
+    id, agent_id: 'agent-a', scope: 'caller-1', key, request_hash: HASH, state: 'pending', token: 'the-dead-owner', result: null,
+    created_at: clock.now().toISOString(), lease_until: leaseUntil, expires_at: '2026-11-11T12:00:00.000Z', ...(journal === undefined ? {} : { tool_calls: journal }),
+  });
+  return id;
+}
+
+const entry = (position: number, state: 'answered' | 'started', result?: string) => ({
+  position, idempotency_key: `k:${position}`, tool: 'open_claim', provider_id: 'claims', native_tool: 'create_claim', args_hash: 'sha256:1',
+  state, idempotent_keys: false, replays: 0, at: '2026-11-10T12:00:00.000Z', worker: 'w-dead', ...(result === undefined ? {} : { result }),
+});
+
 describe('idempotency keys', () => {
   it('gives one owner among concurrent claims; the others get its result once it completes', async () => {
     const claims = Array.from({ length: 20 }, () => keys.claim(req('agent-a', 'k1'), { waitMs: 5_000 }));
@@ -208,23 +223,29 @@ describe('idempotency keys', () => {
   });
 
   it('takes over a key whose owner died, with its tool-call journal: a call it left started is unknown now', async () => {
-    const leased = createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 300, recheckMs: 5 });
-    const dead = await leased.claim(req('agent-a', 'crashed'), { waitMs: 100 });
-    if (dead.kind !== 'owner') throw new Error('expected to own the key');
-    expect(dead.journal.keyOf(0)).toBe(`${idempotencyRecordId('agent-a', 'caller-1', 'crashed')}:0`);
-    const call = { position: 0, idempotency_key: dead.journal.keyOf(0), tool: 'open_claim', provider_id: 'claims', native_tool: 'create_claim', args_hash: 'sha256:1', idempotent_keys: false, replays: 0, at: clock.now().toISOString(), worker: 'w-dead' };
-    await dead.journal.write({ ...call, state: 'answered', result: 'CL-1' });
-    await dead.journal.write({ ...call, position: 1, idempotency_key: dead.journal.keyOf(1), state: 'started' });
-    // The owner is killed: nobody renews; past the lease the next caller takes the key over.
+    const id = await deadOwner('crashed', [entry(0, 'answered', 'CL-1'), entry(1, 'started')], '2026-11-10T12:00:00.300Z');
+    // Before the lease lapses the key is the dead owner's: a retry waits.
+    await expect(keys.claim(req('agent-a', 'crashed'), { waitMs: 30 })).rejects.toMatchObject({ category: 'Timeout' });
     clock.advance(301);
     const next = await keys.claim(req('agent-a', 'crashed'), { waitMs: 5_000 });
     if (next.kind !== 'owner') throw new Error('expected the retry to own the key');
+    expect(next.journal.keyOf(1)).toBe(`${id}:1`);
     expect(next.journal.prior.map((e) => [e.position, e.state, e.result])).toEqual([[0, 'answered', 'CL-1'], [1, 'unknown', undefined]]);
-    expect(next.journal.lapsed?.map((e) => e.idempotency_key)).toEqual([dead.journal.keyOf(1)]);
-    // The dead owner's writes no longer land.
-    await expect(dead.journal.write({ ...call, state: 'answered' })).rejects.toThrow(/no longer owns its idempotency key/);
-    await dead.release();
+    expect(next.journal.lapsed?.map((e) => [e.position, e.state])).toEqual([[1, 'unknown']]);
+    // The record is the retry's now, with the journal as it sees it.
+    const records = store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' });
+    expect((await records.get(id))?.doc).toMatchObject({ state: 'pending', tool_calls: [{ state: 'answered' }, { state: 'unknown' }] });
+    expect((await records.get(id))?.doc.token).not.toBe('the-dead-owner');
     await next.release();
+  });
+
+  it('refuses journal writes of an owner that lost its key', async () => {
+    const owner = await keys.claim(req('agent-a', 'lost'), { waitMs: 100 });
+    if (owner.kind !== 'owner') throw new Error('expected to own the key');
+    const records = store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' });
+    await records.update(idempotencyRecordId('agent-a', 'caller-1', 'lost'), (current) => ({ ...current!.doc, token: 'the-next-owner' }));
+    await expect(owner.journal.write({ ...entry(0, 'started'), idempotency_key: owner.journal.keyOf(0) })).rejects.toThrow(/no longer owns its idempotency key/);
+    await owner.release();
   });
 
   it('keeps the journal of a failed run of a key for the retry, and forgets a failed key without one', async () => {
@@ -255,5 +276,20 @@ describe('idempotency keys', () => {
         details: { reason: 'tool_calls_in_doubt', calls: [{ idempotency_key: 'k:0' }] },
       });
     }
+  });
+
+  it('gives a lapsed key to exactly one of the retries racing for it; the others wait for that one', async () => {
+    await deadOwner('raced', [entry(0, 'answered', 'ok')], '2026-11-10T12:00:00.300Z');
+    clock.advance(301);
+    // Five retries from five "processes" at once: one takes the key (and its journal), four wait.
+    const racers = Array.from({ length: 5 }, () => createIdempotencyKeys({ store, clock, ttlHours: () => 24, pendingLeaseMs: () => 60_000, recheckMs: 5 }));
+    const claims = racers.map((k) => k.claim(req('agent-a', 'raced'), { waitMs: 5_000 }));
+    const owner = await Promise.race(claims);
+    if (owner.kind !== 'owner') throw new Error('expected an owner');
+    expect(owner.journal.prior).toEqual([expect.objectContaining({ result: 'ok' })]);
+    await owner.complete(result('once'));
+    const all = await Promise.all(claims);
+    expect(all.filter((c) => c.kind === 'owner')).toHaveLength(1);
+    expect(all.filter((c) => c.kind === 'duplicate').map((c) => (c.kind === 'duplicate' ? c.result.content : ''))).toEqual(['once', 'once', 'once', 'once']);
   });
 });
