@@ -20,7 +20,14 @@ import {
   signInWithKey,
   tabThrough,
 } from '../support/dashboard-browser.ts';
+import { startClaimsSystem, type ExampleServer } from '../support/claims-example.ts';
 import { echoReply, writeLicence } from '../support/fleet.ts';
+import {
+  claimsReply,
+  installClaimsHandler,
+  setClaimsDelay,
+  writeClaimWorkflow,
+} from '../support/journal-kit.ts';
 import { ROOT, call, startPlatform, type PlatformProcess } from '../support/platform-process.ts';
 
 // Issue 14 item 2: the dashboard as a person uses it, in Debian's Chromium, against a real
@@ -31,11 +38,14 @@ const chromiumPath = requireChromium();
 const EXAMPLES = join(ROOT, 'examples');
 /** Each model call of a step takes this long, so that a run can be watched step by step. */
 const STEP_MS = 700;
+/** Inputs of the claims handler: the model stand-in looks the policy up and opens a claim. */
+const OPEN_CLAIM = 'open a claim for policy';
 
 describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, auth local)', () => {
   let dir: string;
   let model: FakeOpenAiServer;
   let smtp: SmtpPeer;
+  let claims: ExampleServer;
   let platform: PlatformProcess;
   let base: string;
   let admin: string;
@@ -48,14 +58,21 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ap-dashboard-'));
-    // A model stand-in: echoes, slowly; an input saying SLOW hangs until cancelled.
+    // A model stand-in: echoes, slowly; an input saying SLOW hangs until cancelled; one asking to
+    // open a claim gets the claims handler's tool calls (a policy lookup, then open_claim).
+    const openClaim = claimsReply({ finalDelayMs: 0 });
     model = await startFakeOpenAiServer({
-      fallback: (request) => ({
-        ...echoReply(request),
-        delay_ms: JSON.stringify(request.body).includes('SLOW') ? 120_000 : STEP_MS,
-      }),
+      fallback: (request) =>
+        JSON.stringify(request.body).includes(OPEN_CLAIM)
+          ? openClaim(request)
+          : {
+              ...echoReply(request),
+              delay_ms: JSON.stringify(request.body).includes('SLOW') ? 120_000 : STEP_MS,
+            },
     });
     smtp = await startSmtpPeer();
+    // The example claims system (an MCP server): a system of record that open_claim changes.
+    claims = await startClaimsSystem(join(dir, 'claims-ledger.jsonl'));
     const port = await freePort();
     const config = {
       server: { listen: `127.0.0.1:${port}` },
@@ -136,7 +153,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await browser?.close();
     platform?.kill();
     await platform?.exited;
-    await Promise.all([model?.close(), smtp?.close()]);
+    await Promise.all([model?.close(), smtp?.close(), claims?.stop()]);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -258,6 +275,8 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
       .poll(() => page.locator('dd pre').nth(1).textContent())
       .toContain('Recommend the next action');
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+    // Its agents changed nothing in a system of record: no journal to show.
+    expect(await page.getByRole('heading', { name: 'Tool calls' }).count()).toBe(0);
     await screenshot(page, SCREENSHOT_DIR, '06-run-completed');
     await expectNamedControls(page);
     expect(problems.take()).toEqual([]);
@@ -469,6 +488,93 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
       expect(viewerProblems.take().every((p) => p.includes('401'))).toBe(true);
     } finally {
       await viewerContext.close();
+    }
+  });
+
+  // Last but one: the claims handler and its workflows would change the agent and run counts the
+  // pages above assert.
+  it('runs: the tool calls of a run with their keys, live, and an Escalated run naming the key to look up', async () => {
+    const packages = join(dir, 'packages');
+    await installClaimsHandler(base, admin, packages, claims.url);
+    const workflows = [
+      await writeClaimWorkflow(packages, 'open-claim'),
+      // The claims system holds its answer past the step's timeout below: the call is cut off,
+      // its outcome unknown, and the retry escalates instead of opening the claim again.
+      await writeClaimWorkflow(packages, 'open-claim-or-escalate', {
+        timeout_secs: 8,
+        error_mode: { Retry: { max_retries: 1 } },
+      }),
+    ];
+    for (const path of workflows) {
+      const installed = await call(base, 'POST', '/catalog/install', { token: admin, body: { path } });
+      expect(installed.status, JSON.stringify(installed.body)).toBe(201);
+    }
+    const startRun = async (workflow: string, input: string): Promise<string> => {
+      await openPage(page, 'Workflow runs');
+      await page.getByRole('combobox', { name: 'Workflow' }).selectOption({ label: workflow });
+      await page.getByRole('textbox', { name: 'Input' }).fill(input);
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await page.waitForURL(/\/dashboard\/runs\/[0-9a-f-]{36}$/);
+      await page.getByRole('heading', { level: 1, name: `Run of ${workflow}` }).waitFor();
+      return page.url().split('/').at(-1)!;
+    };
+    const state = page.locator('dd').first();
+    const journal = page.getByRole('table', { name: /state-changing tool call/ });
+    const escalation = page.getByRole('region', { name: /^Escalated/ });
+
+    // A claim opened: open_claim answered, under the key the claims system saw.
+    let runId = await startRun('open-claim', `${OPEN_CLAIM} HO-1234: a pipe burst in the kitchen`);
+    await page.getByText(/The run has ended/).waitFor({ timeout: 30_000 });
+    expect(await state.textContent(), (await page.locator('dl.facts').textContent()) ?? '').toBe('Completed');
+    let key = `${runId}:0.0:0`;
+    let row = journal.getByRole('row', { name: key });
+    await expect.poll(() => row.locator('.badge').textContent(), { timeout: 10_000 }).toBe('answered');
+    expect(await row.locator('code').textContent()).toBe(key);
+    expect(await row.getByRole('cell').allTextContents()).toEqual([
+      'open',
+      expect.stringContaining('open_claim'),
+      expect.stringContaining('claims-system'),
+      'answered',
+      expect.stringMatching(/\d.*sent .*\d/),
+      '0',
+    ]);
+    expect(await escalation.count()).toBe(0);
+    await screenshot(page, SCREENSHOT_DIR, '15-run-tool-calls');
+    await expectNamedControls(page);
+
+    // The claims system now holds its answer: the step times out with open_claim in flight.
+    await setClaimsDelay(claims.url, 60_000);
+    try {
+      runId = await startRun('open-claim-or-escalate', `${OPEN_CLAIM} HO-1234: a tree fell on the garage`);
+      await page.evaluate('window.stayed = true');
+      key = `${runId}:0.0:0`;
+      row = journal.getByRole('row', { name: key });
+      // Seen while the call is on its way, then cut off: both from the event stream.
+      await expect.poll(() => row.locator('.badge').textContent(), { timeout: 7_000 }).toBe('started');
+      await screenshot(page, SCREENSHOT_DIR, '16-run-call-in-flight');
+      await expect.poll(() => row.locator('.badge').textContent(), { timeout: 30_000 }).toBe('unknown');
+      await expect.poll(() => state.textContent(), { timeout: 30_000 }).toBe('Escalated');
+      await expect
+        .poll(() => escalation.textContent(), { timeout: 10_000 })
+        .toContain('Look this key up in the system of record');
+      expect(await escalation.getByRole('listitem').allTextContents()).toEqual([
+        expect.stringMatching(new RegExp(`^open_claim.*Key${key}Copy key$`)),
+      ]);
+      expect(await page.evaluate('window.stayed')).toBe(true);
+      // The notice comes before everything else the page shows about the run.
+      expect(await page.locator('#page section h2').first().textContent()).toMatch(/^Escalated/);
+      const run = (await call(base, 'GET', `/runs/${runId}`, { token: admin })).body;
+      expect(run.escalation.calls.map((c: { idempotency_key: string }) => c.idempotency_key)).toEqual([key]);
+
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+      await escalation.getByRole('button', { name: 'Copy the key of open_claim' }).click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(key);
+      await page.getByText(`Key ${key} copied.`).waitFor();
+      await screenshot(page, SCREENSHOT_DIR, '17-run-escalated');
+      await expectNamedControls(page);
+      expect(problems.take()).toEqual([]);
+    } finally {
+      await setClaimsDelay(claims.url, 0);
     }
   });
 

@@ -1,4 +1,9 @@
-import type { StepResultView, WorkflowDetailView, WorkflowRunStatus } from '@agent-platform/contracts';
+import type {
+  RunToolCall,
+  StepResultView,
+  WorkflowDetailView,
+  WorkflowRunStatus,
+} from '@agent-platform/contracts';
 import { ApiError, describeError } from '../lib/api.ts';
 import { actionButton, fill, h, uid } from '../lib/dom.ts';
 import { formatDuration, formatNumber, formatTime } from '../lib/format.ts';
@@ -6,13 +11,15 @@ import { readEventStream } from '../lib/sse.ts';
 import { badge, toneOf } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, facts, pageHeader, section } from './common.ts';
+import { createToolCallsView } from './run-tool-calls.ts';
 import { TERMINAL } from './runs.ts';
 
 const RECONNECT_MS = 1_000;
 
 /**
  * One run, live: the page follows GET /runs/{id}/events (docs/workflows.md "Run events": `run`,
- * then `step` per result, `state` per transition, `end`), reconnecting if the stream drops
+ * then `step` per result, `state` per transition, `tool_call` per journal entry that appeared or
+ * changed (docs/tools.md "The tool-call journal"), `end`), reconnecting if the stream drops
  * before the run ends (an api node restarted, a proxy timed out); the stream starts again with
  * the run as stored, so nothing is missed or counted twice.
  */
@@ -42,6 +49,7 @@ interface RunView {
   show(run: WorkflowRunStatus): void;
   step(result: StepResultView & { index: number }): void;
   state(state: string, error: string | null): void;
+  toolCall(call: RunToolCall): void;
   live(text: string): void;
   /** The stream said `end`: the run is over, in the state shown. */
   ended(): void;
@@ -58,6 +66,7 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
   const liveText = h('p', { class: 'live-indicator', role: 'status' });
   const steps = h('ol', { class: 'steps' });
   const actions = h('div', { class: 'page-actions' });
+  const toolCalls = createToolCallsView(context);
 
   const renderFacts = (): void => {
     if (current === null) return;
@@ -150,8 +159,10 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
     context.root,
     h('div', { class: 'page-header' }, h('h1', { id: 'page-title', tabindex: -1 }, heading), actions),
     h('p', null, h('a', { href: '/dashboard/runs' }, 'All runs')),
+    toolCalls.escalation,
     section('Status', factsBox, h('div', { class: 'progress-row' }, progress, progressText), liveText),
     section('Steps', steps),
+    toolCalls.journal,
     plan,
   );
 
@@ -159,6 +170,7 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
     show(run) {
       current = run;
       fill(steps, ...run.step_results.map(stepItem));
+      toolCalls.show(run);
       renderFacts();
     },
     step(result) {
@@ -176,6 +188,9 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
       current = { ...current, state: state as WorkflowRunStatus['state'], error };
       renderFacts();
       fill(liveText, `Live: the run is ${state}${error === null ? '' : `: ${error}`}.`);
+    },
+    toolCall(call) {
+      fill(liveText, toolCalls.update(call));
     },
     live(text) {
       fill(liveText, text);
@@ -203,6 +218,7 @@ async function follow(context: PageContext, runId: string, view: RunView): Promi
         if (name === 'run') view.show(payload);
         else if (name === 'step') view.step(payload);
         else if (name === 'state') view.state(payload.state, payload.error);
+        else if (name === 'tool_call') view.toolCall(payload);
         else if (name === 'end') {
           ended = true;
           view.show(payload);
