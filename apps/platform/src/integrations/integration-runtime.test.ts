@@ -128,6 +128,18 @@ describe('a server that dies', () => {
   });
 });
 
+describe('a process that just started', () => {
+  it('makes a caller that needs the tools wait for the first connection instead of failing (a step resumed at boot)', async () => {
+    const host = platform().integrationHost();
+    await host.stop();
+    await host.start();
+    // The server is being spawned: its first attempt has no outcome yet, and the tools are known once it has.
+    const tools = await host.tools('flaky-server');
+    expect(tools.map((t) => t.name)).toContain('echo');
+    expect((await host.call('flaky-server', 'echo', { message: 'after boot' }, {})).text).toBe('after boot');
+  });
+});
+
 describe('a hung call', () => {
   it(`fails with Timeout within [integrations] call_timeout_secs (${CALL_TIMEOUT_SECS} s), and the server keeps serving`, async () => {
     const started = Date.now();

@@ -222,6 +222,10 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
       const supervisor = supervisors.get(integrationId);
       if (supervisor === undefined)
         throw Errors.integrationNotConnected(integrationId, 'it is not connected on this worker');
+      // Its first connection (this process just started) is under way: an invocation that needs
+      // its tools waits for the outcome, within `connect_timeout_secs`, rather than running without
+      // them (a step resumed right after a restart would otherwise meet a journal it cannot match).
+      if (supervisor.status() === null) await within(supervisor.firstAttempt, deps.settings().connect_timeout_secs * 1000);
       if (supervisor.connection() === null)
         throw Errors.integrationNotConnected(integrationId, describe(supervisor.status()));
       return supervisor.tools();
@@ -235,6 +239,13 @@ export function createIntegrationHost(deps: IntegrationHostDeps): IntegrationHos
         settings: deps.settings,
       }),
   };
+}
+
+/** Resolves when `promise` does or after `ms`, whichever comes first. */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 function describe(status: IntegrationStatus | null): string {

@@ -14,6 +14,8 @@ export interface IntegrationSupervisor {
   readonly fingerprint: string;
   /** Null until the first attempt has an outcome. */
   status(): IntegrationStatus | null;
+  /** Resolves once the first attempt has an outcome (Running, or an error), or the supervisor stopped. */
+  readonly firstAttempt: Promise<void>;
   tools(): IntegrationTool[];
   /** The working connection, or null while (re)starting. */
   connection(): IntegrationConnection | null;
@@ -49,10 +51,13 @@ export function startSupervisor(options: SupervisorOptions): IntegrationSupervis
   let wakeStop: () => void = () => undefined;
   const stopSignal = new Promise<'stop'>((resolve) => (wakeStop = () => resolve('stop')));
   let dropCurrent: (reason: string) => void = () => undefined;
+  let attempted: () => void = () => undefined;
+  const firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
 
   const set = async (next: IntegrationStatus, nextTools: IntegrationTool[]): Promise<void> => {
     status = next;
     tools = nextTools;
+    attempted();
     if (!stopped) await options.report(next, nextTools);
   };
 
@@ -118,6 +123,7 @@ export function startSupervisor(options: SupervisorOptions): IntegrationSupervis
     generation: options.generation,
     fingerprint: options.fingerprint,
     status: () => status,
+    firstAttempt,
     tools: () => tools,
     connection: () => current,
     async check() {
@@ -136,6 +142,7 @@ export function startSupervisor(options: SupervisorOptions): IntegrationSupervis
     async stop() {
       stopped = true;
       wakeStop();
+      attempted();
       await loop;
     },
   };

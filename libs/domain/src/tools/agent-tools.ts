@@ -121,8 +121,9 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           spec: { name: tool.name, description: tool.description ?? `${name}: ${tool.name}`, input_schema: tool.input_schema },
           provider_id: integration.id,
           native_tool: native,
-          // Read-only only when both the contract and the native tool say so (docs/tools.md).
-          state_changing: tool.read_only !== true || !nativeReadOnly.has(native),
+          // Read-only only when both the contract and the native tool say so (docs/tools.md); the
+          // contract alone while the integration is not connected here (a call cannot be made then).
+          state_changing: tool.read_only !== true || (nativeReadOnly !== null && !nativeReadOnly.has(native)),
           idempotent_keys: idempotent,
           refusal: null,
           run: async (args, options) => {
@@ -138,9 +139,10 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
   return { toolsFor };
 }
 
-async function readOnlyNativeTools(integrations: IntegrationTools, id: string): Promise<Set<string>> {
-  const live = await integrations.tools(id).catch(() => []);
-  return new Set(live.filter((t) => t.read_only).map((t) => t.name));
+/** The native tools of a connected integration that only read; null when it is not connected here. */
+async function readOnlyNativeTools(integrations: IntegrationTools, id: string): Promise<Set<string> | null> {
+  const live = await integrations.tools(id).catch(() => null);
+  return live === null ? null : new Set(live.filter((t) => t.read_only).map((t) => t.name));
 }
 
 function refusal(agent: AgentRecord, list: string, provider: string, tool: string): string {
