@@ -20,8 +20,9 @@ export interface CallEffects {
   audit?: ToolAuditSink;
   now: () => Date;
   warn: (context: Record<string, unknown>, message: string) => void;
-  /** This process (named in the entries it writes). */
+  /** This process, named in the journal entries it writes. */
   worker: string;
+  /** Crash points of the fault-injection tests (docs/tools.md "Fault points"); absent: none. */
   faults?: FaultPoints;
 }
 

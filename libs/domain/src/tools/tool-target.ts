@@ -1,12 +1,11 @@
 import type { AgentRecord } from '../agents/agent-record.ts';
 import { Errors } from '../errors/errors.ts';
-import type { FaultPoints } from '../faults/fault-points.ts';
 import type { ToolContext } from '../invocation/invocation-types.ts';
 import type { ToolSpec } from '../models/model-provider.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
 import { argsHash } from './args-hash.ts';
-import type { CallSequence } from './journaled-calls.ts';
-import { auditToolCall, type ToolAuditSink, type ToolAuditSubject } from './tool-audit.ts';
+import type { CallEffects, CallSequence } from './journaled-calls.ts';
+import { auditToolCall, type ToolAuditSubject } from './tool-audit.ts';
 
 /** One tool an agent's model can see, before permissions, journaling and audit are applied. */
 export interface ToolTarget {
@@ -25,15 +24,8 @@ export interface ToolTarget {
   run(args: Record<string, unknown>, options: { signal?: AbortSignal; idempotencyKey?: string }): Promise<{ text: string; is_error: boolean }>;
 }
 
-export interface ToolCallEffects {
-  audit?: ToolAuditSink;
-  now: () => Date;
-  warn: (context: Record<string, unknown>, message: string) => void;
-  /** This process, named in the journal entries it writes. */
-  worker: string;
-  /** Crash points of the fault-injection tests (docs/tools.md "Fault points"); absent: none. */
-  faults?: FaultPoints;
-}
+/** What a tool call needs around it: the audit trail, the time, this process, the fault points. */
+export type ToolCallEffects = CallEffects;
 
 /** Who the agent's tool calls are audited as. */
 export function auditSubject(agent: AgentRecord, context: ToolContext): ToolAuditSubject {
