@@ -29,6 +29,8 @@ export interface FleetFixtureOptions {
   workerConcurrency?: number;
   /** Scheduler processes (`apps/scheduler`), on the first api node's config; default none. */
   schedulers?: number;
+  /** TOML appended to every node's config file (`[network]` for an integration on loopback). */
+  extraConfig?: string;
 }
 
 export interface FleetFixture {
@@ -76,7 +78,7 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
     const configs: string[] = [];
     for (let i = 1; i <= options.apis; i++) {
       const path = join(dir, `api-${i}.toml`);
-      await writeFile(path, fleetConfig({ nats, redis, licence, modelUrl, workerConcurrency: options.workerConcurrency }));
+      await writeFile(path, fleetConfig({ nats, redis, licence, modelUrl, workerConcurrency: options.workerConcurrency, extraConfig: options.extraConfig ?? '' }));
       configs.push(path);
     }
     const apis = configs.map((path, i) => launch(app('api'), ['--config', path], `api-${i + 1}`));
@@ -115,6 +117,7 @@ function fleetConfig(input: {
   licence: { file: string; public_key_file: string };
   modelUrl: string | null;
   workerConcurrency: number | undefined;
+  extraConfig: string;
 }): string {
   const lines = [
     '[server]',
@@ -154,7 +157,7 @@ function fleetConfig(input: {
       `default = "${STAND_IN_PROVIDER}/waits"`,
     );
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n${input.extraConfig}`;
 }
 
 /**

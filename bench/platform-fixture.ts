@@ -18,6 +18,8 @@ export interface PlatformFixtureOptions {
   installAgent: boolean;
   /** TOML appended to the config file (a `[[providers]]` table for the `local` model's delay). */
   extraConfig?: string;
+  /** Providers of `extraConfig` the licence must entitle, besides `local` (a model stand-in). */
+  providerIds?: string[];
 }
 
 export interface PlatformFixture {
@@ -46,7 +48,7 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await writeConfig(dir, options.extraConfig ?? '');
+    await writeConfig(dir, options.extraConfig ?? '', options.providerIds ?? []);
     platform = startNodeProcess({
       entry: PLATFORM_MAIN,
       args: ['--config', join(dir, 'agent-platform.toml')],
@@ -64,8 +66,8 @@ export async function startPlatformFixture(options: PlatformFixtureOptions): Pro
   }
 }
 
-async function writeConfig(dir: string, extraConfig: string): Promise<void> {
-  await writeBenchLicence(join(dir, 'data'));
+async function writeConfig(dir: string, extraConfig: string, providerIds: string[]): Promise<void> {
+  await writeBenchLicence(join(dir, 'data'), providerIds);
   await writeFile(
     join(dir, 'agent-platform.toml'),
     `[server]

@@ -93,7 +93,7 @@ export interface RunLoad {
   value(wallMs: number): number;
 }
 
-type RunOutcome = { kind: 'ended'; run: WorkflowRunStatus; clientMs: number } | { kind: 'non2xx' } | { kind: 'timeout' } | { kind: 'error' };
+export type RunOutcome = { kind: 'ended'; run: WorkflowRunStatus; clientMs: number } | { kind: 'non2xx' } | { kind: 'timeout' } | { kind: 'error' };
 
 /**
  * Starts runs for `durationSecs`, `concurrency` at a time, and waits for each on its event stream
@@ -132,7 +132,8 @@ export async function measureRuns(load: RunLoad): Promise<LoadResult> {
   return selfTimedResult(values, elapsedSecs, counts);
 }
 
-async function runOnce(url: string, token: string, workflowId: string, input: string): Promise<RunOutcome> {
+/** Starts one run and reads its event stream up to the end; `clientMs` is POST sent to `end` received. */
+export async function runOnce(url: string, token: string, workflowId: string, input: string): Promise<RunOutcome> {
   const signal = AbortSignal.timeout(RUN_TIMEOUT_MS);
   const sent = performance.now();
   try {

@@ -10,6 +10,7 @@ import { helloWorld } from './hello-world.ts';
 import { registryPublishEight, registryPublishOne } from './registry-publish.ts';
 import { registrySearch } from './registry-search.ts';
 import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
+import { toolJournalInvokeAllInOne, toolJournalInvokeFleet, toolJournalWorkflowAllInOne, toolJournalWorkflowFleet } from './tool-journal.ts';
 import { workflowFanOut8 } from './workflow-fanout-8.ts';
 import { workflowStepsAllInOne } from './workflow-steps-all-in-one.ts';
 import { workflowStepsFleet } from './workflow-steps-fleet.ts';
@@ -33,6 +34,10 @@ export const TARGETS: BenchTarget[] = [
   workflowStepsAllInOne,
   workflowStepsFleet,
   workflowFanOut8,
+  toolJournalInvokeAllInOne,
+  toolJournalInvokeFleet,
+  toolJournalWorkflowAllInOne,
+  toolJournalWorkflowFleet,
   fleetSchedulesOne,
   fleetSchedulesTwo,
   fleetSchedulesOneSpread,

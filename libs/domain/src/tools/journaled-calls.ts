@@ -90,8 +90,9 @@ export async function openCallSequence(journal: ToolCallJournal, subject: ToolAu
     }
     faults.reach('tool.answered');
     const answered: ToolCallEntry = { ...started, state: 'answered', is_error: answer.is_error, result: answer.text, answered_at: effects.now().toISOString() };
-    await write(answered);
-    await audit(answer.is_error ? 'failure' : 'success', { duration_ms: Math.max(0, effects.now().getTime() - startedMs), started_seq: seq ?? null });
+    // Together: the embedded store commits the two in one group commit (one sync instead of two).
+    const outcome = audit(answer.is_error ? 'failure' : 'success', { duration_ms: Math.max(0, effects.now().getTime() - startedMs), started_seq: seq ?? null });
+    await Promise.all([write(answered), outcome]);
     faults.reach('tool.recorded');
     return answerOf(target.native_tool, answer.is_error, answer.text);
   }
