@@ -154,6 +154,17 @@ describe('the tool-call journal', () => {
     expect(journal.entries[0]).toMatchObject({ state: 'unknown' });
   });
 
+  it('sends nothing when the invocation was stopped before the request left: not sent, and it stops with the reason', async () => {
+    const h = harness();
+    const journal = memoryJournal();
+    const controller = new AbortController();
+    const timeout = Errors.timeout('the step took longer than 4 s');
+    controller.abort(timeout);
+    expect(await haltReason((await h.call(journal, ARGS, h.target(), controller.signal)).result)).toBe(timeout);
+    expect(h.reached).toEqual([]);
+    expect(journal.entries[0]).toMatchObject({ state: 'not_sent' });
+  });
+
   it('frees the position of a call that never left (not connected): the model is told and may call again', async () => {
     const h = harness();
     const journal = memoryJournal('inv-6');

@@ -82,6 +82,12 @@ export async function openCallSequence(journal: ToolCallJournal, subject: ToolAu
     await write(started);
     faults.reach('tool.journaled');
     const startedMs = effects.now().getTime();
+    if (signal?.aborted === true) {
+      // Stopped (timed out, cancelled) before the request left: nothing reached the system.
+      await writeQuietly({ ...started, state: 'not_sent' });
+      await audit('failure', { sent: false, error: 'the invocation was stopped before the request left' });
+      throw new ToolLoopHalt(signal.reason);
+    }
     let answer: { text: string; is_error: boolean };
     try {
       answer = await target.run(args, { ...(signal === undefined ? {} : { signal }), idempotencyKey: entry.idempotency_key });
