@@ -32,6 +32,8 @@ interface Fire {
   trigger: string;
   outcome: string;
   reason: string | null;
+  missed_count?: number;
+  missed_until?: string | null;
 }
 
 describe.skipIf(natsBinary === null || redisBinary === null)(
@@ -155,13 +157,21 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
         // Each slot recorded fired once, consecutive seconds from the first to the last, none missed.
         expect(new Set(slots).size, id).toBe(slots.length);
         expect(slots.at(-1)! - slots[0]!, id).toBe((slots.length - 1) * 1000);
-        expect(log.missed_slots, id).toBe(0);
         expect(
-          log.fires.filter(
-            (f) => f.outcome === 'missed' || f.outcome === 'failed' || f.outcome === 'refused',
-          ),
+          log.fires.filter((f) => f.outcome === 'failed' || f.outcome === 'refused'),
           id,
         ).toEqual([]);
+        // None missed for good. The one documented inexactness (docs/schedules.md "Catch-up after
+        // downtime"): a slot the queue handed to the killed scheduler just before it died, overtaken
+        // by a later slot, is counted missed and then fires when the queue runs it again; it is
+        // then among the fired slots above, each exactly once.
+        const missed = log.fires.filter((f) => f.outcome === 'missed');
+        for (const gap of missed) {
+          for (let at = Date.parse(gap.slot_at); at <= Date.parse(gap.missed_until ?? gap.slot_at); at += 1000) {
+            expect(slots, `${id}: slot ${new Date(at).toISOString()} counted missed and never fired`).toContain(at);
+          }
+        }
+        expect(log.missed_slots, id).toBe(missed.reduce((n, f) => n + (f.missed_count ?? 0), 0));
         // ...and reached the model exactly once each, under one settled idempotency key per slot.
         expect(modelCalls(i === 0 ? 'fleet beat one' : 'fleet beat two'), id).toBe(slots.length);
         const keys = (
