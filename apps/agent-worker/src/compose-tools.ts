@@ -1,6 +1,5 @@
 import type { ConfigHolder } from '@agent-platform/config';
 import {
-  catalogCollections,
   createAgentTools,
   createAuditTrail,
   findSkill,
@@ -54,8 +53,7 @@ export function composeAgentTools(sources: ToolSources): AgentToolsProvider {
     worker: sources.processId,
     ...(sources.faults === undefined ? {} : { faults: sources.faults }),
     // The operator's word first (`[integrations.idempotent_keys]`), else the package's own claim.
-    idempotentKeys: async (id) =>
-      sources.config.current().integrations.idempotent_keys[id] ?? (await catalogCollections(store).integrations.get(id))?.doc.idempotent_keys === true,
+    idempotentKeys: (integration) => sources.config.current().integrations.idempotent_keys[integration.id] ?? integration.idempotent_keys === true,
   });
   return observeTools(tools, sources.metrics === undefined ? undefined : platformInstruments(sources.metrics));
 }

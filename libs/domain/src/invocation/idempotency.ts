@@ -4,7 +4,7 @@ import { StoreConflictError, StoreDuplicateError, type Store, type Versioned } f
 import { Errors } from '../errors/errors.ts';
 import { PlatformError } from '../errors/platform-error.ts';
 import type { Clock } from '../time/clock.ts';
-import { lapsedEntries, markLapsed, type ToolCallEntry, type ToolCallJournal } from '../tools/tool-call-journal.ts';
+import { takeOver, type ToolCallEntry, type ToolCallJournal } from '../tools/tool-call-journal.ts';
 import { claimJournal } from './claim-journal.ts';
 
 /** A claimed key as stored (collection `idempotency`; id from `idempotencyRecordId`). */
@@ -229,7 +229,7 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
    */
   const tryTakeOver = async (existing: Versioned<IdempotencyRecord>): Promise<OwnedClaim | null> => {
     const token = randomUUID();
-    const journal = existing.doc.tool_calls ?? [];
+    const { journal, lapsed } = takeOver(existing.doc.tool_calls ?? []);
     const taken: IdempotencyRecord = {
       ...existing.doc,
       state: 'pending',
@@ -237,7 +237,7 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       result: null,
       lease_until: at(deps.pendingLeaseMs()),
       expires_at: at(deps.ttlHours() * HOUR_MS),
-      ...(journal.length === 0 ? {} : { tool_calls: markLapsed(journal) }),
+      ...(journal.length === 0 ? {} : { tool_calls: journal }),
     };
     try {
       await records.replace(taken, existing.version);
@@ -245,7 +245,7 @@ export function createIdempotencyKeys(deps: IdempotencyDeps): IdempotencyKeys {
       if (error instanceof StoreConflictError) return null;
       throw error;
     }
-    return owned(existing.doc.id, token, taken.tool_calls ?? [], lapsedEntries(journal).map((e) => ({ ...e, state: 'unknown' as const })));
+    return owned(existing.doc.id, token, journal, lapsed);
   };
 
   function owned(id: string, token: string, prior: ToolCallEntry[], lapsed: ToolCallEntry[]): OwnedClaim {

@@ -1,4 +1,4 @@
-import type { ToolCallEntry, ToolCallJournal } from '../tools/tool-call-journal.ts';
+import { takeOver, type ToolCallEntry, type ToolCallJournal } from '../tools/tool-call-journal.ts';
 
 /**
  * A tool-call journal in memory for tests of what reads and writes it: `entries` is what a store
@@ -30,8 +30,8 @@ export function memoryJournal(prefix = 'scope-1', prior: ToolCallEntry[] = [], l
     rerun(options = {}) {
       const now = entries.map((e) => ({ ...e }));
       if (options.lapsed !== true) return memoryJournal(prefix, now);
-      const lapsedNow = now.filter((e) => e.state === 'started').map((e) => ({ ...e, state: 'unknown' as const }));
-      return memoryJournal(prefix, now.map((e) => (e.state === 'started' ? { ...e, state: 'unknown' as const } : e)), lapsedNow);
+      const { journal: taken, lapsed: lapsedNow } = takeOver(now);
+      return memoryJournal(prefix, taken, lapsedNow);
     },
   };
   return journal;

@@ -1,7 +1,7 @@
 import type { Store } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
 import { loadAgentCompetencies } from '../agents/system-prompt.ts';
-import { catalogCollections, type CompetencyRecord, type SkillRecord } from '../catalog/catalog-records.ts';
+import { catalogCollections, type CompetencyRecord, type IntegrationRecord, type SkillRecord } from '../catalog/catalog-records.ts';
 import type { IntegrationTools } from '../integrations/integration-tools.ts';
 import type { AgentToolSet, AgentToolsProvider, ToolContext } from '../invocation/invocation-types.ts';
 import type { ToolBinding } from '../models/tool-loop.ts';
@@ -24,7 +24,7 @@ export interface AgentToolsDeps extends ToolCallEffects {
    * Whether an integration's server honours idempotency keys (`[integrations.idempotent_keys]`,
    * else its manifest's `[standards] idempotent_keys`); absent: none does.
    */
-  idempotentKeys?: (integrationId: string) => Promise<boolean>;
+  idempotentKeys?: (integration: IntegrationRecord) => boolean;
 }
 
 /**
@@ -52,7 +52,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
     return { bindings, finish: () => calls.finish() };
   }
 
-  const honoursKeys = (integrationId: string): Promise<boolean> => deps.idempotentKeys?.(integrationId) ?? Promise.resolve(false);
+  const honoursKeys = (integration: IntegrationRecord): boolean => deps.idempotentKeys?.(integration) ?? false;
 
   async function skillTargets(agent: AgentRecord, competencies: CompetencyRecord[]): Promise<ToolTarget[]> {
     if (deps.skillTools === undefined) return [];
@@ -67,7 +67,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           provider_id: skill.id,
           native_tool: binding.spec.name,
           state_changing: false,
-          idempotent_keys: false,
+          honoursKeys: async () => false,
           refusal: allowed ? null : refusal(agent, 'allow_skill_tools', skill.id, binding.spec.name),
           run: async (args, options) => ({ text: await binding.execute(args, options.signal === undefined ? {} : { signal: options.signal }), is_error: false }),
         });
@@ -85,7 +85,13 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
         deps.warn({ err, integration_id: id }, 'integration not connected here: its tools are not offered');
         return [];
       });
-      const idempotent = live.length > 0 && (await honoursKeys(id));
+      // Read only when a state-changing call is made, and then once per invocation.
+      let record: Promise<IntegrationRecord | undefined> | undefined;
+      const honours = async (): Promise<boolean> => {
+        record ??= catalogCollections(deps.store).integrations.get(id).then((found) => found?.doc);
+        const integration = await record;
+        return integration !== undefined && honoursKeys(integration);
+      };
       for (const tool of live) {
         const allowed = toolAllowed(agent.allow_integration_tools, id, tool.name);
         targets.push({
@@ -93,7 +99,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           provider_id: id,
           native_tool: tool.name,
           state_changing: !tool.read_only,
-          idempotent_keys: idempotent,
+          honoursKeys: honours,
           refusal: allowed ? null : refusal(agent, 'allow_integration_tools', id, tool.name),
           run: (args, options) => integrations.call(id, tool.name, args, options),
         });
@@ -114,7 +120,6 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
       const impl = integration?.implements[name];
       if (contract === undefined || integration === undefined || impl === undefined) continue;
       const nativeReadOnly = await readOnlyNativeTools(integrations, integration.id);
-      const idempotent = await honoursKeys(integration.id);
       for (const tool of contract.tools) {
         const native = nativeToolName(impl, tool.name);
         targets.push({
@@ -124,7 +129,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
           // Read-only only when both the contract and the native tool say so (docs/tools.md); the
           // contract alone while the integration is not connected here (a call cannot be made then).
           state_changing: tool.read_only !== true || (nativeReadOnly !== null && !nativeReadOnly.has(native)),
-          idempotent_keys: idempotent,
+          honoursKeys: async () => honoursKeys(integration),
           refusal: null,
           run: async (args, options) => {
             const answer = await integrations.call(integration.id, native, toNativeArgs(impl, tool.name, args), options);

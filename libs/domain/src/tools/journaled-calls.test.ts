@@ -28,7 +28,7 @@ function harness() {
     tool: 'open_claim',
     provider_id: 'claims-system',
     native_tool: 'create_claim',
-    idempotent_keys: false,
+    honoursKeys: async () => false,
     async run(args, options) {
       reached.push({ args, key: options.idempotencyKey });
       return answer();
@@ -121,11 +121,11 @@ describe('the tool-call journal', () => {
     h.answerWith(async () => {
       throw Errors.integrationCallFailed('claims-system', 'create_claim', 'the connection broke');
     });
-    const halted = await haltReason((await h.call(first, ARGS, h.target({ idempotent_keys: true }))).result);
+    const halted = await haltReason((await h.call(first, ARGS, h.target({ honoursKeys: async () => true }))).result);
     expect(halted).toMatchObject({ category: 'Internal', message: expect.stringContaining('the connection broke') });
     expect(first.entries[0]).toMatchObject({ state: 'unknown' });
     h.answerWith(async () => ({ text: 'CL-1 (repeated)', is_error: false }));
-    expect(await (await h.call(first.rerun(), ARGS, h.target({ idempotent_keys: true }))).result).toBe('CL-1 (repeated)');
+    expect(await (await h.call(first.rerun(), ARGS, h.target({ honoursKeys: async () => true }))).result).toBe('CL-1 (repeated)');
     expect(h.reached.map((r) => r.key)).toEqual(['run-4:0.0:0', 'run-4:0.0:0']);
   });
 

@@ -10,8 +10,8 @@ export interface JournaledTarget {
   tool: string;
   provider_id: string;
   native_tool: string;
-  /** The integration honours idempotency keys: a call in doubt is made again with its key. */
-  idempotent_keys: boolean;
+  /** Whether the integration honours idempotency keys (a call in doubt is then made again with its key). */
+  honoursKeys: () => Promise<boolean>;
   /** The call itself; `is_error` is the server's own failure (an answer). Throws for the platform's side. */
   run(args: Record<string, unknown>, options: { signal?: AbortSignal; idempotencyKey: string }): Promise<{ text: string; is_error: boolean }>;
 }
@@ -127,7 +127,7 @@ export async function openCallSequence(journal: ToolCallJournal, subject: ToolAu
     await audit('unknown', { error: message });
     // A cancelled or timed-out invocation ends with its own reason; the journal holds the rest.
     if (signal?.aborted === true) throw new ToolLoopHalt(signal.reason);
-    if (target.idempotent_keys) throw new ToolLoopHalt(error);
+    if (started.idempotent_keys) throw new ToolLoopHalt(error);
     throw new ToolLoopHalt(inDoubt(`'${target.tool}' was cut off (${message}); its outcome is unknown: look key ${started.idempotency_key} up in the system of record`, [unknown]));
   }
 
@@ -167,7 +167,7 @@ export async function openCallSequence(journal: ToolCallJournal, subject: ToolAu
         native_tool: target.native_tool,
         args_hash: argsHash,
         state: 'started',
-        idempotent_keys: target.idempotent_keys,
+        idempotent_keys: await target.honoursKeys(),
         replays: earlier?.replays ?? 0,
         at: effects.now().toISOString(),
         worker: effects.worker,

@@ -37,17 +37,14 @@ export interface ToolCallEntry extends JournaledToolCall {
   result?: string;
 }
 
-/** Of the entries left by executions that were cut off, those still `started`: now in doubt. */
-export function lapsedEntries(entries: readonly ToolCallEntry[]): ToolCallEntry[] {
-  return entries.filter((e) => e.state === 'started');
-}
-
 /**
- * The entries as a new execution must see them once the one that wrote them is gone: a `started`
- * call never got its answer recorded, so it may or may not have taken effect (`unknown`).
+ * The journal as a new execution must see it once the one that wrote it is gone (a lease or a
+ * claim taken over): a `started` call never got its answer recorded, so it may or may not have
+ * taken effect; it is `unknown` now. `lapsed` lists those calls (to be audited `unknown`).
  */
-export function markLapsed(entries: readonly ToolCallEntry[]): ToolCallEntry[] {
-  return entries.map((e) => (e.state === 'started' ? { ...e, state: 'unknown' } : e));
+export function takeOver(entries: readonly ToolCallEntry[]): { journal: ToolCallEntry[]; lapsed: ToolCallEntry[] } {
+  const journal = entries.map((e) => (e.state === 'started' ? { ...e, state: 'unknown' as const } : e));
+  return { journal, lapsed: journal.filter((e, i) => entries[i]!.state === 'started') };
 }
 
 /**

@@ -16,8 +16,11 @@ export interface ToolTarget {
   native_tool: string;
   /** Journaled before and after the call (docs/tools.md "The tool-call journal"). */
   state_changing: boolean;
-  /** Its integration honours idempotency keys (`[integrations.idempotent_keys]`, the manifest's `[standards]`). */
-  idempotent_keys: boolean;
+  /**
+   * Whether its integration honours idempotency keys (`[integrations.idempotent_keys]`, the
+   * manifest's `[standards]`): asked only when a state-changing call is made.
+   */
+  honoursKeys: () => Promise<boolean>;
   /** Why the agent may not call it (PermissionDenied); null when it may. */
   refusal: string | null;
   /** The call; `is_error` is the server's own failure (an answer). Throws for failures on the platform's side. */
@@ -53,7 +56,7 @@ export function bindTarget(target: ToolTarget, subject: ToolAuditSubject, effect
       }
       if (target.state_changing) {
         return calls.call(
-          { tool: target.spec.name, provider_id: target.provider_id, native_tool: target.native_tool, idempotent_keys: target.idempotent_keys, run: (a, o) => target.run(a, o) },
+          { tool: target.spec.name, provider_id: target.provider_id, native_tool: target.native_tool, honoursKeys: target.honoursKeys, run: (a, o) => target.run(a, o) },
           args,
           hash,
           signal,

@@ -183,12 +183,21 @@ export function runStatus(run: WorkflowRunRecord): WorkflowRunStatus {
   };
 }
 
+/**
+ * The journal of a pending step. Runs stored before the journal kept `unconfirmed_writes`
+ * (calls journaled, not confirmed): those read as `started` entries.
+ */
+export function journalOf(entry: PendingStep): ToolCallEntry[] {
+  if (entry.journal !== undefined) return entry.journal;
+  return (entry.unconfirmed_writes ?? []).map((call, position) => ({ ...call, position, state: 'started', idempotent_keys: false, replays: 0 }));
+}
+
 /** Every journaled call of the run, over and pending, oldest first; nothing when there is none. */
 function toolCallsView(run: WorkflowRunRecord): { tool_calls?: RunToolCall[] } {
   const calls: RunToolCall[] = (run.tool_calls ?? []).map(({ step, step_key, ...entry }) => ({ step, step_key, ...publicCall(entry) }));
   for (const pending of Object.values(run.pending)) {
     const step = run.definition.steps[pending.index]?.name ?? pending.key;
-    for (const entry of pending.journal ?? []) calls.push({ step, step_key: pending.key, ...publicCall(entry) });
+    for (const entry of journalOf(pending)) calls.push({ step, step_key: pending.key, ...publicCall(entry) });
   }
   if (calls.length === 0) return {};
   return { tool_calls: calls.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.position - b.position)) };

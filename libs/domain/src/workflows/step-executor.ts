@@ -12,10 +12,10 @@ import { renderPrompt } from './render-prompt.ts';
 import type { RunBus, Warn } from './run-bus.ts';
 import { finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
-import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
+import { journalOf, workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 import { agentLabel, collectAgentOf, stepAgent } from './step-agents.ts';
-import { createStepJournal, journalOf } from './step-journal.ts';
+import { createStepJournal } from './step-journal.ts';
 import { isInDoubt } from '../tools/journaled-calls.ts';
 import type { ToolAuditSink } from '../tools/tool-audit.ts';
 import { auditRecoveredCalls, WORKFLOW_CALLER } from './recovered-calls.ts';
@@ -62,7 +62,6 @@ export interface StepExecutor {
   cancelRun(runId: string, reason: string): number;
 }
 
-
 interface Claimed {
   run: WorkflowRunRecord;
   entry: PendingStep;
@@ -93,7 +92,8 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
 
   async function claim(message: WorkflowStepMessage): Promise<Claimed | 'escalated' | null> {
     const token = randomUUID();
-    type Taken = { entry: PendingStep; lapsed: ToolCallEntry[] } | { escalated: ToolCallEntry[] } | null;
+    // `entry` null: the run was escalated instead (the lapsed calls are in doubt).
+    type Taken = { entry: PendingStep | null; lapsed: ToolCallEntry[] } | null;
     const done = await transitionRun(runs, message.run_id, options(), (draft): Taken => {
       const entry = draft.pending[message.step_key];
       const at = now();
@@ -101,15 +101,14 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
       if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
       // Nobody holds it: whatever an earlier execution journaled and left `started` is in doubt,
       // and decides whether the step may run again (docs/tools.md "The tool-call journal").
-      const taken = escalateIfUnsafe(draft, entry, at);
-      if (taken.escalated) return { escalated: taken.lapsed };
+      const { escalated, lapsed } = escalateIfUnsafe(draft, entry, at);
+      if (escalated) return { entry: null, lapsed };
       entry.lease = { holder: deps.holder, token, until: new Date(at.getTime() + leaseMs()).toISOString() };
-      return { entry, lapsed: taken.lapsed };
+      return { entry, lapsed };
     });
     if (done === null) return null;
-    const lapsed = 'escalated' in done.result ? done.result.escalated : done.result.lapsed;
-    await auditRecoveredCalls(deps, done.run, message.step_key, lapsed);
-    if ('escalated' in done.result) {
+    await auditRecoveredCalls(deps, done.run, message.step_key, done.result.lapsed);
+    if (done.result.entry === null) {
       await settled(done.run);
       return 'escalated';
     }
@@ -145,7 +144,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
           timeoutSecs: step.timeout_secs,
           stateless: true,
           signal,
-          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, { prior: journalOf(entry), lapsed: [] }, { ...options(), changed: () => deps.runBus.changed(run.id) }),
+          toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, journalOf(entry), { ...options(), changed: () => deps.runBus.changed(run.id) }),
         },
       );
       const view: StepResultView = {

@@ -2,7 +2,7 @@ import { TERMINAL_RUN_STATES } from '@agent-platform/contracts';
 import type { Collection } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { ToolCallEntry, ToolCallJournal } from '../tools/tool-call-journal.ts';
-import type { PendingStep, WorkflowRunRecord } from './run-record.ts';
+import { journalOf, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 
 /** The step execution a journal writes to: the run, the step key and the claim's lease token. */
@@ -23,12 +23,12 @@ export interface JournaledStep {
 export function createStepJournal(
   runs: Collection<WorkflowRunRecord>,
   step: JournaledStep,
-  claimed: { prior: ToolCallEntry[]; lapsed: ToolCallEntry[] },
+  prior: ToolCallEntry[],
   context: { now: () => Date; redispatchAfterMs: number; changed?: () => void },
 ): ToolCallJournal {
+  // No `lapsed`: whoever took the step over (claim or sweep) audited those already.
   return {
-    prior: claimed.prior,
-    lapsed: claimed.lapsed,
+    prior,
     scope: { run_id: step.runId, step_key: step.key },
     keyOf: (n) => `${step.runId}:${step.key}:${n}`,
     async write(entry) {
@@ -49,13 +49,4 @@ export function createStepJournal(
       context.changed?.();
     },
   };
-}
-
-/**
- * The journal of a pending step. Runs stored before the journal kept `unconfirmed_writes`
- * (calls journaled, not confirmed): those read as `started` entries.
- */
-export function journalOf(entry: PendingStep): ToolCallEntry[] {
-  if (entry.journal !== undefined) return entry.journal;
-  return (entry.unconfirmed_writes ?? []).map((call, position) => ({ ...call, position, state: 'started', idempotent_keys: false, replays: 0 }));
 }

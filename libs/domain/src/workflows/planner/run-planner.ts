@@ -1,7 +1,6 @@
 import type { JournaledToolCall, StepResultView, WorkflowStep } from '@agent-platform/contracts';
-import { blockingUnknowns, describeCalls, lapsedEntries, markLapsed, publicCall, unknownEntries, type ToolCallEntry } from '../../tools/tool-call-journal.ts';
-import type { PendingStep, WorkflowRunRecord } from '../run-record.ts';
-import { journalOf } from '../step-journal.ts';
+import { blockingUnknowns, describeCalls, publicCall, takeOver, unknownEntries, type ToolCallEntry } from '../../tools/tool-call-journal.ts';
+import { journalOf, type PendingStep, type WorkflowRunRecord } from '../run-record.ts';
 import { conditionHolds, fanOutEnd, finishFanOut, finishLoopIteration, finishSimple } from './step-modes.ts';
 
 /**
@@ -265,9 +264,9 @@ export function checkAt(run: WorkflowRunRecord, redispatchAfterMs: number): stri
  */
 export function escalateIfUnsafe(run: WorkflowRunRecord, entry: PendingStep, now: Date): { escalated: boolean; lapsed: ToolCallEntry[] } {
   const before = journalOf(entry);
-  const lapsed = lapsedEntries(before).map((e) => ({ ...e, state: 'unknown' as const }));
-  if (before.length === 0) return { escalated: false, lapsed };
-  entry.journal = markLapsed(before);
+  if (before.length === 0) return { escalated: false, lapsed: [] };
+  const { journal, lapsed } = takeOver(before);
+  entry.journal = journal;
   delete entry.unconfirmed_writes;
   const blocking = blockingUnknowns(entry.journal);
   if (blocking.length === 0) return { escalated: false, lapsed };
