@@ -31,7 +31,9 @@ interface Probe {
 function probeKind(probe: Probe): ChannelKind {
   return {
     kind: 'probe',
+    fields: ['token'],
     secretFields: ['token'],
+    destinationFields: [],
     check(config) {
       if (typeof config['token'] !== 'string') throw new ChannelConfigError('token', 'config.token is required');
     },

@@ -1,12 +1,12 @@
-import { Durables, Streams, Subjects, type ChannelOutbound } from '@agent-platform/contracts';
+import { Durables, Streams, Subjects, type ChannelOutbound, type Envelope } from '@agent-platform/contracts';
 import { BusError, type Bus, type Subscription } from '@agent-platform/bus';
 import { Errors, type Clock } from '@agent-platform/domain';
 import type { FetchLike } from '@agent-platform/net';
 import { inSpan, type Logger } from '@agent-platform/observability';
-import type { Store } from '@agent-platform/store';
+import { StoreDuplicateError, type Store } from '@agent-platform/store';
 import type { ChannelConfig, ChannelConnection, ChannelStatus } from './channel-kind.ts';
 import type { ChannelKinds } from './channel-kinds.ts';
-import { channelCollections, type ChannelLease, type ChannelRecord } from './channel-record.ts';
+import { CHANNEL_RECORD_TTL_MS, channelCollections, type ChannelLease, type ChannelRecord } from './channel-record.ts';
 import { deliverInbound, type ChannelChangedMessage } from './channel-service.ts';
 
 export interface ChannelBridgeDeps {
@@ -74,7 +74,7 @@ const isError = (status: ChannelStatus | null): status is { Error: string } => s
  * is retried with backoff.
  */
 export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
-  const { channels, leases } = channelCollections(deps.store);
+  const { channels, leases, replies } = channelCollections(deps.store);
   const ttl = deps.leaseTtlMs ?? 5_000;
   const tickMs = deps.tickMs ?? Math.max(200, Math.floor(ttl / 4));
   const backoffMs = deps.reconnectBackoffMs ?? 5_000;
@@ -261,7 +261,19 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
     timer.unref();
   };
 
-  const forward = async (message: ChannelOutbound): Promise<void> => {
+  /**
+   * Sends one reply through the holder, once per envelope id: the bus drops a re-publish only
+   * within its duplicate window (2 minutes), so a reply published again later (the router's
+   * redelivery after its 5-minute ack wait, the reply sweep of an ended run) is recognised by its
+   * `channel_replies` row. A crash between the peer's answer and that row can still send it twice:
+   * at least once, never silently lost (docs/channels.md "Delivery guarantees").
+   */
+  const forward = async (envelope: Envelope<ChannelOutbound>): Promise<void> => {
+    const message = envelope.data;
+    if ((await replies.get(envelope.id)) !== null) {
+      log.info({ channel_id: message.channel_id, message_id: envelope.id }, 'a reply already sent was published again; not sent twice');
+      return;
+    }
     const record = (await channels.get(message.channel_id))?.doc;
     if (record === undefined || !record.enabled) {
       log.warn({ channel_id: message.channel_id }, 'a reply for a deleted or disabled channel was dropped');
@@ -274,6 +286,13 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
       const reason = error instanceof BusError ? `${error.code}: ${error.remote?.message ?? error.message}` : String(error);
       throw Errors.unavailable(`channel '${message.channel_id}' (${reason})`);
     }
+    const at = deps.clock.now();
+    // Sent: failing to record it must not send it again now, only leaves a later re-publish unguarded.
+    await replies
+      .insert({ id: envelope.id, channel_id: message.channel_id, sent_at: at.toISOString(), expires_at: new Date(at.getTime() + CHANNEL_RECORD_TTL_MS).toISOString() })
+      .catch((err: unknown) => {
+        if (!(err instanceof StoreDuplicateError)) log.warn({ err, message_id: envelope.id }, 'could not record a sent reply');
+      });
   };
 
   return {
@@ -294,7 +313,7 @@ export function createChannelBridge(deps: ChannelBridgeDeps): ChannelBridge {
             concurrency: 8,
             onDeadLetter: (envelope, error) => log.error({ err: error, message_id: envelope.id }, 'a channel reply was dead-lettered after its last attempt'),
           },
-          async (envelope) => forward(envelope.data),
+          forward,
         ),
       );
       await tick();

@@ -20,6 +20,13 @@ export type ChannelConfig = Record<string, unknown>;
 /** What an adapter reports of one inbound message; the bridge adds channel id, kind and time. */
 export type InboundMessage = Omit<ChannelInbound, 'channel_id' | 'kind' | 'received_at'> & { received_at?: string };
 
+/**
+ * The meta key of a ChannelOutbound that carries the reply's envelope id, the same on every retry
+ * of one reply (the webhook kind signs with it as `webhook-id`). Reserved: no kind puts it in an
+ * inbound message's meta.
+ */
+export const REPLY_ID_META = 'reply_id';
+
 /** A config refused by `check`: the message names the field and what is wrong (400 on the routes). */
 export class ChannelConfigError extends Error {
   constructor(
@@ -74,10 +81,29 @@ export interface HttpInboundResult {
   messages: InboundMessage[];
 }
 
+/**
+ * A refused inbound request in the spec's error envelope (§Errors: `{error: {category, message}}`):
+ * 401 `AuthError` for a missing, forged or stale signature, 400 `ValidationError` for a malformed body.
+ */
+export function refusedInbound(status: 401 | 400, message: string): HttpInboundResult {
+  return { status, body: { error: { category: status === 401 ? 'AuthError' : 'ValidationError', message } }, messages: [] };
+}
+
 export interface ChannelKind {
   readonly kind: string;
+  /**
+   * Every config field the kind reads. Any other field is refused on POST and PUT (400 naming it
+   * and the closest known one), so a misspelt secret is never stored in clear.
+   */
+  readonly fields: readonly string[];
   /** Config fields that hold credentials: stored encrypted, always returned as the 8-bullet placeholder. */
   readonly secretFields: readonly string[];
+  /**
+   * Config fields that decide where the secrets go (an API base URL, an SMTP host and port, a
+   * broker, a reply URL). On PUT, a secret sent as the placeholder is refused when any of them
+   * changes: the stored secret never follows a new destination; the caller sends it again.
+   */
+  readonly destinationFields: readonly string[];
   /**
    * The dry-run construction of the spec (§Channels POST: 400 on failure): checks the config's
    * shape and values without connecting to anything; throws ChannelConfigError.

@@ -40,7 +40,10 @@ export interface ChannelMessageRecord {
   id: string;
   channel_id: string;
   conversation: string;
-  /** `received`: being handled; `answered`, `started` (a workflow run) or `dropped` (no default). */
+  /**
+   * `received`: being handled; `answered` (the reply is on the bus), `started` (a workflow run; it
+   * becomes `answered` once the run ended and its reply went out), `dropped` (no default), `failed`.
+   */
   state: 'received' | 'answered' | 'started' | 'dropped' | 'failed';
   run_id?: string;
   detail?: string;
@@ -49,17 +52,33 @@ export interface ChannelMessageRecord {
   expires_at: string;
 }
 
+/**
+ * A reply a bridge handed to its peer (collection `channel_replies`, id = the reply's envelope id):
+ * the same reply published again after the bus forgot its id (a redelivery past the duplicate
+ * window, a second look at an ended run) is not sent twice. Kept a week, as the message rows.
+ */
+export interface ChannelReplyRecord {
+  id: string;
+  channel_id: string;
+  sent_at: string;
+  expires_at: string;
+}
+
 export const CHANNELS_COLLECTION = 'channels';
+/** How long message and reply rows are kept: far longer than any redelivery (docs/channels.md). */
+export const CHANNEL_RECORD_TTL_MS = 7 * 24 * 3600_000;
 
 export function channelCollections(store: Store): {
   channels: Collection<ChannelRecord>;
   leases: Collection<ChannelLease>;
   messages: Collection<ChannelMessageRecord>;
+  replies: Collection<ChannelReplyRecord>;
 } {
   return {
     channels: store.collection<ChannelRecord>(CHANNELS_COLLECTION, { indexes: [{ field: 'enabled' }] }),
     leases: store.collection<ChannelLease>('channel_leases'),
-    messages: store.collection<ChannelMessageRecord>('channel_messages', { ttlField: 'expires_at', indexes: [{ field: 'channel_id' }] }),
+    messages: store.collection<ChannelMessageRecord>('channel_messages', { ttlField: 'expires_at', indexes: [{ field: 'channel_id' }, { field: 'state' }] }),
+    replies: store.collection<ChannelReplyRecord>('channel_replies', { ttlField: 'expires_at' }),
   };
 }
 

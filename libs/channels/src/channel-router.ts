@@ -1,12 +1,11 @@
 import { Durables, Streams, type ChannelInbound, type ChannelOutbound, type Envelope } from '@agent-platform/contracts';
 import { isRetryable, type Bus, type Subscription } from '@agent-platform/bus';
-import type { Clock, InvocationService, RunEndedHook, RunOrigin, TranscriptStore } from '@agent-platform/domain';
+import type { Clock, InvocationService, RunOrigin, TranscriptStore } from '@agent-platform/domain';
 import { inSpan, type Logger } from '@agent-platform/observability';
 import { StoreDuplicateError, type Store } from '@agent-platform/store';
-import { channelCollections, type ChannelMessageRecord } from './channel-record.ts';
+import { REPLY_ID_META } from './channel-kind.ts';
+import { CHANNEL_RECORD_TTL_MS, channelCollections, type ChannelMessageRecord } from './channel-record.ts';
 
-/** How long the record of a handled inbound message is kept (a redelivery within it is answered once more never). */
-const MESSAGE_RECORD_MS = 7 * 24 * 3600_000;
 const MAX_DELIVER = 20;
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000];
 
@@ -27,40 +26,26 @@ export interface ChannelRouterDeps {
   onReceived?: (inbound: ChannelInbound, agentId: string | null) => Promise<void> | void;
   /** Messages handled at once by this process. */
   concurrency?: number;
+  /** How often the reply sweep looks at messages that started a run (channel-run-replies.ts; default 30 s). */
+  replySweepMs?: number;
+  /** How long after its end a run's reply is left to the `onRunEnded` hook before the sweep sends it (default 30 s). */
+  replyGraceMs?: number;
 }
 
-/** A reply travels as a ChannelOutbound on `channel.outbound`; the bridge holding the channel sends it. */
+/**
+ * A reply travels as a ChannelOutbound on `channel.outbound`; the bridge holding the channel sends it.
+ * Its envelope id goes along as `meta.reply_id` (the webhook kind's `webhook-id`, the same on every
+ * retry); the inbound message's own meta (Telegram's `message_id`, an email's subject...) is kept
+ * as it came, so the kind can thread the reply under it.
+ */
 export async function publishReply(bus: Bus, envelopeId: string, reply: ChannelOutbound, at: Date): Promise<void> {
   await bus.publish<ChannelOutbound>(Streams.channelOutbound, {
     id: envelopeId,
     correlation_id: envelopeId,
     attempt: 1,
     occurred_at: at.toISOString(),
-    data: { ...reply, meta: { ...reply.meta, message_id: envelopeId } },
+    data: { ...reply, meta: { ...reply.meta, [REPLY_ID_META]: envelopeId } },
   });
-}
-
-/**
- * The `onRunEnded` hook of the workflow services: a run a channel message started sends its
- * output (Completed) or a short failure text (Failed, Escalated) back to the conversation it came
- * from, from whichever process ended it. The reply's envelope id is derived from the run, so a
- * second finalization attempt is the same bus message.
- */
-export function channelRunReplies(bus: Bus, clock: Clock): RunEndedHook {
-  return async (run) => {
-    const origin = run.origin?.channel;
-    if (origin === undefined) return;
-    const text =
-      run.state === 'Completed'
-        ? (run.output ?? '')
-        : `The workflow '${run.workflow_name}' did not complete (${run.state}): ${run.error ?? 'no detail'}`;
-    await publishReply(
-      bus,
-      `run:${run.id}:reply`,
-      { channel_id: origin.channel_id, conversation: origin.conversation, thread: origin.thread, text, in_reply_to: origin.in_reply_to, meta: {} },
-      clock.now(),
-    );
-  };
 }
 
 /**
@@ -113,7 +98,7 @@ export function inboundHandler(deps: ChannelRouterDeps): (envelope: Envelope<Cha
           conversation: inbound.conversation,
           state: 'received',
           at: at.toISOString(),
-          expires_at: new Date(at.getTime() + MESSAGE_RECORD_MS).toISOString(),
+          expires_at: new Date(at.getTime() + CHANNEL_RECORD_TTL_MS).toISOString(),
         });
         inserted = true;
       } catch (error) {

@@ -1,6 +1,6 @@
 import { SECRET_PLACEHOLDER } from '@agent-platform/contracts';
 import { Errors, openValue, sealValue } from '@agent-platform/domain';
-import type { ChannelConfig } from './channel-kind.ts';
+import type { ChannelConfig, ChannelKind } from './channel-kind.ts';
 
 /**
  * Secret config fields (docs/channels.md "Secrets"): sealed with the vault key (AES-256-GCM,
@@ -38,19 +38,38 @@ export function redactSecrets(secretFields: readonly string[], config: ChannelCo
 
 /**
  * A PUT's config in plaintext: a secret field sent as the placeholder keeps the stored value
- * (spec §Channels PUT), any other value replaces it. The placeholder with nothing stored is a 400.
+ * (spec §Channels PUT), any other value replaces it. The placeholder with nothing stored is a 400,
+ * and so is the placeholder while a field that decides where the secrets go (the kind's
+ * `destinationFields`) changes: a stored secret never follows a new destination (an operator
+ * pointing a channel at their own host would receive it), the caller sends it again.
  */
-export function mergePlaceholders(secretFields: readonly string[], sent: ChannelConfig, storedPlain: ChannelConfig | null): ChannelConfig {
+export function mergePlaceholders(
+  kind: Pick<ChannelKind, 'secretFields' | 'destinationFields'>,
+  sent: ChannelConfig,
+  storedPlain: ChannelConfig | null,
+): ChannelConfig {
   const out: ChannelConfig = { ...sent };
-  for (const field of secretFields) {
-    if (out[field] !== SECRET_PLACEHOLDER) continue;
-    const kept = storedPlain?.[field];
-    if (typeof kept !== 'string')
+  const kept = kind.secretFields.filter((field) => out[field] === SECRET_PLACEHOLDER);
+  for (const field of kept) {
+    const value = storedPlain?.[field];
+    if (typeof value !== 'string')
       throw Errors.validation(`config.${field} is the redaction placeholder but no value is stored to keep; send the secret itself`, { field: `config.${field}` });
-    out[field] = kept;
+    out[field] = value;
+  }
+  const moved = kind.destinationFields.filter((field) => comparable(sent[field]) !== comparable(storedPlain?.[field]));
+  if (kept.length > 0 && moved.length > 0) {
+    const names = kept.map((field) => `config.${field}`);
+    throw Errors.validation(
+      `${names.join(' and ')} ${kept.length === 1 ? 'is' : 'are'} the redaction placeholder, but ${moved.map((f) => `config.${f}`).join(' and ')} changed: ` +
+        `a stored secret is never sent to a new destination; send ${kept.join(' and ')} again with it`,
+      { field: names[0], fields: names, changed: moved.map((f) => `config.${f}`) },
+    );
   }
   return out;
 }
+
+/** A config value as compared across a PUT: absent, null and '' are one (the kinds read them alike). */
+const comparable = (value: unknown): string => (value === undefined || value === null || value === '' ? '' : JSON.stringify(value));
 
 /** Opens a stored channel's config with the vault key (the bridge's `openConfig`). */
 export function channelConfigOpener(key: Buffer, kinds: { get(kind: string): { secretFields: readonly string[] } | undefined }) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   CHANNEL_ID_PATTERN,
+  closestName,
   Streams,
   Subjects,
   type ChannelCreateBody,
@@ -74,6 +75,22 @@ export async function deliverInbound(bus: Bus, channel: { id: string; kind: stri
   });
 }
 
+/**
+ * A field the kind does not read is refused (400 naming it and the closest known field), never
+ * stored: a misspelt secret (`token` for `bot_token`) would be kept and shown in clear.
+ */
+function refuseUnknownFields(kind: ChannelKind, config: ChannelConfig): void {
+  for (const field of Object.keys(config)) {
+    if (kind.fields.includes(field)) continue;
+    const shown = field.slice(0, 64);
+    const closest = closestName(field, kind.fields);
+    throw Errors.validation(
+      `unknown field \`${shown}\` in ${kind.kind} config; ${closest === null ? `its fields are ${kind.fields.join(', ')}` : `did you mean \`${closest}\`?`}`,
+      { field: `config.${shown}` },
+    );
+  }
+}
+
 export function createChannelService(deps: ChannelServiceDeps): ChannelService {
   const { channels, leases } = channelCollections(deps.store);
   const now = (): Date => deps.clock.now();
@@ -135,7 +152,8 @@ export function createChannelService(deps: ChannelServiceDeps): ChannelService {
         throw Errors.validation(`invalid channel id '${body.id.slice(0, 80)}': use 1 to 64 lower-case letters, digits, '_' or '-', starting with a letter or digit`, { field: 'id' });
       const kind = kindOf(body.kind);
       const config = body.config ?? {};
-      mergePlaceholders(kind.secretFields, config, null);
+      refuseUnknownFields(kind, config);
+      mergePlaceholders(kind, config, null);
       checkConfig(kind, config);
       await checkDefaults(body);
       if ((await channels.get(body.id)) !== null) throw Errors.conflict(`channel '${body.id}' already exists`, { id: body.id });
@@ -168,7 +186,8 @@ export function createChannelService(deps: ChannelServiceDeps): ChannelService {
       if (body.id !== undefined && body.id !== id) throw Errors.validation(`the id of channel '${id}' cannot change`, { field: 'id' });
       const kind = kindOf(current.kind);
       const storedPlain = openSecrets(deps.vaultKey, id, kind.secretFields, current.config);
-      const config = mergePlaceholders(kind.secretFields, body.config ?? {}, storedPlain);
+      refuseUnknownFields(kind, body.config ?? {});
+      const config = mergePlaceholders(kind, body.config ?? {}, storedPlain);
       checkConfig(kind, config);
       await checkDefaults(body);
       const stored = await channels.update(id, (row) => {

@@ -12,3 +12,4 @@ export * from './kinds/webhook-kind.ts';
 export * from './channel-router.ts';
 export * from './channel-bridge.ts';
 export * from './channel-router-service.ts';
+export * from './channel-run-replies.ts';

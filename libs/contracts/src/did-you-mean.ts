@@ -12,6 +12,21 @@ export function didYouMean(name: string, known: readonly string[]): string {
   return best === null ? '' : ` (did you mean "${best.name}"?)`;
 }
 
+/**
+ * The known name closest to an unknown one, or null: within two edits, or (three characters or
+ * more) one name containing the other, as `token` for `bot_token`. The fewest edits win, then the
+ * first listed.
+ */
+export function closestName(name: string, known: readonly string[]): string | null {
+  let best: { name: string; distance: number } | null = null;
+  for (const candidate of known) {
+    const distance = editDistance(candidate, name);
+    const contains = Math.min(name.length, candidate.length) >= 3 && (candidate.includes(name) || name.includes(candidate));
+    if ((distance <= 2 || contains) && (best === null || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name ?? null;
+}
+
 /** Levenshtein distance with two rows of memory. */
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);

@@ -98,14 +98,15 @@ describe('channel records', () => {
     expect(kindChange.status).toBe(400);
     expect(kindChange.body.error.message).toContain('cannot change');
 
-    const kept = await call('PUT', '/channels/web-a', { kind: 'webhook', config: { secret: BULLETS, url: 'https://example.com/other' }, default_agent: agent });
+    // The placeholder keeps the secret while the url stays (a new url needs the secret sent again: channel-config-routes.test.ts).
+    const kept = await call('PUT', '/channels/web-a', { kind: 'webhook', config: { secret: BULLETS, url: 'https://example.com/hook', tolerance_secs: 60 }, default_agent: agent });
     expect(kept.status).toBe(200);
-    expect(kept.body.config).toEqual({ secret: BULLETS, url: 'https://example.com/other' });
+    expect(kept.body.config).toEqual({ secret: BULLETS, url: 'https://example.com/hook', tolerance_secs: 60 });
     expect((await opened())['secret']).toBe(secret);
 
     const before = await record();
-    expect((await call('PUT', '/channels/web-a', { config: { secret: BULLETS, url: 'gopher://x' } })).status).toBe(400);
-    expect((await call('PUT', '/channels/web-a', { config: { secret: BULLETS }, default_agent: UNKNOWN })).status).toBe(404);
+    expect((await call('PUT', '/channels/web-a', { config: { secret, url: 'gopher://x' } })).status).toBe(400);
+    expect((await call('PUT', '/channels/web-a', { config: { secret: BULLETS, url: 'https://example.com/hook' }, default_agent: UNKNOWN })).status).toBe(404);
     expect(await record()).toEqual(before);
 
     const next = newWebhookSecret();

@@ -27,6 +27,7 @@ const PLATFORM_COLLECTIONS = [
   'channels',
   'channel_leases',
   'channel_messages',
+  'channel_replies',
   'catalog_revocations',
   'catalog_revocation_claims',
   'catalog_revocation_cursors',

@@ -1,5 +1,5 @@
 import { newWebhookSecret, signWebhook } from '@agent-platform/net';
-import { startWebhookPeer, type WebhookPeer } from '@agent-platform/channels/testing';
+import { startTelegramPeer, startWebhookPeer, type WebhookPeer } from '@agent-platform/channels/testing';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkflowPlatform, type WorkflowPlatform } from '../testing/workflow-harness.ts';
@@ -116,6 +116,25 @@ describe('transcripts', () => {
   });
 });
 
+describe('telegram', () => {
+  it("threads the agent's reply under the user's message: reply_parameters.message_id is the message's own id", async () => {
+    const peer = await startTelegramPeer();
+    try {
+      const config = { bot_token: peer.botToken, api_base_url: peer.apiBaseUrl, poll_timeout_secs: 1 };
+      expect((await call('POST', '/channels', { id: 'tg-a', kind: 'telegram', config, default_agent: alpha })).status).toBe(201);
+      await waitUntil(async () => (await call('GET', '/channels/tg-a')).body.status === 'Connected', { timeoutMs: 10_000, message: 'tg-a Connected' });
+      // Another message first, so the user's message id differs from its update's position.
+      peer.injectMessage({ chat_id: 5, text: 'tg-first' });
+      const update = peer.injectMessage({ chat_id: 5, text: 'tg-threaded', message_thread_id: 77 });
+      await waitUntil(() => peer.sent.some((m) => m.text.includes('tg-threaded')), { timeoutMs: 15_000, message: 'the reply at the Bot API' });
+      expect(peer.sent.find((m) => m.text.includes('tg-threaded'))).toMatchObject({ chat_id: '5', message_thread_id: 77, reply_to_message_id: update.message.message_id });
+    } finally {
+      await call('DELETE', '/channels/tg-a');
+      await peer.close();
+    }
+  });
+});
+
 describe('default_workflow', () => {
   it('starts a run with the message as input and sends its output back to the conversation', async () => {
     const workflowId = await platform.wf.install('intake', { agents_required: ['alpha'], steps: [{ name: 'only', agent: 'alpha', prompt: 'wf-step {{input}}' }] });
@@ -144,10 +163,12 @@ describe('status and lifecycle without a restart', () => {
     await waitUntil(async () => (await call('GET', '/channels/web-b')).body.status === 'Connected', { timeoutMs: 10_000, message: 'web-b Connected again' });
     expect((await send('web-b', secrets.b, { id: 'b-on', conversation: 'bob', text: 'while-on' })).status).toBe(202);
     await waitUntil(() => peerB.received.some((r) => String(r.body['text']).includes('while-on')), { timeoutMs: 15_000, message: 'the reply after enable' });
-    // PUT restarts the adapter with the new url: the next reply goes there.
+    // PUT restarts the adapter with the new url: the next reply goes there. The stored secret does
+    // not follow a new url on its own (the placeholder is refused): it is sent again.
     const moved = await startWebhookPeer();
     try {
-      expect((await call('PUT', '/channels/web-b', { config: { secret: '\u2022'.repeat(8), url: moved.url }, default_agent: beta })).status).toBe(200);
+      expect((await call('PUT', '/channels/web-b', { config: { secret: '\u2022'.repeat(8), url: moved.url }, default_agent: beta })).status).toBe(400);
+      expect((await call('PUT', '/channels/web-b', { config: { secret: secrets.b, url: moved.url }, default_agent: beta })).status).toBe(200);
       await waitUntil(async () => (await call('GET', '/channels/web-b')).body.status === 'Connected', { timeoutMs: 10_000, message: 'web-b Connected after PUT' });
       await send('web-b', secrets.b, { id: 'b-moved', conversation: 'bob', text: 'after-put' });
       await waitUntil(() => moved.received.length === 1, { timeoutMs: 15_000, message: 'the reply at the new url' });

@@ -54,7 +54,10 @@ function readConfig(config: ChannelConfig): EmailConfig {
  */
 export const emailKind: ChannelKind = {
   kind: 'email',
+  fields: ['smtp_host', 'smtp_port', 'smtp_secure', 'username', 'password', 'from', 'listen_host', 'listen_port', 'allowed_recipients'],
   secretFields: ['password'],
+  // smtp_secure is not one: it changes how the password travels to the same server, not where.
+  destinationFields: ['smtp_host', 'smtp_port'],
   check(config) {
     readConfig(config);
   },

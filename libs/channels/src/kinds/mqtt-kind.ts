@@ -53,7 +53,9 @@ function readConfig(config: ChannelConfig): MqttConfig {
  */
 export const mqttKind: ChannelKind = {
   kind: 'mqtt',
+  fields: ['url', 'username', 'password', 'inbound_topic', 'outbound_topic', 'qos'],
   secretFields: ['password'],
+  destinationFields: ['url'],
   check(config) {
     readConfig(config);
   },

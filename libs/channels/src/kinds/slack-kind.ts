@@ -1,12 +1,13 @@
 import type { ChannelOutbound } from '@agent-platform/contracts';
-import type {
-  ChannelConfig,
-  ChannelConnection,
-  ChannelContext,
-  ChannelKind,
-  HttpInboundRequest,
-  HttpInboundResult,
-  InboundMessage,
+import {
+  refusedInbound,
+  type ChannelConfig,
+  type ChannelConnection,
+  type ChannelContext,
+  type ChannelKind,
+  type HttpInboundRequest,
+  type HttpInboundResult,
+  type InboundMessage,
 } from '../channel-kind.ts';
 import { optionalUrl, requiredString, trimBase } from './config-fields.ts';
 import { slackRequestProblem } from './slack-signature.ts';
@@ -37,7 +38,9 @@ function readConfig(config: ChannelConfig): SlackConfig {
  */
 export const slackKind: ChannelKind = {
   kind: 'slack',
+  fields: ['bot_token', 'signing_secret', 'api_base_url'],
   secretFields: ['bot_token', 'signing_secret'],
+  destinationFields: ['api_base_url'],
   check(config) {
     readConfig(config);
   },
@@ -131,12 +134,12 @@ interface SlackEventBody {
 /** Verifies and maps one Events API request (runs on an api node; no connection needed). */
 function receiveSlackEvent(config: SlackConfig, request: HttpInboundRequest): HttpInboundResult {
   const problem = slackRequestProblem(config.signingSecret, request.headers, request.rawBody, request.now);
-  if (problem !== null) return { status: 401, body: { error: problem }, messages: [] };
+  if (problem !== null) return refusedInbound(401, `signature refused: ${problem}`);
   let body: SlackEventBody;
   try {
     body = JSON.parse(request.rawBody.toString('utf8')) as SlackEventBody;
   } catch {
-    return { status: 400, body: { error: 'the body is not JSON' }, messages: [] };
+    return refusedInbound(400, 'the body is not JSON');
   }
   if (body.type === 'url_verification')
     return { status: 200, body: { challenge: body.challenge ?? '' }, messages: [] };

@@ -42,7 +42,9 @@ function readConfig(config: ChannelConfig): TelegramConfig {
  */
 export const telegramKind: ChannelKind = {
   kind: 'telegram',
+  fields: ['bot_token', 'api_base_url', 'poll_timeout_secs'],
   secretFields: ['bot_token'],
+  destinationFields: ['api_base_url'],
   check(config) {
     readConfig(config);
   },

@@ -3,6 +3,8 @@ import type { ChannelOutbound } from '@agent-platform/contracts';
 import { signWebhook, verifyWebhook } from '@agent-platform/net';
 import {
   ChannelConfigError,
+  REPLY_ID_META,
+  refusedInbound,
   type ChannelConfig,
   type ChannelConnection,
   type ChannelContext,
@@ -32,14 +34,14 @@ const SEND_TIMEOUT_MS = 10_000;
  */
 export const webhookKind: ChannelKind = {
   kind: 'webhook',
+  fields: ['secret', 'url', 'tolerance_secs'],
   secretFields: ['secret'],
+  // Replies are signed with the secret and POSTed there.
+  destinationFields: ['url'],
   check(config) {
     secretOf(config);
     urlOf(config);
     toleranceOf(config);
-    const known = new Set(['secret', 'url', 'tolerance_secs']);
-    for (const key of Object.keys(config))
-      if (!known.has(key)) throw new ChannelConfigError(key, `config.${key} is not a webhook channel field (secret, url, tolerance_secs)`);
   },
   async open(context) {
     const url = urlOf(context.config);
@@ -66,7 +68,7 @@ function webhookConnection(context: ChannelContext, secret: string, url: string 
         text: message.text,
         in_reply_to: message.in_reply_to,
       });
-      const id = message.meta['message_id'] ?? `msg_${randomUUID()}`;
+      const id = message.meta[REPLY_ID_META] ?? `msg_${randomUUID()}`;
       const headers = { 'content-type': 'application/json', ...signWebhook(secret, id, Math.floor(Date.now() / 1000), body) };
       const response = await context.fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
       await response.body?.cancel();
@@ -87,7 +89,7 @@ function webhookConnection(context: ChannelContext, secret: string, url: string 
 
 function receive(config: ChannelConfig, request: HttpInboundRequest): HttpInboundResult {
   const verified = verifyWebhook(secretOf(config), request.headers, request.rawBody, Math.floor(request.now.getTime() / 1000), toleranceOf(config));
-  if (!verified.ok) return { status: 401, body: { error: { category: 'AuthError', message: `signature refused: ${verified.reason}` } }, messages: [] };
+  if (!verified.ok) return refusedInbound(401, `signature refused: ${verified.reason}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(request.rawBody.toString('utf8'));
@@ -113,9 +115,7 @@ function receive(config: ChannelConfig, request: HttpInboundRequest): HttpInboun
   return { status: 202, body: { status: 'accepted', id: peerId }, messages: [message] };
 }
 
-function refused(reason: string): HttpInboundResult {
-  return { status: 400, body: { error: { category: 'ValidationError', message: reason } }, messages: [] };
-}
+const refused = (reason: string): HttpInboundResult => refusedInbound(400, reason);
 
 function secretOf(config: ChannelConfig): string {
   const secret = config['secret'];

@@ -203,6 +203,14 @@ export function channelKindConformance(
       for (const field of kind.secretFields) expect(typeof field).toBe('string');
     });
 
+    it('declares every field it reads: the secrets, the destinations and each field of the good config', () => {
+      // The routes refuse any field not in `fields` and keep a placeholder secret only while no
+      // destination field changes: a field read but not declared would be refused or ignored there.
+      const undeclared = [...kind.secretFields, ...kind.destinationFields, ...Object.keys(harness.goodConfig)].filter((f) => !kind.fields.includes(f));
+      expect(undeclared).toEqual([]);
+      expect(kind.destinationFields.filter((f) => kind.secretFields.includes(f))).toEqual([]);
+    });
+
     it('open with credentials the peer refuses reports {Error}, never Connected', async () => {
       const { recording, connection } = await openChannel(harness.badCredentialsConfig);
       if (harness.credentialsCheckedOnSend === true)
