@@ -5,11 +5,13 @@ import { writePackage } from '@agent-platform/domain/testing';
 import { requireBinary, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../support/fleet.ts';
+import { stoppedAt } from '../support/journal-kit.ts';
 import { call } from '../support/platform-process.ts';
 
 // Triggers in a fleet (docs/events.md "Triggers"): 2 api nodes and 2 agent workers over NATS and
 // Redis. Events come from invocations on both api nodes, the matching runs on both workers, and
-// still `max_fires` holds exactly; after one worker is SIGKILLed the other matches alone.
+// still `max_fires` holds exactly; after one worker is SIGKILLed the other matches alone; a worker
+// SIGKILLed between claiming a fire and invoking leaves a fire recorded lost, not `running`.
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
 
@@ -86,4 +88,28 @@ describe.skipIf(natsBinary === null || redisBinary === null)('triggers in a flee
     expect((await triggerOf(fresh))?.fires_count).toBe(1);
     expect(modelCalls('After the kill: ')).toBe(1);
   }, 60_000);
+
+  it('a worker SIGKILLed between claiming a fire and invoking: another worker records the fire lost, nothing fires twice', async () => {
+    // Only this test's trigger matches, and one worker, stopping at the fault point, matches.
+    for (const t of (await call(A, 'GET', '/triggers', { token })).body.triggers as Array<{ id: string }>) {
+      expect((await call(A, 'DELETE', `/triggers/${t.id}`, { token })).status).toBe(204);
+    }
+    for (const worker of fleet.workers.splice(0)) await worker.kill();
+    const armed = await fleet.add('agent-worker', { AP_FAULT_STOP_AT: 'trigger.before_invoke' });
+    fleet.workers.push(armed);
+    const lost = await createTrigger(ids.watcher!, { pattern: { invocation_completed: { agent_id: ids.source } }, prompt_template: 'Lost: {{event}}' });
+    // Not awaited: the armed worker may stop before its answer leaves.
+    const sent = call(A, 'POST', `/agents/${ids.source}/send`, { token, body: { message: 'a claim before the crash' } }).catch(() => null);
+    await stoppedAt(() => armed.output(), 'trigger.before_invoke');
+    expect(await fires(lost)).toEqual([expect.objectContaining({ outcome: 'running' })]);
+    await armed.kill();
+    fleet.workers.splice(fleet.workers.indexOf(armed), 1);
+    fleet.workers.push(await fleet.add('agent-worker'));
+    await waitUntil(async () => (await fires(lost))[0]?.outcome !== 'running', { timeoutMs: 30_000, message: 'the lost fire to be recorded' });
+    expect(await fires(lost)).toEqual([expect.objectContaining({ outcome: 'failed', error: expect.stringMatching(/^lost: the worker handling this fire stopped/), finished_at: expect.any(String) })]);
+    // Taken from max_fires before the crash; the event (redelivered to the new worker) fires nothing.
+    expect((await triggerOf(lost))?.fires_count).toBe(1);
+    expect(modelCalls('Lost: ')).toBe(0);
+    await sent;
+  }, 90_000);
 });

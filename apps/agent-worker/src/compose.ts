@@ -16,6 +16,7 @@ import {
   createVault,
   createWebhookSecrets,
   createEventPublisher,
+  createTriggerFireSweeper,
   createTriggerMatcher,
   createTriggerStore,
   starlarkLimitsOf,
@@ -170,13 +171,20 @@ export function composeWorkflowRunner(
 export function composeTriggerMatching(sources: InvocationSources): NonNullable<AgentWorkerDeps['triggers']> {
   const log = sources.logger.child({ service: 'triggers' });
   const invocationMs = (): number => sources.config.current().agents.invocation_timeout_secs * 1000;
+  const warn = (context: Record<string, unknown>, message: string): void => log.warn(context, message);
+  const triggers = createTriggerStore(sources.store, sources.clock);
+  // A fire's lease and the sweep for lost ones follow the workflow step leases (`[workflows]`).
+  const workflows = (): PlatformConfig['workflows'] => sources.config.current().workflows;
   return {
     matcher: createTriggerMatcher({
-      triggers: createTriggerStore(sources.store, sources.clock),
+      triggers,
       agents: sources.agents,
       invoke: busTriggerInvoker(sources.bus, () => invocationMs() + TRIGGER_GRACE_MS),
-      warn: (context, message) => log.warn(context, message),
+      warn,
+      leaseMs: () => workflows().lease_secs * 1000,
+      ...(sources.faults === undefined ? {} : { faults: sources.faults }),
     }),
+    sweeper: createTriggerFireSweeper({ triggers, intervalMs: () => workflows().sweep_interval_ms, warn }),
     // NATS: the adapter keeps a running delivery alive (`working()`), so this is only how soon an
     // event held by a killed worker goes to another. The embedded bus (one process, nothing to
     // fail over to) has no keep-alive: there it must outlast the invocations a match waits for.

@@ -7,7 +7,7 @@ import {
   type WorkflowCancelMessage,
 } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
-import type { InvocationService, RunSweeper, StepExecutor, TriggerMatcher } from '@agent-platform/domain';
+import type { InvocationService, RunSweeper, StepExecutor, TriggerFireSweeper, TriggerMatcher } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import { invokeHandler } from './handlers/invoke-handler.ts';
 import { consumeTriggerEvents } from './handlers/trigger-handler.ts';
@@ -26,8 +26,9 @@ export interface AgentWorkerDeps {
   /**
    * Trigger matching (docs/events.md "Triggers"): consumes `platform.events` under the durable
    * `trigger-matchers`. `ackWaitMs`: when a delivery is presumed lost (compose.ts picks it per bus). Absent: not consumed here.
+   * `sweeper`: records the fires of dead workers lost instead of leaving them `running`.
    */
-  triggers?: { matcher: TriggerMatcher; ackWaitMs: number };
+  triggers?: { matcher: TriggerMatcher; ackWaitMs: number; sweeper?: TriggerFireSweeper };
 }
 
 /** Platform events one worker matches at once (each may wait for the invocations it fired). */
@@ -84,6 +85,7 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
       subscriptions.push(invocations, steps, ...triggers, ...listeners);
       listenerCount = listeners.length;
       deps.workflows.sweeper.start();
+      deps.triggers?.sweeper?.start();
       log.debug('agent-worker started');
     },
     async stop() {
@@ -91,6 +93,7 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
       const listeners = subscriptions.slice(subscriptions.length - listenerCount);
       subscriptions = [];
       await deps.workflows.sweeper.stop();
+      await deps.triggers?.sweeper?.stop();
       // Work first: it stops arriving, what runs finishes. The listeners stay until then, so a
       // suspend, a cancel or a settled key during the drain still reaches the work here.
       await Promise.all(work.map((s) => s.drain()));

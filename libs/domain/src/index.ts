@@ -126,6 +126,7 @@ export * from './events/trigger-pattern.ts';
 export * from './events/trigger-store.ts';
 export * from './events/trigger-service.ts';
 export * from './events/trigger-matcher.ts';
+export * from './events/trigger-fire-sweeper.ts';
 export * from './revocations/revocation-records.ts';
 export * from './revocations/package-graph.ts';
 export * from './revocations/revocation-guard.ts';

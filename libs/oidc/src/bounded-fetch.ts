@@ -1,4 +1,4 @@
-import { readCappedBody } from '@agent-platform/net';
+import { guardedFetch, PrivateTargetError, readCappedBody } from '@agent-platform/net';
 
 /** Limits of one request to an issuer's discovery or JWKS endpoint. */
 export interface FetchLimits {
@@ -6,20 +6,28 @@ export interface FetchLimits {
   timeoutMs: number;
   /** Larger bodies are abandoned (a JWKS is a few kilobytes). */
   maxBytes: number;
+  /**
+   * Whether loopback, private, link-local and unique-local addresses may be reached (DECISIONS
+   * D9): true for issuers the operator wrote in the config file, `[network] allow_private_targets`
+   * for issuers registered through an API.
+   */
+  allowPrivateTargets: () => boolean;
 }
 
 /**
  * GETs a JSON document from an issuer's endpoint with a deadline and a size cap, following no
- * redirect (a redirect could lead anywhere; the operator configures the real URL). Throws an
- * Error whose message names the URL and what went wrong (never a response body).
+ * redirect (a redirect could lead anywhere; the operator configures the real URL). The request
+ * goes through the D9 guard (libs/net `guardedFetch`): the address actually connected to, after
+ * DNS, is refused when private unless `allowPrivateTargets()`. Throws an Error whose message
+ * names the URL and what went wrong (never a response body).
  */
 export async function fetchJson(url: string, limits: FetchLimits): Promise<unknown> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
   let response: Response;
   try {
-    response = await fetch(url, { signal, redirect: 'error', headers: { accept: 'application/json' } });
+    response = await guardedFetch(limits.allowPrivateTargets)(url, { signal, redirect: 'error', headers: { accept: 'application/json' } });
   } catch (cause) {
-    throw new Error(`${url}: ${signal.aborted ? `no answer within ${limits.timeoutMs} ms` : 'unreachable'}`, { cause });
+    throw new Error(`${url}: ${signal.aborted ? `no answer within ${limits.timeoutMs} ms` : unreachable(cause)}`, { cause });
   }
   if (!response.ok) {
     await response.body?.cancel();
@@ -39,4 +47,9 @@ export async function fetchJson(url: string, limits: FetchLimits): Promise<unkno
   } catch {
     throw new Error(`${url}: not JSON`);
   }
+}
+
+/** A refused private target says so (and how to lift it); any other failure is just unreachable. */
+function unreachable(cause: unknown): string {
+  return cause instanceof PrivateTargetError ? cause.message : 'unreachable';
 }

@@ -95,6 +95,39 @@ describe('JWKS cache', () => {
     expect(hits).toBe(2);
   });
 
+  it('stops accepting a removed key at jwks_cache_ttl_secs even when the refetch cooldown is longer', async () => {
+    const a = await keyPair('a');
+    const b = await keyPair('b');
+    served = [a.jwk, b.jwk];
+    const v = validator({ ttl: 2, cooldown: 12 });
+    expect((await v.validate(await a.sign())).identity).toBe('svc');
+    served = [b.jwk];
+    t += 1_000;
+    expect((await v.validate(await a.sign())).identity).toBe('svc');
+    t += 1_500;
+    expect(await reason(v.validate(await a.sign()))).toBe('unknown_key');
+    expect((await v.validate(await b.sign())).identity).toBe('svc');
+    expect(hits).toBe(2);
+  });
+
+  it('with a TTL shorter than the cooldown, retries a failing endpoint only once per cooldown', async () => {
+    const a = await keyPair('a');
+    served = [a.jwk];
+    const v = validator({ ttl: 2, cooldown: 12 });
+    await v.validate(await a.sign());
+    mode = 'fail';
+    t += 3_000;
+    for (let i = 0; i < 3; i++) expect((await v.validate(await a.sign())).role).toBe('writer');
+    expect(hits).toBe(2);
+    t += 11_000;
+    await v.validate(await a.sign());
+    expect(hits).toBe(2);
+    t += 1_000;
+    mode = 'ok';
+    await v.validate(await a.sign());
+    expect(hits).toBe(3);
+  });
+
   it('picks up a rotated key at the first token naming it, then not again before the cooldown', async () => {
     const a = await keyPair('a');
     const b = await keyPair('b');

@@ -6,12 +6,13 @@ export type KeySet = ReturnType<typeof createLocalJWKSet>;
 export interface KeySetCacheOptions {
   /** Fetches the issuer's current JWKS document (discovery included). */
   load: () => Promise<unknown>;
-  /** How long a fetched set is used before the next token fetches it again (`jwks_cache_ttl_secs`). */
+  /** How long a fetched set is used before the next token fetches it again (`jwks_cache_ttl_secs`), cooldown or not. */
   ttlMs: number;
   /**
    * The least time between two fetch attempts made because of a token: a token naming an unknown
    * `kid`, or any token while the endpoint is failing. It caps what a flood of forged tokens can
-   * make us fetch at one request per cooldown.
+   * make us fetch at one request per cooldown (plus the one per TTL). It never delays the TTL
+   * refresh of a working endpoint: a removed key must stop working at the TTL.
    */
   cooldownMs: number;
   now: () => number;
@@ -20,7 +21,10 @@ export interface KeySetCacheOptions {
 }
 
 export interface KeySetCache {
-  /** The set to verify with: the cached one while fresh, else fetched again (the stale one kept if that fails). */
+  /**
+   * The set to verify with: the cached one while younger than the TTL, else fetched again (the
+   * stale one kept if that fails; after a failure, not tried again before the cooldown).
+   */
   current(): Promise<KeySet>;
   /** Fetches again for a token whose key the set lacks; null while cooling down, or when the fetch failed. */
   refresh(): Promise<KeySet | null>;
@@ -62,7 +66,9 @@ export function createKeySetCache(options: KeySetCacheOptions): KeySetCache {
   return {
     async current() {
       if (cached !== null && options.now() - cached.loadedAt < options.ttlMs) return cached.set;
-      const coolingDown = pending === null && options.now() - lastAttempt < options.cooldownMs;
+      // Expired: fetched again now, whatever the cooldown, so that a key the issuer removed stops
+      // working at the TTL. Only while the endpoint is failing does the cooldown space the retries.
+      const coolingDown = pending === null && lastError !== null && options.now() - lastAttempt < options.cooldownMs;
       if (coolingDown) {
         if (cached !== null) return cached.set;
         throw unavailable(lastError);

@@ -7,10 +7,12 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAgentStore, type AgentStore } from '../agents/agent-store.ts';
 import { agentFixture } from '../testing/agent-fixture.ts';
-import { systemClock } from '../time/clock.ts';
+import { waitUntil } from '@agent-platform/testkit';
+import { fixedClock, systemClock } from '../time/clock.ts';
+import { createTriggerFireSweeper } from './trigger-fire-sweeper.ts';
 import { createTriggerMatcher, type TriggerInvocation } from './trigger-matcher.ts';
 import { matchesPattern, wildcardMatch } from './trigger-pattern.ts';
-import { createTriggerStore, type TriggerStore } from './trigger-store.ts';
+import { createTriggerStore, LOST_FIRE_ERROR, type TriggerStore } from './trigger-store.ts';
 
 // The matcher over a real embedded store: what the agent worker's consumer calls per event.
 let dir: string;
@@ -68,6 +70,44 @@ describe('one event fires one trigger at most once', () => {
     await failing.handle(event());
     expect(await triggers.fires(t.id, 10)).toEqual([expect.objectContaining({ outcome: 'failed', error: 'Timeout: too slow' })]);
     expect((await triggers.get(t.id))?.fires_count).toBe(1);
+  });
+});
+
+describe('a fire whose worker died between its claim and its end', () => {
+  it('is recorded failed (lost) once its lease lapses, not left running; finished and live fires are left alone', async () => {
+    const clock = fixedClock(new Date());
+    const timed = createTriggerStore(store, clock);
+    const sweeper = createTriggerFireSweeper({ triggers: timed, intervalMs: () => 1_000, warn: () => undefined });
+    const t = await timed.insert({ agent_id: 'a-1', pattern: { lifecycle: {} }, prompt_template: '{{event}}', max_fires: 0 });
+    // What a worker killed after its claim leaves: a running record nobody renews.
+    expect(await timed.claim({ trigger_id: t.id, event_id: 'evt-dead', event_kind: 'agent.installed', outcome: 'running' }, 3_000)).toBe(true);
+    expect(await timed.claim({ trigger_id: t.id, event_id: 'evt-done', event_kind: 'agent.installed', outcome: 'running' }, 3_000)).toBe(true);
+    await timed.finish(t.id, 'evt-done', 'fired');
+    clock.advance(2_000);
+    expect(await sweeper.sweepOnce()).toBe(0);
+    clock.advance(1_500);
+    expect(await sweeper.sweepOnce()).toBe(1);
+    expect(await sweeper.sweepOnce()).toBe(0);
+    const fires = await timed.fires(t.id, 10);
+    expect(fires.find((f) => f.event_id === 'evt-dead')).toMatchObject({ outcome: 'failed', error: LOST_FIRE_ERROR, finished_at: clock.now().toISOString() });
+    expect(fires.find((f) => f.event_id === 'evt-done')).toMatchObject({ outcome: 'fired', error: null });
+    // The redelivered event still fires nothing: at most once.
+    expect(await timed.claim({ trigger_id: t.id, event_id: 'evt-dead', event_kind: 'agent.installed', outcome: 'running' }, 3_000)).toBe(false);
+  });
+
+  it('a fire that outlasts its lease keeps it renewed while the invocation runs, and ends fired', async () => {
+    const agent = await agents.insert(agentFixture());
+    const t = await triggers.insert({ agent_id: agent.id, pattern: { lifecycle: {} }, prompt_template: '{{event}}', max_fires: 0 });
+    let answer = (): void => undefined;
+    const slow = createTriggerMatcher({ triggers, agents, warn: () => undefined, leaseMs: () => 300, invoke: () => new Promise<void>((resolve) => (answer = resolve)) });
+    const handled = slow.handle(event());
+    await waitUntil(async () => (await triggers.fires(t.id, 1))[0]?.outcome === 'running');
+    const claimed = (await store.collection<{ id: string; lease_until?: string }>('trigger_fires').get(`${t.id}:evt-1`))!.doc.lease_until!;
+    await waitUntil(async () => Date.now() > Date.parse(claimed) + 300);
+    expect(await triggers.sweepLost()).toBe(0);
+    answer();
+    await handled;
+    expect((await triggers.fires(t.id, 1))[0]).toMatchObject({ outcome: 'fired', error: null });
   });
 });
 

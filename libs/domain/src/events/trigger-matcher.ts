@@ -1,5 +1,6 @@
 import { MAX_TRIGGER_CHAIN, type PlatformEvent, type TriggerSource } from '@agent-platform/contracts';
 import type { AgentStore } from '../agents/agent-store.ts';
+import { noFaults, type FaultPoints } from '../faults/fault-points.ts';
 import { matchesPattern } from './trigger-pattern.ts';
 import type { TriggerRecord, TriggerStore } from './trigger-store.ts';
 
@@ -19,12 +20,22 @@ export interface TriggerMatcherDeps {
   /** Runs the invocation on an agent worker; rejects when it failed. */
   invoke: (invocation: TriggerInvocation) => Promise<void>;
   warn: (context: Record<string, unknown>, message: string) => void;
+  /**
+   * The lease of a `running` fire record (default 30 s), renewed every third of it while the fire
+   * goes on: past it, the sweep (`TriggerStore.sweepLost`) records the fire lost.
+   */
+  leaseMs?: () => number;
+  /** Crash tests stop the process at `trigger.before_invoke` (docs/tools.md "Fault points"). */
+  faults?: FaultPoints;
 }
 
 export interface TriggerMatcher {
   /** Matches one event against every trigger and fires the matches; resolves when they finished. */
   handle(event: PlatformEvent): Promise<void>;
 }
+
+/** A `running` fire record's lease when the composition root sets none. */
+const DEFAULT_FIRE_LEASE_MS = 30_000;
 
 const PLACEHOLDER = /\{\{\s*event\s*\}\}/g;
 
@@ -51,9 +62,14 @@ export function chainOf(event: PlatformEvent): string[] {
  * 4. one fire is taken from `max_fires` by an atomic update of the trigger (exact across every
  *    process); none left: `skipped_max_fires`;
  * 5. the agent is invoked with the rendered prompt; `fired` or `failed` is recorded.
- * A crash between 2 and 5 loses that fire (at most once, never twice).
+ * From 2 to the end, the fire record's lease is renewed. A crash in between loses that fire (at
+ * most once, never twice): its lease lapses and a sweep on any worker records it `failed`
+ * (LOST_FIRE_ERROR) instead of leaving it `running`.
  */
 export function createTriggerMatcher(deps: TriggerMatcherDeps): TriggerMatcher {
+  const leaseMs = (): number => deps.leaseMs?.() ?? DEFAULT_FIRE_LEASE_MS;
+  const faults = deps.faults ?? noFaults;
+
   async function fire(trigger: TriggerRecord, event: PlatformEvent, chain: string[]): Promise<void> {
     const base = { trigger_id: trigger.id, event_id: event.id, event_kind: event.kind };
     if (chain.includes(trigger.id) || chain.length >= MAX_TRIGGER_CHAIN) {
@@ -61,7 +77,20 @@ export function createTriggerMatcher(deps: TriggerMatcherDeps): TriggerMatcher {
       await deps.triggers.claim({ ...base, outcome: 'skipped_loop', error: why });
       return;
     }
-    if (!(await deps.triggers.claim({ ...base, outcome: 'running' }))) return;
+    if (!(await deps.triggers.claim({ ...base, outcome: 'running' }, leaseMs()))) return;
+    const heartbeat = setInterval(() => {
+      deps.triggers.renew(trigger.id, event.id, leaseMs()).catch((err: unknown) => deps.warn({ err, trigger_id: trigger.id, event_id: event.id }, 'could not renew a trigger fire lease'));
+    }, Math.max(100, Math.floor(leaseMs() / 3)));
+    heartbeat.unref();
+    try {
+      await fireClaimed(trigger, event, chain);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Steps 3 to 5 of a fire this process claimed. */
+  async function fireClaimed(trigger: TriggerRecord, event: PlatformEvent, chain: string[]): Promise<void> {
     const agent = await deps.agents.get(trigger.agent_id);
     if (agent === null) {
       // Its agent was uninstalled while the event travelled; the uninstall removes its triggers.
@@ -78,6 +107,7 @@ export function createTriggerMatcher(deps: TriggerMatcherDeps): TriggerMatcher {
       return;
     }
     const key = `trigger:${trigger.id}:${event.id}`;
+    faults.reach('trigger.before_invoke');
     try {
       await deps.invoke({
         agent_id: trigger.agent_id,

@@ -15,7 +15,19 @@ export interface TriggerFireRecord extends TriggerFireView {
   id: string;
   trigger_id: string;
   expires_at: string;
+  /**
+   * While `running`: until when the worker firing it is known alive (it renews this); past it the
+   * worker is presumed dead and a sweep records the fire lost. Absent on records written before.
+   */
+  lease_until?: string;
 }
+
+/** A `running` record written before fire leases is presumed lost this long after its claim. */
+const LEGACY_RUNNING_MS = 3_600_000;
+
+/** The error of a fire whose worker stopped between its claim and its end (docs/events.md "Triggers"). */
+export const LOST_FIRE_ERROR =
+  'lost: the worker handling this fire stopped before it finished; a fire is never retried (at most once), so the agent may not have been invoked';
 
 /**
  * Triggers as stored (collection `triggers`) and their fire records (`trigger_fires`). The fire
@@ -36,9 +48,16 @@ export interface TriggerStore {
    * fire left (or the trigger is gone, `trigger` null).
    */
   takeFire(id: string): Promise<{ taken: boolean; trigger: TriggerRecord | null }>;
-  /** Inserts the fire record `<trigger>:<event>`; false when it exists (the event was handled). */
-  claim(fire: Omit<TriggerFireRecord, 'id' | 'expires_at' | 'at' | 'finished_at' | 'error'> & { error?: string | null }): Promise<boolean>;
+  /**
+   * Inserts the fire record `<trigger>:<event>`; false when it exists (the event was handled).
+   * `leaseMs`: a `running` claim's lease, renewed by `renew` while the fire goes on.
+   */
+  claim(fire: Omit<TriggerFireRecord, 'id' | 'expires_at' | 'at' | 'finished_at' | 'error' | 'lease_until'> & { error?: string | null }, leaseMs?: number): Promise<boolean>;
+  /** Extends a `running` fire's lease; false when it is no longer running (finished, or swept as lost). */
+  renew(triggerId: string, eventId: string, leaseMs: number): Promise<boolean>;
   finish(triggerId: string, eventId: string, outcome: TriggerFireOutcome, error?: string | null): Promise<void>;
+  /** Records every `running` fire whose lease lapsed (its worker died) `failed` with LOST_FIRE_ERROR; returns how many. */
+  sweepLost(): Promise<number>;
   /** Newest first. */
   fires(triggerId: string, limit: number): Promise<TriggerFireRecord[]>;
 }
@@ -50,7 +69,7 @@ export function fireRecordId(triggerId: string, eventId: string): string {
 export function createTriggerStore(store: Store, clock: Clock): TriggerStore {
   const triggers = store.collection<TriggerRecord>(TRIGGERS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'created_at' }] });
   const fires = store.collection<TriggerFireRecord>(TRIGGER_FIRES_COLLECTION, {
-    indexes: [{ field: 'trigger_id' }, { field: 'at' }],
+    indexes: [{ field: 'trigger_id' }, { field: 'at' }, { field: 'outcome' }],
     ttlField: 'expires_at',
   });
   const now = (): string => clock.now().toISOString();
@@ -91,11 +110,12 @@ export function createTriggerStore(store: Store, clock: Clock): TriggerStore {
       });
       return { taken: taken && after !== null, trigger: after?.doc ?? null };
     },
-    async claim(fire) {
+    async claim(fire, leaseMs) {
       const at = now();
       const expires = new Date(clock.now().getTime() + FIRE_RECORD_DAYS * 86_400_000).toISOString();
+      const lease = leaseMs === undefined ? {} : { lease_until: new Date(clock.now().getTime() + leaseMs).toISOString() };
       try {
-        await fires.insert({ ...fire, id: fireRecordId(fire.trigger_id, fire.event_id), at, finished_at: null, error: fire.error ?? null, expires_at: expires });
+        await fires.insert({ ...fire, ...lease, id: fireRecordId(fire.trigger_id, fire.event_id), at, finished_at: null, error: fire.error ?? null, expires_at: expires });
         return true;
       } catch (error) {
         if (error instanceof StoreDuplicateError) return false;
@@ -107,6 +127,32 @@ export function createTriggerStore(store: Store, clock: Clock): TriggerStore {
       await fires.update(fireRecordId(triggerId, eventId), (current) =>
         current === null ? null : { ...current.doc, outcome, error, finished_at: finishedAt },
       );
+    },
+    async renew(triggerId, eventId, leaseMs) {
+      const until = new Date(clock.now().getTime() + leaseMs).toISOString();
+      let renewed = false;
+      await fires.update(fireRecordId(triggerId, eventId), (current) => {
+        renewed = current?.doc.outcome === 'running';
+        return renewed && current !== null ? { ...current.doc, lease_until: until } : null;
+      });
+      return renewed;
+    },
+    async sweepLost() {
+      const at = clock.now().getTime();
+      const lapsed = (doc: TriggerFireRecord): boolean =>
+        doc.outcome === 'running' && (doc.lease_until === undefined ? Date.parse(doc.at) + LEGACY_RUNNING_MS : Date.parse(doc.lease_until)) < at;
+      let swept = 0;
+      for (const { doc } of await fires.find({ where: { outcome: 'running' } })) {
+        if (!lapsed(doc)) continue;
+        // Checked again inside the update: the firing worker may have renewed or finished meanwhile.
+        let lost = false;
+        await fires.update(doc.id, (current) => {
+          lost = current !== null && lapsed(current.doc);
+          return lost && current !== null ? { ...current.doc, outcome: 'failed', error: LOST_FIRE_ERROR, finished_at: now() } : null;
+        });
+        if (lost) swept += 1;
+      }
+      return swept;
     },
     async fires(triggerId, limit) {
       const rows = await fires.find({ where: { trigger_id: triggerId }, orderBy: { field: 'at', direction: 'desc' }, limit });

@@ -13,6 +13,8 @@ export const FAULT_POINTS = [
   'tool.answered',
   /** The answer is journaled; the step or invocation has not been checkpointed. */
   'tool.recorded',
+  /** A trigger fire is claimed (`running`) and counted; its agent is not invoked yet. */
+  'trigger.before_invoke',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -75,7 +75,7 @@ interface Claimed {
  *    re-dispatched copy of a message finds the lease, or the checkpoint, and does nothing);
  * 2. invokes the agent (stateless, with the step's timeout), renewing the lease every third of
  *    `lease_secs`; losing the lease (the run was cancelled, another process took over after a
- *    pause) aborts the invocation;
+ *    pause), or failing to renew it until it is about to lapse, aborts the invocation;
  * 3. checkpoints: one write that records the outcome, applies the step and error modes (planner)
  *    and marks the next steps dispatched, fenced by the lease token so only the claim's own
  *    execution can settle it; then publishes those steps.
@@ -115,15 +115,45 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     return { run: done.run, entry: done.result.entry, token };
   }
 
-  /** Extends the lease; false when it is no longer ours (cancelled, ended, taken over). */
-  async function renew(runId: string, key: string, token: string): Promise<boolean> {
+  /** Extends the lease: its new end (epoch ms), or null when it is no longer ours (cancelled, ended, taken over). */
+  async function renew(runId: string, key: string, token: string): Promise<number | null> {
+    const until = now().getTime() + leaseMs();
     const done = await transitionRun(runs, runId, options(), (draft) => {
       const entry = draft.pending[key];
       if (TERMINAL_RUN_STATES.has(draft.state) || entry?.lease?.token !== token) return null;
-      entry.lease.until = new Date(now().getTime() + leaseMs()).toISOString();
+      entry.lease.until = new Date(until).toISOString();
       return true;
     });
-    return done !== null;
+    return done === null ? null : until;
+  }
+
+  /**
+   * Renews the lease every third of `lease_secs` while the step runs, and aborts the execution
+   * when the lease is lost (the run was cancelled or ended, the step taken over) or about to lapse because
+   * renewals keep failing (store unreachable): past its end another worker may take the step
+   * over, so this one stops before then rather than run beside it. Its writes would be refused
+   * anyway (the journal and the checkpoint are fenced by the lease token); stopping saves the
+   * model and read-only tool calls of a doomed execution. Returns the stop function.
+   */
+  function keepLease(message: WorkflowStepMessage, claimed: Claimed, controller: AbortController): () => void {
+    const every = Math.max(100, Math.floor(leaseMs() / 3));
+    let leaseUntil = Date.parse(claimed.entry.lease?.until ?? '') || now().getTime() + leaseMs();
+    const heartbeat = setInterval(() => {
+      renew(message.run_id, message.step_key, claimed.token).then(
+        (until) => {
+          if (until === null) controller.abort(Errors.invocationCancelled("the step is no longer this worker's (the run was cancelled or ended)"));
+          else leaseUntil = Math.max(leaseUntil, until);
+        },
+        (err: unknown) => {
+          deps.warn({ err, run_id: message.run_id }, 'could not renew a workflow step lease');
+          if (now().getTime() + every >= leaseUntil && !controller.signal.aborted) {
+            controller.abort(Errors.invocationCancelled('the step lease could not be renewed before it lapsed (store unreachable); the sweeper dispatches the step again'));
+          }
+        },
+      );
+    }, every);
+    heartbeat.unref();
+    return () => clearInterval(heartbeat);
   }
 
   async function execute(claimed: Claimed, signal: AbortSignal): Promise<StepOutcome> {
@@ -218,15 +248,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
       if (claimed === null || claimed === 'escalated') return;
       const controller = new AbortController();
       const untrack = track(message.run_id, controller);
-      const heartbeat = setInterval(() => {
-        renew(message.run_id, message.step_key, claimed.token).then(
-          (ours) => {
-            if (!ours) controller.abort(Errors.invocationCancelled('the step is no longer this worker\'s (the run was cancelled or ended)'));
-          },
-          (err: unknown) => deps.warn({ err, run_id: message.run_id }, 'could not renew a workflow step lease'),
-        );
-      }, Math.max(100, Math.floor(leaseMs() / 3)));
-      heartbeat.unref();
+      const stopRenewing = keepLease(message, claimed, controller);
       const started = now().getTime();
       try {
         const outcome = await execute(claimed, controller.signal);
@@ -238,7 +260,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
         if (controller.signal.aborted) return;
         await checkpoint(claimed, outcome);
       } finally {
-        clearInterval(heartbeat);
+        stopRenewing();
         untrack();
       }
     },
