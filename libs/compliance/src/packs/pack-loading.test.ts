@@ -72,6 +72,14 @@ describe('parsePack', () => {
     expect(problemsOf('id: [unclosed\n')[0]).toMatch(/^not valid YAML or JSON: /);
   });
 
+  it('refuses a YAML alias bomb as a fault of the pack, not an unhandled error', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => {
+      const prev = i === 0 ? 'a' : `l${i - 1}`;
+      return `l${i}: &l${i} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
+    })].join('\n');
+    expect(problemsOf(bomb)).toEqual([expect.stringMatching(/alias bomb/)]);
+  });
+
   it('names the control (by id) and the field of every schema fault, all at once', () => {
     const text = GOOD.replace('attestation: required', 'attestation: maybe')
       .replace('  - id: ACME-2\n    requirement: Keep audit entries for seven years.\n', '  - id: ACME-2\n')

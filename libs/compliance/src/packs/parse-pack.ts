@@ -34,7 +34,15 @@ export function parsePack(text: string, options: ParsePackOptions): LoadedPack {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0)
     fail(document.errors.map((e) => `not valid YAML or JSON: ${e.message.split('\n')[0] ?? e.message}`));
-  const raw: unknown = document.toJS({ maxAliasCount: 100 });
+  let raw: unknown;
+  try {
+    raw = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // `yaml` throws a ReferenceError when aliases expand past the limit (an alias bomb): the
+    // pack's fault, refused like any other, never an unhandled error.
+    if (!(error instanceof ReferenceError)) throw error;
+    return fail([`refused: its aliases expand to more than 100 values (a YAML alias bomb)`]);
+  }
 
   const schemaProblems = describeSchemaErrors(CompliancePackFile, raw).map(({ path, message }) =>
     locate(raw, path, message),
