@@ -114,7 +114,7 @@ describe('README package registry walkthrough', () => {
     const signingKey = await w.next('curl -s $R/signing-key');
     // The key id each publish printed is the registry's (what the README tells you to compare).
     for (const p of published) expect(p.text).toContain(`signed by registry key ${signingKey.json.key_id}`);
-    expect((await call(R, 'GET', '/packages/claims-intake')).body).toMatchObject({ owners: ['registry-admin'], latest: '1.0.0' });
+    expect((await call(R, 'GET', '/packages/claims-intake')).body).toMatchObject({ owners: ['key:registry-admin'], latest: '1.0.0' });
 
     // Found by the CLI and by GET /search.
     await w.next('npm run cli -- package search claims');

@@ -14,6 +14,7 @@ import type { Logger } from '@agent-platform/observability';
 import {
   createPackageRegistry,
   loadOrCreateSigningKey,
+  migrateLegacyIdentities,
   openArchiveStore,
   type ArchiveStore,
 } from '@agent-platform/registry-core';
@@ -52,9 +53,11 @@ export async function openRegistryDeps(
       { path: keyPath, public_key: signer.publicKey.public_key },
       'registry signing key created (platforms trust it through [catalog] trusted_keys)',
     );
+  const { store, bus } = base.engines;
+  // Records written with bare identities are qualified once, before the listener opens (docs/registry.md "Identities").
+  await migrateLegacyIdentities({ store, clock: base.clock, logger: base.logger });
   // Files under archive_dir (default <data_dir>/registry/archives), or [registry.s3] (docs/registry-storage.md).
   const archives: ArchiveStore = openArchiveStore(boot.registry, boot.storage.data_dir);
-  const { store, bus } = base.engines;
   const packages = createPackageRegistry({
     store,
     bus,
@@ -66,7 +69,16 @@ export async function openRegistryDeps(
   return {
     // `[registry]` is read once, at start: a reload reports it as restart-required
     // (RESTART_REQUIRED_KEYS), so the running registry keeps the settings it started with.
-    deps: { ...base, store, bus, settings: () => boot.registry, packages, archives, signer },
+    deps: {
+      ...base,
+      store,
+      bus,
+      settings: () => boot.registry,
+      packages,
+      archives,
+      signer,
+      allowPrivateTargets: () => base.config().network.allow_private_targets,
+    },
     close: () => archives.close(),
   };
 }

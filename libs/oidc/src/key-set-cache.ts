@@ -1,4 +1,5 @@
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { PrivateTargetError } from '@agent-platform/net';
 import { TokenRejectedError } from './token-rejected.ts';
 
 export type KeySet = ReturnType<typeof createLocalJWKSet>;
@@ -60,8 +61,17 @@ export function createKeySetCache(options: KeySetCacheOptions): KeySetCache {
     return pending;
   }
 
-  const unavailable = (cause: unknown) =>
-    new TokenRejectedError('keys_unavailable', `the signing keys of issuer ${options.issuer} are unavailable; try again later`, { cause });
+  const unavailable = (cause: unknown) => {
+    // A refusal by the private-target guard will not pass by itself: say so, and how to lift it.
+    const refused = privateTargetRefusal(cause);
+    return new TokenRejectedError(
+      'keys_unavailable',
+      refused === null
+        ? `the signing keys of issuer ${options.issuer} are unavailable; try again later`
+        : `the signing keys of issuer ${options.issuer} cannot be fetched: ${refused.message}`,
+      { cause },
+    );
+  };
 
   return {
     async current() {
@@ -90,4 +100,12 @@ export function createKeySetCache(options: KeySetCacheOptions): KeySetCache {
       }
     },
   };
+}
+
+/** The PrivateTargetError in an error's cause chain, if any. */
+function privateTargetRefusal(error: unknown): PrivateTargetError | null {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
+    if (at instanceof PrivateTargetError) return at;
+  }
+  return null;
 }

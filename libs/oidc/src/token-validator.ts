@@ -33,6 +33,12 @@ export interface TokenValidatorOptions<R extends string> {
   /** Discovery and JWKS requests: deadline (default 5000 ms) and size cap (default 512 KiB). */
   fetchTimeoutMs?: number;
   maxResponseBytes?: number;
+  /**
+   * Whether discovery and JWKS requests may reach loopback, private or link-local addresses
+   * (DECISIONS D9). Default true: issuers the operator wrote in the config file are trusted; a
+   * surface whose issuers arrive through an API passes `[network] allow_private_targets`.
+   */
+  allowPrivateTargets?: () => boolean;
   /** Refuse every token whose header `typ` is not `at+jwt` (RFC 9068); default false, see `idTokenMarker`. */
   requireAccessTokenType?: boolean;
   now?: () => Date;
@@ -69,7 +75,7 @@ export function createTokenValidator<R extends string>(settings: TokenValidatorS
   const problems = algorithmProblems(settings.allowed_algorithms);
   if (problems.length > 0) throw new Error(`issuer ${settings.issuer}: ${problems.join('; ')}`);
   const now = options.now ?? (() => new Date());
-  const limits: FetchLimits = { timeoutMs: options.fetchTimeoutMs ?? 5_000, maxBytes: options.maxResponseBytes ?? 512 * 1024 };
+  const limits: FetchLimits = { timeoutMs: options.fetchTimeoutMs ?? 5_000, maxBytes: options.maxResponseBytes ?? 512 * 1024, allowPrivateTargets: options.allowPrivateTargets ?? (() => true) };
   const keys = createKeySetCache({
     issuer: settings.issuer,
     ttlMs: settings.jwks_cache_ttl_secs * 1000,

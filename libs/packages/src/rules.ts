@@ -7,6 +7,7 @@ export const RULES = {
   // Files and layout (D4)
   'package-dir': 'the package path is missing or not a directory',
   'manifest-missing': 'the package has no package.toml',
+  'manifest-too-large': 'package.toml is larger than 64 KiB',
   'payload-missing': 'payload/ lacks the payload file of the package type',
   'payload-extra': 'payload/ holds another file or directory, or both integration payloads',
   'ignored-file': 'warning: an archive holds a file outside package.toml and payload/',

@@ -103,11 +103,21 @@ export function validatePackageFiles(files: PackageFiles, options: ValidateOptio
   return report;
 }
 
+/**
+ * The largest package.toml read: far above any real manifest (a few KiB), and checked before the
+ * text is decoded or parsed, so a huge one (which gzip packs into a small archive) costs nothing.
+ */
+export const MAX_MANIFEST_BYTES = 64 * 1024;
+
 function checkManifestBytes(
   bytes: Uint8Array,
   p: FileProblems,
   platformVersion: string,
 ): ReturnType<typeof checkManifest> {
+  if (bytes.byteLength > MAX_MANIFEST_BYTES) {
+    p.add(WHOLE_FILE, 'manifest-too-large', `is ${bytes.byteLength} bytes, larger than ${MAX_MANIFEST_BYTES} bytes: a manifest holds metadata only`);
+    return {};
+  }
   try {
     return checkManifest(new TextDecoder('utf-8', { fatal: true }).decode(bytes), p, { platformVersion });
   } catch {

@@ -13,10 +13,16 @@ export * from './revocations/revocation-feed.ts';
 export { createPackageRegistry, type PackageRegistry } from './packages/package-registry.ts';
 export type { PackageRegistryDeps, RegistryActor } from './packages/registry-context.ts';
 export { RegistryError, RegistryErrors } from './packages/registry-error.ts';
+export {
+  legacyIdentityRule,
+  migrateLegacyIdentities,
+  type IdentityMigrationReport,
+} from './packages/identity-migration.ts';
 export { latestOf, sortHighestFirst } from './packages/package-views.ts';
 export * from './auth/registry-keys.ts';
 export * from './auth/issuer-store.ts';
 export * from './auth/issuer-validators.ts';
+export * from './auth/registry-identity.ts';
 export * from './search/index.ts';
 export { BUILT_IN_TAXONOMY, createTaxonomy, unknownCategories } from './taxonomy/taxonomy.ts';
 export { INSURANCE_TAXONOMY } from './taxonomy/insurance-taxonomy.ts';

@@ -1,7 +1,7 @@
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
 import { claimedIssuer, isTokenRejected } from '@agent-platform/oidc';
-import { REGISTRY_KEY_PREFIX } from '@agent-platform/registry-core';
+import { keyIdentity, REGISTRY_KEY_PREFIX, tokenIdentity } from '@agent-platform/registry-core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RegistryApp } from '../registry-app.ts';
 import type { RegistryAuthDeps } from '../routes/registry-route.ts';
@@ -83,11 +83,12 @@ async function identify(
     if (!keysAccepted(settings)) return refuse(request, services, deps, settings, 'keys_not_accepted');
     const key = await services.keys.authenticate(token);
     if (key === null) return refuse(request, services, deps, settings, 'invalid_key');
-    return { ...key, issuer: null };
+    // Qualified (docs/registry-auth.md "Identities"): a key named alice is not a token's subject alice.
+    return { ...key, identity: keyIdentity(key.identity), issuer: null };
   }
   try {
     const validated = await services.validators.validate(token);
-    return { identity: validated.identity, role: validated.role, key_id: null, issuer: validated.issuer, authenticated: true };
+    return { identity: tokenIdentity(validated.issuer, validated.identity), role: validated.role, key_id: null, issuer: validated.issuer, authenticated: true };
   } catch (error) {
     if (!isTokenRejected(error)) throw error;
     if (error.reason === 'no_role') {

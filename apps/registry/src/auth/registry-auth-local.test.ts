@@ -74,7 +74,7 @@ describe('mode local', () => {
     expect(refused.body).toEqual({ error: 'forbidden', message: 'role publisher may not administer the registry (needs registry-admin)' });
     expect((await h.probe('publish', reader)).body.message).toBe('role reader may not publish or yank packages (needs publisher or registry-admin)');
     expect((await h.probe('read')).body).toMatchObject({ identity: 'anonymous', role: 'reader', authenticated: false });
-    expect((await h.call('GET', '/auth/whoami', { bearer: publisher })).body).toMatchObject({ identity: 'publisher-key', role: 'publisher', authenticated: true, issuer: null });
+    expect((await h.call('GET', '/auth/whoami', { bearer: publisher })).body).toMatchObject({ identity: 'key:publisher-key', role: 'publisher', authenticated: true, issuer: null });
   });
 
   it('requires identity on reads and downloads when told to', async () => {

@@ -59,7 +59,8 @@ describe('mode oidc', () => {
     const id = await register();
     expect((await h.probe('publish', token)).status).toBe(200);
     expect((await h.call('GET', '/auth/whoami', { bearer: token })).body).toEqual({
-      identity: 'ci-publisher',
+      // Qualified by its issuer (docs/registry-auth.md "Identities").
+      identity: `${provider.issuer}#ci-publisher`,
       role: 'publisher',
       authenticated: true,
       key_id: null,
@@ -151,6 +152,22 @@ describe('mode oidc', () => {
     const answer = await h.probe('read', token);
     expect(answer.status).toBe(502);
     expect(answer.body.error).toMatchObject({ category: 'ProviderError', details: { issuer: dead } });
+  });
+});
+
+describe('issuers registered through the API are fetched through the private-target guard', () => {
+  it('refuses a loopback issuer unless [network] allow_private_targets, with a 502 saying why', async () => {
+    const guarded = await startRegistryAuthHarness({ mode: 'oidc', allow_local_keys: true }, { allowPrivateTargets: false });
+    try {
+      const key = (await guarded.call('POST', '/keys', { body: { name: 'bootstrap-admin', role: 'registry-admin' } })).body.secret;
+      expect((await guarded.call('POST', '/admin/issuers', { bearer: key, body: issuerBody() })).status).toBe(201);
+      const answer = await guarded.probe('read', await provider.accessToken('staff-reader'));
+      expect(answer.status).toBe(502);
+      expect(answer.body.error.category).toBe('ProviderError');
+      expect(JSON.stringify(answer.body.error)).toMatch(/allow_private_targets/);
+    } finally {
+      await guarded.close();
+    }
   });
 });
 

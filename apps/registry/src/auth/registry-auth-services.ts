@@ -22,6 +22,8 @@ export interface RegistryAuthServicesDeps {
   clock: Clock;
   /** Lockout after failed attempts; default the spec's example `[auth.rate_limit]` (1 s, 300 s, 10). */
   rateLimit?: () => AuthBackoffSettings;
+  /** Issuer discovery and JWKS fetches to private addresses (`[network] allow_private_targets`); default refused. */
+  allowPrivateTargets?: () => boolean;
 }
 
 /** The spec's example `[auth.rate_limit]` values (§Limits "Authentication backoff settings"). */
@@ -35,7 +37,7 @@ export function createRegistryAuthServices(deps: RegistryAuthServicesDeps): Regi
   return {
     keys: createRegistryKeyService(deps),
     issuers,
-    validators: createIssuerValidators(issuers, { clock: deps.clock }),
+    validators: createIssuerValidators(issuers, { clock: deps.clock, allowPrivateTargets: deps.allowPrivateTargets ?? (() => false) }),
     backoff: createAuthBackoff({
       store: deps.store,
       clock: deps.clock,
@@ -53,11 +55,20 @@ const shared = new WeakMap<Store, RegistryAuthServices>();
  * without the composition root having to build anything. Everything else they hold lives in
  * the store, so a second set would only cost a second JWKS fetch.
  */
-export function registryAuthServicesFor(deps: { store: Store; clock: Clock; auth?: RegistryAuthServices | undefined }): RegistryAuthServices {
+export function registryAuthServicesFor(deps: {
+  store: Store;
+  clock: Clock;
+  auth?: RegistryAuthServices | undefined;
+  allowPrivateTargets?: (() => boolean) | undefined;
+}): RegistryAuthServices {
   if (deps.auth !== undefined) return deps.auth;
   let services = shared.get(deps.store);
   if (services === undefined) {
-    services = createRegistryAuthServices(deps);
+    services = createRegistryAuthServices({
+      store: deps.store,
+      clock: deps.clock,
+      ...(deps.allowPrivateTargets === undefined ? {} : { allowPrivateTargets: deps.allowPrivateTargets }),
+    });
     shared.set(deps.store, services);
   }
   return services;

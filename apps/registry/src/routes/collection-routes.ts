@@ -1,17 +1,18 @@
-import { ErrorEnvelope, FlatError, RegistryCollection, RegistryCollectionList, RegistryPackageParams } from '@agent-platform/contracts';
+import { ErrorEnvelope, RegistryCollection, RegistryCollectionList, RegistryPackageParams } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
 import { createCollectionService, type CollectionOutcome } from '@agent-platform/registry-core';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { RegistryApp } from '../registry-app.ts';
 import { collectionError } from './collection-errors.ts';
+import { Forbidden } from './forbidden-schema.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
 
 const TAGS = ['collections'];
 /** A COLLECTION.toml is TOML: `application/toml` (RFC 9618), or `text/plain` for tools that know no better. */
 const TOML_TYPES = ['application/toml', 'text/plain'];
 const CollectionToml = Type.String({ description: 'The COLLECTION.toml text (Content-Type application/toml or text/plain).' });
-const Failures = { 400: ErrorEnvelope, 403: Type.Union([ErrorEnvelope, FlatError]), 404: ErrorEnvelope, 409: ErrorEnvelope, 415: ErrorEnvelope };
+const Failures = { 400: ErrorEnvelope, 403: Forbidden, 404: ErrorEnvelope, 409: ErrorEnvelope, 415: ErrorEnvelope };
 
 /**
  * Collections (docs/registry-search.md "Collections"): COLLECTION.toml published, read, replaced

@@ -7,6 +7,7 @@ import {
   RegistryVersionParams,
   RegistryYankBody,
 } from '@agent-platform/contracts';
+import { Forbidden } from './forbidden-schema.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
 
 /**
@@ -16,7 +17,7 @@ import type { RegistryRoutePlugin } from './registry-route.ts';
 const TAGS = ['packages'];
 const Failures = {
   400: ErrorEnvelope,
-  403: ErrorEnvelope,
+  403: Forbidden,
   404: ErrorEnvelope,
   415: ErrorEnvelope,
   422: ErrorEnvelope,

@@ -7,12 +7,14 @@ import {
   type RevocationFeed,
 } from '@agent-platform/contracts';
 import {
+  createRegistryKeyService,
   parseTrustedKey,
   sha256Tagged,
   verifyRevocationFeed,
   verifyVersion,
 } from '@agent-platform/registry-core';
 import { openExampleArchives, repack, type ExampleArchives } from '@agent-platform/registry-core/testing';
+import { systemClock } from '@agent-platform/domain';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -25,9 +27,9 @@ import {
 // The package routes over HTTP on a real loopback listener (docs/registry.md). Identities come
 // from the test auth hook (testing/test-registry.ts): the real hook and its keys are tested with
 // the registry auth work.
-const ALICE = { [TEST_IDENTITY_HEADER]: 'alice', [TEST_ROLE_HEADER]: 'publisher' };
-const BOB = { [TEST_IDENTITY_HEADER]: 'bob', [TEST_ROLE_HEADER]: 'publisher' };
-const CAROL_READER = { [TEST_IDENTITY_HEADER]: 'carol', [TEST_ROLE_HEADER]: 'reader' };
+const ALICE = { [TEST_IDENTITY_HEADER]: 'key:alice', [TEST_ROLE_HEADER]: 'publisher' };
+const BOB = { [TEST_IDENTITY_HEADER]: 'key:bob', [TEST_ROLE_HEADER]: 'publisher' };
+const CAROL_READER = { [TEST_IDENTITY_HEADER]: 'key:carol', [TEST_ROLE_HEADER]: 'reader' };
 
 describe('registry package routes', () => {
   let examples: ExampleArchives;
@@ -38,6 +40,8 @@ describe('registry package routes', () => {
   afterAll(async () => examples.close());
   beforeEach(async () => {
     registry = await startTestRegistry({ registry: { max_archive_bytes: 64 * 1024 } });
+    // Owners are qualified identities the registry knows: bob's key exists, so a package can be handed to key:bob.
+    await createRegistryKeyService({ store: registry.deps.store, clock: systemClock }).create({ name: 'bob', role: 'publisher' });
   });
   afterEach(async () => registry.close());
 
@@ -67,6 +71,8 @@ describe('registry package routes', () => {
   }
 
   it('publishes an example and serves it back: package, versions, version, download with its signature', async () => {
+    // Dependencies first: a version whose dependency was never published is refused.
+    for (const dependency of ['loss-summary', 'fnol-triage']) expect((await publish(await examples.build(dependency))).status).toBe(201);
     const archive = await examples.build('claims-intake');
     const created = await publish(archive);
     expect(created.status).toBe(201);
@@ -75,7 +81,7 @@ describe('registry package routes', () => {
       name: 'claims-intake',
       version: '1.0.0',
       type: 'agent-template',
-      published_by: 'alice',
+      published_by: 'key:alice',
       archive_sha256: sha256Tagged(archive),
     });
     expect(Object.keys(version)).not.toContain('archive_key');
@@ -84,7 +90,7 @@ describe('registry package routes', () => {
     expect(pkg).toMatchObject({
       name: 'claims-intake',
       type: 'agent-template',
-      owners: ['alice'],
+      owners: ['key:alice'],
       latest: '1.0.0',
       versions: ['1.0.0'],
       categories: ['insurance/claims'],
@@ -137,10 +143,11 @@ describe('registry package routes', () => {
   });
 
   it('keeps a name for its owners: another identity is 403 until an owner transfers it', async () => {
+    expect((await publish(await examples.build('loss-summary'))).status).toBe(201);
     expect((await publish(await examples.build('fnol-triage'))).status).toBe(201);
     const bobs = await examples.build('fnol-triage', { version: '1.1.0' });
     const refused = await expectError(await publish(bobs, BOB), 403, 'PermissionDenied');
-    expect(refused.message).toContain('belongs to alice');
+    expect(refused.message).toContain('belongs to key:alice');
     await expectError(await publish(bobs, CAROL_READER), 403, 'PermissionDenied');
     await expectError(
       await sendJson('POST', '/packages/fnol-triage/1.0.0/yank', { reason: 'hostile' }, BOB),
@@ -148,14 +155,14 @@ describe('registry package routes', () => {
       'PermissionDenied',
     );
     await expectError(
-      await sendJson('PUT', '/packages/fnol-triage/owners', { owners: ['bob'] }, BOB),
+      await sendJson('PUT', '/packages/fnol-triage/owners', { owners: ['key:bob'] }, BOB),
       403,
       'PermissionDenied',
     );
 
-    const transferred = await sendJson('PUT', '/packages/fnol-triage/owners', { owners: ['bob'] });
+    const transferred = await sendJson('PUT', '/packages/fnol-triage/owners', { owners: ['key:bob'] });
     expect(transferred.status).toBe(200);
-    expect(((await transferred.json()) as RegistryPackage).owners).toEqual(['bob']);
+    expect(((await transferred.json()) as RegistryPackage).owners).toEqual(['key:bob']);
     expect((await publish(bobs, BOB)).status).toBe(201);
     await expectError(
       await publish(await examples.build('fnol-triage', { version: '1.2.0' })),
@@ -166,10 +173,32 @@ describe('registry package routes', () => {
       entries: { action: string; identity: string; version: string | null }[];
     };
     expect(history.entries.map((e) => [e.action, e.identity, e.version])).toEqual([
-      ['publish', 'alice', '1.0.0'],
-      ['owners', 'alice', null],
-      ['publish', 'bob', '1.1.0'],
+      ['publish', 'key:alice', '1.0.0'],
+      ['owners', 'key:alice', null],
+      ['publish', 'key:bob', '1.1.0'],
     ]);
+  });
+
+  it('refuses a version whose dependency was never published here, naming it, and stores nothing', async () => {
+    const refused = await expectError(await publish(await examples.build('claims-intake')), 400, 'ValidationError');
+    expect(refused.message).toContain('dependencies never published to this registry: fnol-triage');
+    expect(refused.details?.problems).toEqual([
+      { file: 'package.toml', field: 'dependencies.fnol-triage', rule: 'dependency-unknown', message: "'fnol-triage' has never been published to this registry" },
+    ]);
+    await expectError(await get('/packages/claims-intake'), 404, 'NotFound');
+  });
+
+  it('refuses a package.toml over the manifest cap with a clear 400 (25 MB of it packs into under 64 KiB of archive)', async () => {
+    const padding = `# ${'x'.repeat(1022)}\n`.repeat(25 * 1024);
+    const huge = repack(await examples.build('loss-summary'), (files) =>
+      files.set('package.toml', new TextEncoder().encode(new TextDecoder().decode(files.get('package.toml')) + padding)),
+    );
+    expect(huge.byteLength).toBeLessThan(64 * 1024);
+    const refused = await expectError(await publish(huge), 400, 'ValidationError');
+    expect(refused.details?.problems).toEqual([
+      expect.objectContaining({ file: 'package.toml', rule: 'manifest-too-large', message: expect.stringContaining('larger than 65536 bytes') }),
+    ]);
+    await expectError(await get('/packages/loss-summary'), 404, 'NotFound');
   });
 
   it('refuses an archive whose content hash is missing or does not match its payload, and a forged one', async () => {
@@ -196,6 +225,21 @@ describe('registry package routes', () => {
     ]);
     await expectError(await publish(Buffer.from('plain text, not an archive')), 400, 'ValidationError');
     await expectError(await publish(Buffer.alloc(0)), 400, 'ValidationError');
+    await expectError(await get('/packages/claims-intake'), 404, 'NotFound');
+  });
+
+  it('answers 400 for a YAML alias bomb in a payload, and stores nothing', async () => {
+    const laughs = Array.from({ length: 9 }, (_, i) =>
+      i === 0 ? 'l0: &l0 "lol"' : `l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`,
+    );
+    const bomb = repack(await examples.build('claims-intake'), (files) =>
+      files.set('payload/AGENT.md', new TextEncoder().encode(`---\ndescription: x\n${laughs.join('\n')}\n---\nHi.\n`)),
+    );
+    const refused = await expectError(await publish(bomb), 400, 'ValidationError');
+    expect(refused.message).toMatch(/alias bomb/);
+    expect(refused.details?.problems).toEqual(
+      expect.arrayContaining([expect.objectContaining({ file: 'payload/AGENT.md', rule: 'yaml-syntax' })]),
+    );
     await expectError(await get('/packages/claims-intake'), 404, 'NotFound');
   });
 
@@ -311,7 +355,7 @@ describe('registry package routes', () => {
     expect(yanked.status).toBe(200);
     expect(await yanked.json()).toMatchObject({
       yanked: true,
-      yank: { reason: 'totals are wrong', security: false, yanked_by: 'alice' },
+      yank: { reason: 'totals are wrong', security: false, yanked_by: 'key:alice' },
     });
     expect(((await (await get('/packages/loss-summary')).json()) as RegistryPackage).latest).toBe('1.0.0');
     expect((await get('/packages/loss-summary/1.1.0/download')).status).toBe(200);

@@ -2,6 +2,7 @@ import { ErrorEnvelope, RegistryVersion } from '@agent-platform/contracts';
 import { Type } from 'typebox';
 import type { RegistryApp } from '../registry-app.ts';
 import { ARCHIVE_TYPES, installArchiveBody } from './archive-body.ts';
+import { Forbidden } from './forbidden-schema.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
 
 /** Fastify's own limit is a backstop only (fixed at boot); installArchiveBody applies the configured one. */
@@ -33,7 +34,7 @@ export const publishRoute: RegistryRoutePlugin = async (app, deps) => {
           response: {
             201: RegistryVersion,
             400: ErrorEnvelope,
-            403: ErrorEnvelope,
+            403: Forbidden,
             409: ErrorEnvelope,
             413: ErrorEnvelope,
             415: ErrorEnvelope,

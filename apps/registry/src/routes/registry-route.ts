@@ -32,10 +32,16 @@ export interface RegistryRouteDeps {
    * passes its own to choose the lockout settings (createRegistryAuthServices `rateLimit`).
    */
   auth?: RegistryAuthServices;
+  /**
+   * `[network] allow_private_targets` (DECISIONS D9): whether an issuer registered through
+   * `/admin/issuers` may have its discovery and JWKS fetched from loopback, private or link-local
+   * addresses. Absent: never (issuers arrive through the API, so they are not trusted as config is).
+   */
+  allowPrivateTargets?: () => boolean;
 }
 
 /** What the auth hook and the auth routes need: no package service, so they can be tested alone. */
-export type RegistryAuthDeps = Pick<RegistryRouteDeps, 'store' | 'bus' | 'clock' | 'logger' | 'settings' | 'auth'>;
+export type RegistryAuthDeps = Pick<RegistryRouteDeps, 'store' | 'bus' | 'clock' | 'logger' | 'settings' | 'auth' | 'allowPrivateTargets'>;
 
 export type RegistryRoutePlugin = (app: RegistryApp, deps: RegistryRouteDeps) => void | Promise<void>;
 

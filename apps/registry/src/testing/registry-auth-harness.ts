@@ -49,7 +49,14 @@ export interface RegistryAuthHarness {
  * handling), with the registry auth hook, the auth routes and one probe route per access level,
  * listening on a free loopback port over a real embedded store.
  */
-export async function startRegistryAuthHarness(auth: Partial<PlatformConfig['registry']['auth']>): Promise<RegistryAuthHarness> {
+/**
+ * `allowPrivateTargets`: `[network] allow_private_targets`; true by default here, since the test
+ * identity providers listen on loopback.
+ */
+export async function startRegistryAuthHarness(
+  auth: Partial<PlatformConfig['registry']['auth']>,
+  options: { allowPrivateTargets?: boolean } = {},
+): Promise<RegistryAuthHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'ap-registry-auth-'));
   const clock = fixedClock(new Date());
   const store = await openEmbeddedStore({ path: join(dir, 'registry.db'), clock: () => clock.now() });
@@ -59,7 +66,7 @@ export async function startRegistryAuthHarness(auth: Partial<PlatformConfig['reg
   Object.assign(settings.auth, auth);
   const app = Fastify({ loggerInstance: logger }).withTypeProvider<TypeBoxTypeProvider>() as unknown as RegistryApp;
   installErrorHandling(app);
-  const deps = { store, bus, clock, logger, settings: () => settings };
+  const deps = { store, bus, clock, logger, settings: () => settings, allowPrivateTargets: () => options.allowPrivateTargets ?? true };
   installRegistryAuth(app, deps);
   await registryAuthRoutes(app, deps);
   const Caller = Type.Object({ identity: Type.String(), role: Type.String(), authenticated: Type.Boolean(), key_id: Type.Union([Type.String(), Type.Null()]), issuer: Type.Union([Type.String(), Type.Null()]) });

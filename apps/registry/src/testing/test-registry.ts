@@ -53,7 +53,14 @@ export interface TestRegistry {
  * auth hook unless `realAuth`.
  */
 export async function startTestRegistry(
-  options: { registry?: Partial<PlatformConfig['registry']>; realAuth?: boolean } = {},
+  options: {
+    registry?: Partial<PlatformConfig['registry']>;
+    realAuth?: boolean;
+    /** Writes into the store before the registry opens it (records an older registry left). */
+    seed?: (store: Engines['store']) => Promise<void>;
+    /** `[network] allow_private_targets`; true by default here (the test identity providers listen on loopback). */
+    allowPrivateTargets?: boolean;
+  } = {},
 ): Promise<TestRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'ap-registry-http-'));
   const base = defaultConfig();
@@ -61,6 +68,7 @@ export async function startTestRegistry(
     ...base,
     storage: { ...base.storage, data_dir: join(dir, 'data') },
     registry: { ...base.registry, listen: '127.0.0.1:0', ...options.registry },
+    network: { ...base.network, allow_private_targets: options.allowPrivateTargets ?? true },
   };
   const { logger } = createLogger({ level: 'warn', bufferLines: 100, destination: 'silent' });
   const engines = await openEngines(config, {
@@ -72,6 +80,7 @@ export async function startTestRegistry(
   let service: RegistryService | null = null;
   let closeDeps = async () => {};
   try {
+    await options.seed?.(engines.store);
     const opened = await openRegistryDeps({
       engines,
       logger,

@@ -1,4 +1,4 @@
-import { parseDocument } from 'yaml';
+import { parseDocument, type Document } from 'yaml';
 import { isTable, type Table } from '../fields.ts';
 import { syntaxMessage, WHOLE_FILE, type FileProblems } from '../problems.ts';
 
@@ -47,7 +47,11 @@ export function splitFrontmatter(text: string, p: FileProblems): Frontmatter | u
     p.add(WHOLE_FILE, 'yaml-syntax', `the frontmatter is not valid YAML: ${reason}${where}`);
     return undefined;
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  const data = toPlainData(doc);
+  if (data === ALIAS_BOMB) {
+    p.add(WHOLE_FILE, 'yaml-syntax', `the frontmatter is refused: its aliases expand to more than ${MAX_ALIAS_COUNT} values (a YAML alias bomb)`);
+    return undefined;
+  }
   if (!isTable(data)) {
     p.add(WHOLE_FILE, 'frontmatter', 'the frontmatter must be a YAML mapping of keys to values');
     return undefined;
@@ -59,6 +63,23 @@ export function splitFrontmatter(text: string, p: FileProblems): Frontmatter | u
       .join('\n')
       .trim(),
   };
+}
+
+/** Alias expansions allowed in one frontmatter: plenty for a hand-written file, far from a billion laughs. */
+const MAX_ALIAS_COUNT = 100;
+const ALIAS_BOMB = Symbol('alias bomb');
+
+/**
+ * The document as plain data, or ALIAS_BOMB when expanding its aliases would pass the limit:
+ * `yaml` throws a ReferenceError then, which must become the package's problem, not a 500.
+ */
+function toPlainData(doc: Document): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (error) {
+    if (error instanceof ReferenceError && /alias/i.test(error.message)) return ALIAS_BOMB;
+    throw error;
+  }
 }
 
 /** A JSON payload whose top level is an object. */

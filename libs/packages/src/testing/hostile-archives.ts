@@ -154,6 +154,11 @@ export function hostileArchives(escape: string): HostileArchive[] {
     rawHeader({ name: 'payload/AGENT.md', size: 4096 }),
     new Uint8Array(100).fill(65),
   ]);
+  // Billion laughs: nine levels of nine aliases, 9^9 strings once expanded, in under 1 KiB.
+  const laughs = Array.from({ length: 9 }, (_, i) =>
+    i === 0 ? 'l0: &l0 "lol"' : `l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]`,
+  );
+  const aliasBomb = `---\ndescription: An agent.\n${laughs.join('\n')}\n---\nYou are an agent.\n`;
   return [
     a('a ../ traversal', gzTar(...valid, file(`../${escape}`)), /unsafe path.*climbs out/),
     a(
@@ -261,6 +266,12 @@ export function hostileArchives(escape: string): HostileArchive[] {
       'payload-extra',
     ),
     a('the payload file twice', gzTar(...valid, payload), /duplicate path.*payload\/AGENT\.md/),
+    a(
+      'a YAML alias bomb in the payload frontmatter',
+      gzTar(manifest, payloadDir, file('payload/AGENT.md', aliasBomb)),
+      /aliases expand to more than 100 values/,
+      'yaml-syntax',
+    ),
     a(
       'package.toml twice, the second under ./',
       gzTar(...valid, file('./package.toml', 'x')),

@@ -14,6 +14,8 @@ export interface IssuerValidatorsOptions {
   /** Passed to every validator (libs/oidc defaults: 30 s tolerance, 30 s refetch cooldown). */
   clockToleranceSecs?: number;
   refetchCooldownSecs?: number;
+  /** Whether discovery and JWKS may be fetched from private addresses (DECISIONS D9); default refused. */
+  allowPrivateTargets?: () => boolean;
 }
 
 /** Validators kept for deleted or changed issuers are dropped past this many (they are cheap to rebuild). */
@@ -43,6 +45,7 @@ export function createIssuerValidators(issuers: IssuerStore, options: IssuerVali
           validator: createTokenValidator(found.doc, {
             roles: REGISTRY_ROLES,
             now: () => options.clock.now(),
+            allowPrivateTargets: options.allowPrivateTargets ?? (() => false),
             ...(options.clockToleranceSecs === undefined ? {} : { clockToleranceSecs: options.clockToleranceSecs }),
             ...(options.refetchCooldownSecs === undefined ? {} : { refetchCooldownSecs: options.refetchCooldownSecs }),
           }),

@@ -1,7 +1,7 @@
 import type { CollectionManifest, RegistryCollection } from '@agent-platform/contracts';
 import { COLLECTION_FILE, compareVersions } from '@agent-platform/packages';
 import { StoreConflictError, StoreDuplicateError, type Store } from '@agent-platform/store';
-import { registryRecords, type RegistryCollectionRecord } from '../registry-records.ts';
+import { QUALIFIED_IDENTITIES, registryRecords, type RegistryCollectionRecord } from '../registry-records.ts';
 import { checkCollection } from './collection-check.ts';
 import { refused, type CollectionCaller, type CollectionOutcome } from './collection-outcome.ts';
 
@@ -25,6 +25,7 @@ export interface CollectionService {
 export function createCollectionService(deps: CollectionServiceDeps): CollectionService {
   const { collections, versions } = registryRecords(deps.store);
 
+  // Identities are qualified (`key:<name>`, `<issuer>#<sub>`: docs/registry-auth.md "Identities"): equal strings, same caller.
   const mayChange = (record: RegistryCollectionRecord, caller: CollectionCaller) =>
     caller.role === 'registry-admin' || record.owners.includes(caller.identity);
 
@@ -113,6 +114,7 @@ function recordOf(manifest: CollectionManifest, owners: string[], createdAt: str
     owners,
     created_at: createdAt,
     updated_at: updatedAt,
+    identities: QUALIFIED_IDENTITIES,
   };
   if (manifest.min_platform_version !== undefined) record.min_platform_version = manifest.min_platform_version;
   if (manifest.icon !== undefined) record.icon = manifest.icon;
@@ -121,6 +123,6 @@ function recordOf(manifest: CollectionManifest, owners: string[], createdAt: str
 }
 
 function viewOf(record: RegistryCollectionRecord): RegistryCollection {
-  const { id: _id, ...view } = record;
+  const { id: _id, identities: _identities, ...view } = record;
   return view;
 }

@@ -6,6 +6,7 @@ import type {
 } from '@agent-platform/contracts';
 import { versionId, type RegistryPackageRecord, type RegistryVersionRecord } from '../registry-records.ts';
 import { sha256Tagged } from '../signing/registry-signing.ts';
+import { historyReader } from './identity-migration.ts';
 import { packageView, sortHighestFirst, versionView } from './package-views.ts';
 import { assertName, assertVersion, type RegistryContext } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
@@ -91,9 +92,15 @@ export async function downloadVersion(
 
 export async function readHistory(ctx: RegistryContext, name: string): Promise<RegistryHistory> {
   await loadPackage(ctx, name);
-  const entries = await ctx.records.history.list({ where: { name }, order: 'asc' });
+  const [entries, read] = await Promise.all([
+    ctx.records.history.list({ where: { name }, order: 'asc' }),
+    historyReader(ctx.records),
+  ]);
   return {
     name,
-    entries: entries.map(({ seq: _seq, name: _name, ...entry }) => entry),
+    entries: entries.map((line) => {
+      const { seq: _seq, name: _name, identities: _identities, ...entry } = read(line);
+      return entry;
+    }),
   };
 }

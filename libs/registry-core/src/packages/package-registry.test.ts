@@ -10,7 +10,10 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ArchiveStore } from '../archive-store/archive-store.ts';
 import { openFsArchiveStore } from '../archive-store/fs-archive-store.ts';
-import { REGISTRY_GENERATION_COUNTER } from '../registry-records.ts';
+import { REGISTRY_GENERATION_COUNTER, registryRecords } from '../registry-records.ts';
+import { createRegistryKeyService } from '../auth/registry-keys.ts';
+import { seedRecord } from '../testing/seed-registry.ts';
+import { systemClock } from '@agent-platform/domain';
 import { verifyRevocationFeed } from '../revocations/revocation-feed.ts';
 import {
   createSigner,
@@ -25,10 +28,11 @@ import type { RegistryActor } from './registry-context.ts';
 
 // The package service over the real embedded store, the filesystem archive store and the
 // embedded bus, with explicit identities (the HTTP tests in apps/registry cover the routes).
-const ALICE: RegistryActor = { identity: 'alice', role: 'publisher' };
-const BOB: RegistryActor = { identity: 'bob', role: 'publisher' };
-const ADMIN: RegistryActor = { identity: 'root', role: 'registry-admin' };
-const READER: RegistryActor = { identity: 'carol', role: 'reader' };
+// Qualified identities (`key:<name>`), as the registry's auth hook makes them.
+const ALICE: RegistryActor = { identity: 'key:alice', role: 'publisher' };
+const BOB: RegistryActor = { identity: 'key:bob', role: 'publisher' };
+const ADMIN: RegistryActor = { identity: 'key:root', role: 'registry-admin' };
+const READER: RegistryActor = { identity: 'key:carol', role: 'reader' };
 
 /** Advances one second per reading, so every change has its own time. */
 function steppingClock() {
@@ -66,6 +70,8 @@ describe('package registry', () => {
     archives = openFsArchiveStore(join(dir, 'archives'));
     warnings.length = 0;
     registry = open();
+    // An owner must be a key in use (or a subject of a registered issuer): bob's key exists.
+    await createRegistryKeyService({ store, clock: systemClock }).create({ name: 'bob', role: 'publisher' });
   });
   afterEach(async () => {
     await bus.close();
@@ -83,7 +89,11 @@ describe('package registry', () => {
     return error!;
   }
 
+  /** claims-intake depends on fnol-triage: one version of it must be in the registry (its record only, no history). */
+  const seedDependency = () => registryRecords(store).versions.insert(seedRecord({ name: 'fnol-triage', version: '1.0.0', type: 'agent-template' }));
+
   it('publishes an example, signs it, and serves it back byte for byte', async () => {
+    await seedDependency();
     const archive = await examples.build('claims-intake');
     const published = await registry.publish(archive, ALICE);
     expect(published).toMatchObject({
@@ -96,7 +106,7 @@ describe('package registry', () => {
       archive_sha256: sha256Tagged(archive),
       size_bytes: archive.byteLength,
       key_id: signer.publicKey.key_id,
-      published_by: 'alice',
+      published_by: 'key:alice',
       yanked: false,
       yank: null,
     });
@@ -114,7 +124,7 @@ describe('package registry', () => {
     expect(await registry.getVersion('claims-intake', '1.0.0')).toEqual(published);
     expect(await registry.getPackage('claims-intake')).toMatchObject({
       name: 'claims-intake',
-      owners: ['alice'],
+      owners: ['key:alice'],
       latest: '1.0.0',
       versions: ['1.0.0'],
     });
@@ -123,7 +133,7 @@ describe('package registry', () => {
         at: published.published_at,
         action: 'publish',
         version: '1.0.0',
-        identity: 'alice',
+        identity: 'key:alice',
         reason: null,
         security: false,
       },
@@ -132,6 +142,7 @@ describe('package registry', () => {
   });
 
   it('keeps versions immutable: the same version again is 409, identical bytes or not, and the first stays', async () => {
+    await seedDependency();
     const archive = await examples.build('claims-intake');
     const first = await registry.publish(archive, ALICE);
     expect(await rejection(registry.publish(archive, ALICE))).toMatchObject({
@@ -148,11 +159,12 @@ describe('package registry', () => {
   });
 
   it('gives a name to its first publisher; others are refused until an owner transfers it', async () => {
+    await seedDependency();
     await registry.publish(await examples.build('claims-intake'), ALICE);
     const bobs = await examples.build('claims-intake', { version: '1.1.0' });
     expect(await rejection(registry.publish(bobs, BOB))).toMatchObject({
       category: 'PermissionDenied',
-      message: expect.stringContaining('belongs to alice'),
+      message: expect.stringContaining('belongs to key:alice'),
     });
     expect(await rejection(registry.publish(bobs, READER))).toMatchObject({
       category: 'PermissionDenied',
@@ -161,31 +173,32 @@ describe('package registry', () => {
     expect(
       await rejection(registry.yank('claims-intake', '1.0.0', { reason: 'mine now' }, BOB)),
     ).toMatchObject({ category: 'PermissionDenied' });
-    expect(await rejection(registry.setOwners('claims-intake', ['bob'], BOB))).toMatchObject({
+    expect(await rejection(registry.setOwners('claims-intake', ['key:bob'], BOB))).toMatchObject({
       category: 'PermissionDenied',
     });
     expect((await registry.getPackage('claims-intake')).versions).toEqual(['1.0.0']);
 
     // Transfer: alice hands the name to bob.
-    expect(await registry.setOwners('claims-intake', [' bob ', 'bob'], ALICE)).toMatchObject({
-      owners: ['bob'],
+    expect(await registry.setOwners('claims-intake', [' key:bob ', 'key:bob'], ALICE)).toMatchObject({
+      owners: ['key:bob'],
     });
-    expect((await registry.publish(bobs, BOB)).published_by).toBe('bob');
+    expect((await registry.publish(bobs, BOB)).published_by).toBe('key:bob');
     const alices = await examples.build('claims-intake', { version: '1.2.0' });
     expect(await rejection(registry.publish(alices, ALICE))).toMatchObject({ category: 'PermissionDenied' });
     // A registry admin acts on any package.
-    expect((await registry.publish(alices, ADMIN)).published_by).toBe('root');
+    expect((await registry.publish(alices, ADMIN)).published_by).toBe('key:root');
     expect(
       (await registry.history('claims-intake')).entries.map((e) => [e.action, e.identity, e.owners ?? null]),
     ).toEqual([
-      ['publish', 'alice', null],
-      ['owners', 'alice', ['bob']],
-      ['publish', 'bob', null],
-      ['publish', 'root', null],
+      ['publish', 'key:alice', null],
+      ['owners', 'key:alice', ['key:bob']],
+      ['publish', 'key:bob', null],
+      ['publish', 'key:root', null],
     ]);
   });
 
   it('keeps the type of a name: a version of another type is 409', async () => {
+    await seedDependency();
     await registry.publish(await examples.build('loss-summary'), ALICE);
     const asAgent = await examples.build('claims-intake', {
       version: '2.0.0',
@@ -270,7 +283,7 @@ describe('package registry', () => {
     const yanked = await registry.yank('loss-summary', '1.0.0', { reason: 'wrong totals' }, ALICE);
     expect(yanked).toMatchObject({
       yanked: true,
-      yank: { reason: 'wrong totals', security: false, yanked_by: 'alice' },
+      yank: { reason: 'wrong totals', security: false, yanked_by: 'key:alice' },
     });
     expect(Buffer.from((await registry.download('loss-summary', '1.0.0')).bytes).equals(archive)).toBe(true);
     expect((await registry.listVersions('loss-summary')).versions[0]?.yanked).toBe(true);
@@ -379,6 +392,7 @@ describe('package registry', () => {
   });
 
   it('lets exactly one of two concurrent publishes of a new version win; the bytes served are the winner’s', async () => {
+    await seedDependency();
     const a = await examples.build('claims-intake');
     const b = await examples.build('claims-intake', {
       edit: (m) => m.replace('Takes the first notice', 'Takes a first notice'),

@@ -18,7 +18,7 @@ export function latestOf<T extends { version: string; yanked: boolean }>(version
 
 /** The wire form of a stored version (the record's storage fields dropped). */
 export function versionView(record: RegistryVersionRecord): RegistryVersion {
-  const { id: _id, archive_key: _key, ...view } = record;
+  const { id: _id, archive_key: _key, identities: _identities, ...view } = record;
   return view;
 }
 

@@ -2,7 +2,7 @@ import type { PackageManifest, RegistryVersion } from '@agent-platform/contracts
 import { loadArchive, PackageError, parseVersion, type LoadedPackage } from '@agent-platform/packages';
 import { StoreDuplicateError } from '@agent-platform/store';
 import { archiveKey } from '../archive-store/archive-store.ts';
-import { versionId, type RegistryPackageRecord, type RegistryVersionRecord } from '../registry-records.ts';
+import { QUALIFIED_IDENTITIES, versionId, type RegistryPackageRecord, type RegistryVersionRecord } from '../registry-records.ts';
 import { sha256Tagged } from '../signing/registry-signing.ts';
 import { versionView } from './package-views.ts';
 import {
@@ -25,7 +25,8 @@ const ANY_PLATFORM = '';
  * `POST /packages` (docs/registry.md "Publish"). In order, so that bad input changes nothing and
  * a crash never shows a version without its bytes:
  * 1. validate the archive with the local-install validator, `[signing] content_hash` required;
- * 2. claim the name (atomic: the first publisher owns it) or check ownership and type;
+ * 2. require every dependency to be published here, then claim the name (atomic: the first
+ *    publisher owns it) or check ownership and type;
  * 3. write the bytes under a key naming their digest (a concurrent loser cannot overwrite them);
  * 4. sign, and insert the version record: the insert is the moment the version exists, and the
  *    unique id makes exactly one of two concurrent publishes win (the other is 409).
@@ -53,6 +54,7 @@ export async function publishVersion(
       `version ${version} carries build metadata: semver ignores it when comparing, so ${version.split('+')[0]} and ${version} would be one version; publish without '+...'`,
       { version },
     );
+  await requirePublishedDependencies(ctx, manifest.dependencies);
   const id = versionId(name, version);
   const now = ctx.clock.now().toISOString();
   await claimName(ctx, { name, type, identity: actor.identity, now }, actor);
@@ -78,6 +80,7 @@ export async function publishVersion(
     published_by: actor.identity,
     yanked: false,
     yank: null,
+    identities: QUALIFIED_IDENTITIES,
   };
   try {
     await ctx.records.versions.insert(record);
@@ -131,6 +134,29 @@ function requireContentHash(manifest: PackageManifest): string {
 }
 
 /**
+ * Every dependency must name a package with at least one version here (yanked ones count): a
+ * version nobody could ever install is refused, not published (400, rule `dependency-unknown`).
+ * Publish dependencies first.
+ */
+async function requirePublishedDependencies(ctx: RegistryContext, dependencies: Record<string, string>): Promise<void> {
+  const names = Object.keys(dependencies).sort();
+  const counts = await Promise.all(names.map((name) => ctx.records.versions.count({ name })));
+  const unknown = names.filter((_, i) => counts[i] === 0);
+  if (unknown.length === 0) return;
+  throw RegistryErrors.validation(
+    `dependencies never published to this registry: ${unknown.join(', ')}; publish them first`,
+    {
+      problems: unknown.map((name) => ({
+        file: 'package.toml',
+        field: `dependencies.${name}`,
+        rule: 'dependency-unknown',
+        message: `'${name}' has never been published to this registry`,
+      })),
+    },
+  );
+}
+
+/**
  * The name's first publisher owns it; later versions come from its owners (or a registry admin)
  * and keep its type: a dependent resolving `claims-intake` expects the kind of package it got
  * before, so a version of another type is 409 Conflict with the name's current state.
@@ -149,6 +175,7 @@ async function claimName(
         owners: [claim.identity],
         created_at: claim.now,
         updated_at: claim.now,
+        identities: QUALIFIED_IDENTITIES,
       };
     assertMayChange(current.doc, actor, `publish versions of '${claim.name}'`);
     if (current.doc.type !== claim.type)

@@ -4,6 +4,7 @@ import { isPackageName, isVersion, packageNameFaults } from '@agent-platform/pac
 import type { Store } from '@agent-platform/store';
 import type { ArchiveStore } from '../archive-store/archive-store.ts';
 import {
+  QUALIFIED_IDENTITIES,
   REGISTRY_GENERATION_COUNTER,
   registryRecords,
   type RegistryHistoryRecord,
@@ -78,9 +79,11 @@ export function assertMayChange(
       name: pkg.name,
       identity: actor.identity,
     });
+  // Identities are qualified (`key:<name>`, `<issuer>#<sub>`), so an exact match is the same credential source.
   if (actor.role === 'registry-admin' || pkg.owners.includes(actor.identity)) return;
+  const owners = pkg.owners.length === 0 ? 'no owner (a registry-admin sets its owners)' : pkg.owners.join(', ');
   throw RegistryErrors.forbidden(
-    `'${actor.identity}' may not ${action}: package '${pkg.name}' belongs to ${pkg.owners.join(', ')}`,
+    `'${actor.identity}' may not ${action}: package '${pkg.name}' belongs to ${owners}`,
     {
       name: pkg.name,
       identity: actor.identity,
@@ -95,7 +98,7 @@ export function assertMayChange(
  */
 export async function afterChange(ctx: RegistryContext, entry: RegistryHistoryRecord): Promise<void> {
   try {
-    await ctx.records.history.append(() => entry);
+    await ctx.records.history.append(() => ({ ...entry, identities: QUALIFIED_IDENTITIES }));
     await ctx.records.packages.update(entry.name, (current) =>
       current === null || current.doc.updated_at >= entry.at
         ? null
