@@ -14,6 +14,7 @@ import {
   type RecordedRequest,
   type WebhookReceiver,
 } from '@agent-platform/testkit';
+import { requireStarlark } from '@agent-platform/starlark/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pidOwningPort, startFleet, type Fleet } from '../support/fleet.ts';
 import { call } from '../support/platform-process.ts';
@@ -26,6 +27,8 @@ import { payoutModel, spanNamed, writeTracedPackages } from '../support/traced-a
 // that is down costs spans, never a process.
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
+// The agent's tool is a starlark skill (tests/support/traced-agent.ts): no interpreter, no agent.
+const starlark = requireStarlark('the fleet tracing tests (their agent calls a starlark skill)');
 
 let held = gate();
 
@@ -40,7 +43,7 @@ function model(request: RecordedRequest): FakeReply {
 const traceId = (n: number): string => `${'a'.repeat(31)}${n}`;
 const traceparent = (n: number): string => `00-${traceId(n)}-00f067aa0ba902b7-01`;
 
-describe.skipIf(natsBinary === null || redisBinary === null)('tracing across a fleet', () => {
+describe.skipIf(!starlark || natsBinary === null || redisBinary === null)('tracing across a fleet', () => {
   let dir: string;
   let collector: OtlpCollector;
   let receiver: WebhookReceiver;

@@ -10,6 +10,7 @@ import {
   type FakeOpenAiServer,
   type WebhookReceiver,
 } from '@agent-platform/testkit';
+import { requireStarlark } from '@agent-platform/starlark/testing';
 import { parse, stringify } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, startFleet, writeLicence, type AppProcess, type Fleet } from '../support/fleet.ts';
@@ -26,6 +27,10 @@ import { PAYOUT_PROMPT, payoutModel, writeTracedPackages } from '../support/trac
 const promtool = requireBinary('promtool');
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
+// The counted send calls a starlark skill's tool (tests/support/traced-agent.ts).
+const starlark = requireStarlark(
+  'the metrics tests that count a tool call (their agent calls a starlark skill)',
+);
 
 async function scrape(url: string, token?: string): Promise<string> {
   const res = await fetch(url, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
@@ -77,93 +82,97 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('passes promtool on a live /metrics and counts a send, an invoke, a workflow run, a schedule fire and a webhook delivery', async () => {
-    const packages = await writeTracedPackages(dir);
-    for (const path of [packages.competency, packages.agent])
+  it.skipIf(!starlark)(
+    'passes promtool on a live /metrics and counts a send, an invoke, a workflow run, a schedule fire and a webhook delivery',
+    async () => {
+      const packages = await writeTracedPackages(dir);
+      for (const path of [packages.competency, packages.agent])
+        expect(
+          (await call(base, 'POST', '/catalog/install', { token, body: { path, activate: true } })).status,
+        ).toBe(201);
+      const installed = await call(base, 'POST', '/catalog/install', {
+        token,
+        body: { path: packages.workflow },
+      });
+      expect(installed.status, JSON.stringify(installed.body)).toBe(201);
+      const workflow: string = installed.body.installed.at(-1).id;
+      const agent: string = (await call(base, 'GET', '/agents', { token })).body.agents.find(
+        (a: { name: string }) => a.name === 'adjuster',
+      ).id;
       expect(
-        (await call(base, 'POST', '/catalog/install', { token, body: { path, activate: true } })).status,
+        (
+          await call(base, 'POST', '/webhooks', {
+            token,
+            body: { agent_id: agent, url: `${receiver.url}/hook` },
+          })
+        ).status,
       ).toBe(201);
-    const installed = await call(base, 'POST', '/catalog/install', {
-      token,
-      body: { path: packages.workflow },
-    });
-    expect(installed.status, JSON.stringify(installed.body)).toBe(201);
-    const workflow: string = installed.body.installed.at(-1).id;
-    const agent: string = (await call(base, 'GET', '/agents', { token })).body.agents.find(
-      (a: { name: string }) => a.name === 'adjuster',
-    ).id;
-    expect(
-      (
-        await call(base, 'POST', '/webhooks', {
-          token,
-          body: { agent_id: agent, url: `${receiver.url}/hook` },
-        })
-      ).status,
-    ).toBe(201);
 
-    expect(
-      (await call(base, 'POST', `/agents/${agent}/send`, { token, body: { message: PAYOUT_PROMPT } })).status,
-    ).toBe(200);
-    const invoked = await call(base, 'POST', `/agents/${agent}/invoke`, {
-      token,
-      body: { source: 'Api', message: 'claim 1', correlation_id: 'c-1', workflow_type: 'claims' },
-    });
-    expect(invoked.status, JSON.stringify(invoked.body)).toBe(200);
-    const run = await call(base, 'POST', `/workflows/${workflow}/run`, { token, body: { input: 'a run' } });
-    expect(run.status, JSON.stringify(run.body)).toBe(201);
-    const fire = await call(base, 'POST', '/cron/jobs', {
-      token,
-      body: { agent_id: agent, at: soon(), prompt: 'scheduled' },
-    });
-    expect(fire.status, JSON.stringify(fire.body)).toBe(201);
+      expect(
+        (await call(base, 'POST', `/agents/${agent}/send`, { token, body: { message: PAYOUT_PROMPT } }))
+          .status,
+      ).toBe(200);
+      const invoked = await call(base, 'POST', `/agents/${agent}/invoke`, {
+        token,
+        body: { source: 'Api', message: 'claim 1', correlation_id: 'c-1', workflow_type: 'claims' },
+      });
+      expect(invoked.status, JSON.stringify(invoked.body)).toBe(200);
+      const run = await call(base, 'POST', `/workflows/${workflow}/run`, { token, body: { input: 'a run' } });
+      expect(run.status, JSON.stringify(run.body)).toBe(201);
+      const fire = await call(base, 'POST', '/cron/jobs', {
+        token,
+        body: { agent_id: agent, at: soon(), prompt: 'scheduled' },
+      });
+      expect(fire.status, JSON.stringify(fire.body)).toBe(201);
 
-    let text = '';
-    await waitUntil(
-      async () => {
-        text = await scrape(metricsUrl);
-        return (
-          sampleValue(text, 'schedule_fires_total', { outcome: 'fired' }) === 1 &&
-          sampleValue(text, 'workflow_runs_finished_total', { status: 'Completed' }) === 1 &&
-          sampleValue(text, 'webhook_deliveries_total', { outcome: 'delivered' }) >= 3
-        );
-      },
-      { timeoutMs: 20_000, message: 'the fire, the run and the deliveries to be counted' },
-    );
-    expect(promtoolCheckMetrics(promtool!, text)).toBe('');
-    // The api's own /metrics (authenticated, spec §Endpoints) is the same registry, and lints too.
-    expect((await fetch(`${base}/metrics`)).status).toBe(401);
-    const viaApi = await scrape(`${base}/metrics`, token);
-    expect(promtoolCheckMetrics(promtool!, viaApi)).toBe('');
-    expect(sampleValue(viaApi, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(2);
+      let text = '';
+      await waitUntil(
+        async () => {
+          text = await scrape(metricsUrl);
+          return (
+            sampleValue(text, 'schedule_fires_total', { outcome: 'fired' }) === 1 &&
+            sampleValue(text, 'workflow_runs_finished_total', { status: 'Completed' }) === 1 &&
+            sampleValue(text, 'webhook_deliveries_total', { outcome: 'delivered' }) >= 3
+          );
+        },
+        { timeoutMs: 20_000, message: 'the fire, the run and the deliveries to be counted' },
+      );
+      expect(promtoolCheckMetrics(promtool!, text)).toBe('');
+      // The api's own /metrics (authenticated, spec §Endpoints) is the same registry, and lints too.
+      expect((await fetch(`${base}/metrics`)).status).toBe(401);
+      const viaApi = await scrape(`${base}/metrics`, token);
+      expect(promtoolCheckMetrics(promtool!, viaApi)).toBe('');
+      expect(sampleValue(viaApi, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(2);
 
-    expect(sampleValue(text, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(2);
-    expect(sampleValue(text, 'invocations_total', { source: 'Workflow', outcome: 'completed' })).toBe(1);
-    expect(sampleValue(text, 'invocations_total', { source: 'Cron', outcome: 'completed' })).toBe(1);
-    expect(sampleValue(text, 'invocation_duration_seconds_count', { source: 'Api', result: 'success' })).toBe(
-      2,
-    );
-    expect(sampleValue(text, 'invocation_tokens_total')).toBeGreaterThan(0);
-    // The send made two model calls (tool request, answer); the invoke, the step and the fire one each.
-    expect(sampleValue(text, 'model_calls_total', { provider: 'fake', outcome: 'success' })).toBe(5);
-    expect(sampleValue(text, 'model_tokens_total', { provider: 'fake', type: 'input' })).toBeGreaterThan(0);
-    expect(sampleValue(text, 'tool_calls_total', { outcome: 'success' })).toBe(1);
-    expect(sampleValue(text, 'workflow_runs_started_total')).toBe(1);
-    expect(sampleValue(text, 'workflow_steps_total', { mode: 'Sequential', outcome: 'succeeded' })).toBe(1);
-    expect(sampleValue(text, 'platform_events_total', { kind: 'invocation.completed' })).toBe(4);
-    expect(sampleValue(text, 'licence_transactions_used', { workflow_type: 'claims' })).toBe(1);
-    expect(sampleValue(text, 'licence_transactions_budget', { workflow_type: 'claims' })).toBe(10);
-    expect(sampleValue(text, 'licence_transactions_remaining', { workflow_type: 'claims' })).toBe(9);
-    expect(sampleValue(text, 'licence_expiry_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000);
-    expect(sampleValue(text, 'http_requests_total', { route: '/agents/:id/send', status: '200' })).toBe(1);
-    // Every metric the example dashboard and alert rules query (deploy/monitoring) is one the
-    // all-in-one declares: they cannot drift apart from the catalogue unnoticed.
-    for (const { where, expr } of monitoringExpressions())
-      for (const name of metricNamesIn(expr))
-        expect(declares(text, name), `${where} reads ${name}`).toBe(true);
-    // promtool's known complaint about prom-client's defaults is gone, the labelled gauges stay.
-    expect(text).not.toContain('nodejs_active_handles_total');
-    expect(text).toContain('nodejs_active_handles{');
-  });
+      expect(sampleValue(text, 'invocations_total', { source: 'Api', outcome: 'completed' })).toBe(2);
+      expect(sampleValue(text, 'invocations_total', { source: 'Workflow', outcome: 'completed' })).toBe(1);
+      expect(sampleValue(text, 'invocations_total', { source: 'Cron', outcome: 'completed' })).toBe(1);
+      expect(
+        sampleValue(text, 'invocation_duration_seconds_count', { source: 'Api', result: 'success' }),
+      ).toBe(2);
+      expect(sampleValue(text, 'invocation_tokens_total')).toBeGreaterThan(0);
+      // The send made two model calls (tool request, answer); the invoke, the step and the fire one each.
+      expect(sampleValue(text, 'model_calls_total', { provider: 'fake', outcome: 'success' })).toBe(5);
+      expect(sampleValue(text, 'model_tokens_total', { provider: 'fake', type: 'input' })).toBeGreaterThan(0);
+      expect(sampleValue(text, 'tool_calls_total', { outcome: 'success' })).toBe(1);
+      expect(sampleValue(text, 'workflow_runs_started_total')).toBe(1);
+      expect(sampleValue(text, 'workflow_steps_total', { mode: 'Sequential', outcome: 'succeeded' })).toBe(1);
+      expect(sampleValue(text, 'platform_events_total', { kind: 'invocation.completed' })).toBe(4);
+      expect(sampleValue(text, 'licence_transactions_used', { workflow_type: 'claims' })).toBe(1);
+      expect(sampleValue(text, 'licence_transactions_budget', { workflow_type: 'claims' })).toBe(10);
+      expect(sampleValue(text, 'licence_transactions_remaining', { workflow_type: 'claims' })).toBe(9);
+      expect(sampleValue(text, 'licence_expiry_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000);
+      expect(sampleValue(text, 'http_requests_total', { route: '/agents/:id/send', status: '200' })).toBe(1);
+      // Every metric the example dashboard and alert rules query (deploy/monitoring) is one the
+      // all-in-one declares: they cannot drift apart from the catalogue unnoticed.
+      for (const { where, expr } of monitoringExpressions())
+        for (const name of metricNamesIn(expr))
+          expect(declares(text, name), `${where} reads ${name}`).toBe(true);
+      // promtool's known complaint about prom-client's defaults is gone, the labelled gauges stay.
+      expect(text).not.toContain('nodejs_active_handles_total');
+      expect(text).toContain('nodejs_active_handles{');
+    },
+  );
 
   it('serves nothing but GET /metrics on the metrics listener', async () => {
     expect((await fetch(metricsUrl.replace('/metrics', '/agents'))).status).toBe(404);
@@ -171,7 +180,7 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
   });
 });
 
-describe.skipIf(promtool === null || natsBinary === null || redisBinary === null)(
+describe.skipIf(!starlark || promtool === null || natsBinary === null || redisBinary === null)(
   'metrics of a fleet, scraped process by process',
   () => {
     let fleet: Fleet;

@@ -10,6 +10,7 @@ import {
   type FakeOpenAiServer,
   type OtlpCollector,
 } from '@agent-platform/testkit';
+import { requireStarlark } from '@agent-platform/starlark/testing';
 import { stringify } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLicence } from '../support/fleet.ts';
@@ -21,8 +22,10 @@ import { PAYOUT_PROMPT, payoutModel, spanNamed, writeTracedPackages } from '../s
 // invocation, its model calls and its tool call, every span carrying the correlation id, exported
 // to an OTLP collector (a real HTTP server decoding OTLP/JSON, in this process).
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+// The agent's tool is a starlark skill (tests/support/traced-agent.ts): no interpreter, no agent.
+const starlark = requireStarlark('the all-in-one tracing tests (their agent calls a starlark skill)');
 
-describe('tracing in the all-in-one platform', () => {
+describe.skipIf(!starlark)('tracing in the all-in-one platform', () => {
   let dir: string;
   let model: FakeOpenAiServer;
   let collector: OtlpCollector;

@@ -462,13 +462,13 @@ export const ConnectorsConfig = Type.Object(
  */
 export const DEFAULT_POLICY_NUMBER_PATTERNS = [
   String.raw`\bPOL[-/ ]?\d{6,12}\b`,
-  String.raw`\bpolicy\s*(?:number|no\.?|num\.?|#|id|ref(?:erence)?)?\s*(?:is\b|:|#|=)?\s*(?<value>(?=(?:[A-Z/-]*\d){5})[A-Z0-9][A-Z0-9/-]{3,23}[A-Z0-9])\b`,
+  String.raw`\bpolicy(?:\s*(?:number|no\.?|num\.?|#|id|ref(?:erence)?))?\s*(?:(?:is\b|:|#|=)\s*)?(?<value>(?=(?:[A-Z/-]*\d){5})[A-Z0-9][A-Z0-9/-]{3,23}[A-Z0-9])\b`,
 ];
 
 /** Default `[gateway] claim_number_patterns`: `CLM-2024-0042` style, and five or more digits after the cue word "claim". */
 export const DEFAULT_CLAIM_NUMBER_PATTERNS = [
   String.raw`\bCLM[-/ ]?\d{4,12}(?:[-/]\d{2,8}){0,2}\b`,
-  String.raw`\bclaim\s*(?:number|no\.?|num\.?|#|id|ref(?:erence)?)?\s*(?:is\b|:|#|=)?\s*(?<value>(?=(?:[A-Z/-]*\d){5})[A-Z0-9][A-Z0-9/-]{3,23}[A-Z0-9])\b`,
+  String.raw`\bclaim(?:\s*(?:number|no\.?|num\.?|#|id|ref(?:erence)?))?\s*(?:(?:is\b|:|#|=)\s*)?(?<value>(?=(?:[A-Z/-]*\d){5})[A-Z0-9][A-Z0-9/-]{3,23}[A-Z0-9])\b`,
 ];
 
 export const GatewayConfig = Type.Object(

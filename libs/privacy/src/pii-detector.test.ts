@@ -5,6 +5,7 @@ import {
   type PiiCategory,
 } from '@agent-platform/contracts';
 import { describe, expect, it } from 'vitest';
+import { PIECE } from './detectors/person-name.ts';
 import { createPiiDetector } from './pii-detector.ts';
 import { corpusMessage, NAME_CORPUS, PII_CORPUS } from './testing/pii-corpus.ts';
 
@@ -53,6 +54,17 @@ describe('the PII detector', () => {
     expect(detector.detect('Dear Sir or Madam,')).toEqual([]);
   });
 
+  it('finds every name in a message longer than one piece given to compromise (cut at sentence ends)', async () => {
+    const detector = await createPiiDetector(options(['person_name']));
+    for (const separator of [' ', '\n']) {
+      const copies = Math.ceil((3 * PIECE) / corpusMessage(NAME_CORPUS).length);
+      const text = Array.from({ length: copies }, () => corpusMessage(NAME_CORPUS)).join(separator);
+      expect(text.length).toBeGreaterThan(3 * PIECE);
+      const names = detector.detect(text).map((s) => text.slice(s.start, s.end));
+      expect(names).toEqual(Array.from({ length: copies }, () => NAME_CORPUS.map((e) => e.value)).flat());
+    }
+  });
+
   it('leaves ordinary insurance talk alone', async () => {
     const detector = await createPiiDetector(options());
     for (const text of [
@@ -65,28 +77,6 @@ describe('the PII detector', () => {
       'Version 2.4.1 of the app crashed 3 times.',
     ]) {
       expect(detector.detect(text), text).toEqual([]);
-    }
-  });
-});
-
-describe('hostile input', () => {
-  it('stays linear: 256 KB built to make regular expressions backtrack takes well under a second each', async () => {
-    const detector = await createPiiDetector(options([...DEFAULT_PII_CATEGORIES]));
-    const cases = {
-      'long + numbers': `+${'1'.repeat(40)} `.repeat(6000),
-      'spaced digits': '1 '.repeat(128_000),
-      'spaced fours': '4 '.repeat(128_000),
-      'IBAN starts': 'GB82 '.repeat(51_000),
-      'cue words': 'policy claim DOB account phone '.repeat(8000),
-      'capitalised words after numbers': `1 ${'Aaa '.repeat(10)}`.repeat(6000),
-      'half tokens': '[[PII:EMAIL:'.repeat(21_000),
-    };
-    for (const [name, text] of Object.entries(cases)) {
-      const started = performance.now();
-      detector.detect(text);
-      // Typically 10-80 ms; the bound is for a loaded CI machine. Before the phone pattern was
-      // made unambiguous, the first case took over 7 s.
-      expect(performance.now() - started, name).toBeLessThan(2_000);
     }
   });
 });

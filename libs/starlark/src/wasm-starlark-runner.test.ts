@@ -6,7 +6,7 @@ import { buildInterpreter, ENABLE_STARLARK, isInterpreterBuilt } from './interpr
 import { loadStarlarkRunner } from './wasm-starlark-runner.ts';
 import { requireStarlarkRunner } from './testing.ts';
 
-const runner = requireStarlarkRunner();
+const runner = requireStarlarkRunner('the Starlark interpreter tests');
 const limits = { maxSteps: 1_000_000, timeoutMs: 10_000 };
 const RUNAWAY = `
 def spin(args):

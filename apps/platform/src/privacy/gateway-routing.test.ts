@@ -329,6 +329,73 @@ describe('GET /gateway/pools and /gateway/traffic', () => {
   });
 });
 
+// The regulator's report and the route read the same audit events: on the same data they must say
+// the same (docs/compliance.md "Privacy evidence"). One test per evidence kind, each through the
+// NAIC bulletin's report, whose NAIC-07 cites PC-PII-01 and PC-ROUTE-01.
+describe('the compliance report and the compliance routes', () => {
+  const evidenceOf = async (token: string, kind: string) => {
+    const res = await api!.request('GET', '/compliance/packs/naic-ais-bulletin/report', { token });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const controls = res.body.controls as Array<{
+      evidence: Array<{ kind: string; status: string; summary: string }>;
+    }>;
+    const found = controls.flatMap((c) => c.evidence).filter((e) => e.kind === kind);
+    expect(found.length, kind).toBeGreaterThan(0);
+    expect(new Set(found.map((e) => e.summary)).size, 'one summary per kind').toBe(1);
+    return found[0]!;
+  };
+  const sender = (token: string) => async (message: string) =>
+    (await api!.request('POST', `/agents/${(await insertAgent(api!)).id}/send`, { token, body: { message } }))
+      .status;
+
+  it('forced_local_routing (PC-ROUTE-01) counts what /compliance/forced-local-routing counts: calls without PII in neither', async () => {
+    api = await startPlatformTestApi({ config: config() });
+    const admin = await api.issueKey('admin');
+    const send = sender(admin);
+    const route = async () =>
+      (await api!.request('GET', '/compliance/forced-local-routing', { token: admin })).body;
+    // Calls without personal data while a local-eligible model exists: pii_detected false, local_eligible true.
+    expect(await send('Is hail damage covered?')).toBe(200);
+    expect(await send('What does my cover include?')).toBe(200);
+    expect(await route()).toMatchObject({ forced_local: 0, local_eligible: 0, pct_of_local_eligible: null });
+    const none = await evidenceOf(admin, 'forced_local_routing');
+    expect(none.status).toBe('Unknown');
+    expect(none.summary).toBe('No local-eligible model call with detected PII was routed.');
+
+    expect(await send(PII)).toBe(200); // PII, forced to onprem
+    await rewriteConfig(api, (text) => text.replace(/forced_local = true/, 'forced_local = false'));
+    expect((await api.request('POST', '/config/reload', { token: admin })).status).toBe(200);
+    expect(await send(PII)).toBe(200); // PII, eligible, not forced
+    expect(await send('Is flood damage covered?')).toBe(200);
+    expect(await route()).toMatchObject({ forced_local: 1, local_eligible: 2, pct_of_local_eligible: 50 });
+    const some = await evidenceOf(admin, 'forced_local_routing');
+    expect(some.status).toBe('Unsatisfied');
+    expect(some.summary).toContain('1 of 2 local-eligible calls with detected PII (50.0%) were forced');
+  });
+
+  it('pii_tokenisation (PC-PII-01) counts what /compliance/pii-coverage counts', async () => {
+    api = await startPlatformTestApi({ config: config() });
+    const admin = await api.issueKey('admin');
+    const send = sender(admin);
+    const route = async () => (await api!.request('GET', '/compliance/pii-coverage', { token: admin })).body;
+    expect(await send('Is hail damage covered?')).toBe(200);
+    expect(await route()).toEqual({ coverage_pct: 100, tokenised: 0, hydrated: 0 });
+    const none = await evidenceOf(admin, 'pii_tokenisation');
+    expect(none.status).toBe('Unknown');
+    expect(none.summary).toBe('The privacy gateway recorded no tokenised PII.');
+
+    expect(await send(corpusMessage())).toBe(200); // tokenised, hydrated
+    onprem.script({ status: 500, message: 'GPU fell over' });
+    expect(await send(PII)).toBe(502); // tokenised, the provider fails: never hydrated
+    expect(await route()).toEqual({ coverage_pct: 50, tokenised: 2, hydrated: 1 });
+    const some = await evidenceOf(admin, 'pii_tokenisation');
+    expect(some.status).toBe('Satisfied');
+    expect(some.summary).toContain(
+      'Model requests with PII tokenised: 2; replies restored: 1 (coverage 50.0%)',
+    );
+  });
+});
+
 async function rewriteConfig(t: PlatformTestApi, change: (text: string) => string): Promise<void> {
   const text = await readFile(t.configPath, 'utf8');
   const next = change(text);

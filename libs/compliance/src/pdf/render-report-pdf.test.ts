@@ -150,6 +150,8 @@ describe('renderReportPdf', () => {
     expect(pages[0]).toContain('Acme Mutual internal AI governance policy');
     expect(pages[0]).toContain('acme-long, version 2026.1');
     expect(pages[0]).toContain('Acme Mutual (acme-001)');
+    // The pack's author issued the framework; the platform issued the report.
+    expect(pages[0]!.replace(/\s+/g, ' ')).toContain('Framework issued by Acme Mutual');
     expect(pages[0]).toContain('2026-11-10 12:00:00 UTC');
     expect(all).toMatch(/14\s+Satisfied\s+13\s+Unsatisfied\s+13\s+Unknown/);
     expect(all).toContain(TIP);

@@ -64,7 +64,7 @@ function header(w: PdfWriter, report: ComplianceReport): void {
     ['Jurisdiction', report.jurisdiction],
     ...(report.framework_provider === null
       ? []
-      : [['Issued by', report.framework_provider] as [string, string]]),
+      : [['Framework issued by', report.framework_provider] as [string, string]]),
     [
       'Pack',
       report.pack_origin === 'built-in'

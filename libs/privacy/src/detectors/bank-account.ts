@@ -16,10 +16,10 @@ import { digitsOf, matchSpans } from '../span.ts';
 /** Written together, or in groups of four after the first with a shorter last one: one way to read each run. */
 const IBAN_GROUPS = /\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)\b/g;
 const ROUTING =
-  /\b(?:routing|ABA|RTN|transit)(?:\s*(?:number|no\.?|#))?\s*(?:is\b|:|#)?\s*(?<value>\d{9})(?!\d)/dgi;
+  /\b(?:routing|ABA|RTN|transit)(?:\s*(?:number|no\.?|#))?\s*(?:(?:is\b|:|#)\s*)?(?<value>\d{9})(?!\d)/dgi;
 const ACCOUNT =
-  /\b(?:account|acct|a\/c)\.?(?:\s*(?:number|no\.?|num\.?|#))?\s*(?:is\b|:|#)?\s*(?<value>\d[\d -]{4,20}\d)(?!\d)/dgi;
-const SORT_CODE = /\bsort\s*code\s*(?:is\b|:)?\s*(?<value>\d{2}[- ]?\d{2}[- ]?\d{2})(?!\d)/dgi;
+  /\b(?:account|acct|a\/c)\.?(?:\s*(?:number|no\.?|num\.?|#))?\s*(?:(?:is\b|:|#)\s*)?(?<value>\d[\d -]{4,20}\d)(?!\d)/dgi;
+const SORT_CODE = /\bsort\s*code\s*(?:(?:is\b|:)\s*)?(?<value>\d{2}[- ]?\d{2}[- ]?\d{2})(?!\d)/dgi;
 
 export const bankAccountDetector: Detector = {
   category: 'bank_account',

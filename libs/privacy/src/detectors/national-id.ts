@@ -13,7 +13,7 @@ import { matchSpans } from '../span.ts';
  */
 const SSN = /(?<![\d-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])/dg;
 const SSN_CUED =
-  /\b(?:SSN|social\s+security(?:\s+(?:number|no\.?|#))?)\s*(?:is\b|:|#)?\s*(?<value>(?!000|666|9\d\d)\d{3}(?!00)\d{2}(?!0000)\d{4})(?!\d)/dgi;
+  /\b(?:SSN|social\s+security(?:\s+(?:number|no\.?|#))?)\s*(?:(?:is\b|:|#)\s*)?(?<value>(?!000|666|9\d\d)\d{3}(?!00)\d{2}(?!0000)\d{4})(?!\d)/dgi;
 const NINO = /\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b/dg;
 
 export const nationalIdDetector: Detector = {

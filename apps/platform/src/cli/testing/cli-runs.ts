@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runCli } from '../run-cli.ts';
 
@@ -23,13 +23,21 @@ export interface CliRunOptions {
   stdin?: string;
 }
 
-/** `agent-platform <args>` as a user runs it: its own Node process through tsx's loader, PATH and `env` only. */
+/** The CLI's own Node process through tsx's loader, PATH and `env` only, its three streams piped. */
+export function spawnCliProcess(
+  args: readonly string[],
+  options: Pick<CliRunOptions, 'cwd' | 'env'>,
+): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+  });
+}
+
+/** `agent-platform <args>` as a user runs it (`spawnCliProcess`), its output collected. */
 export function runCliProcess(args: readonly string[], options: CliRunOptions): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, ...args], {
-      cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? '', ...options.env },
-    });
+    const child = spawnCliProcess(args, options);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -17,8 +17,6 @@ const WithinDays = Type.Optional(
   Type.Integer({ minimum: 1, maximum: 36_600, description: 'Only entries of the last N days.' }),
 );
 
-/** Values an event stands for: its `count` metadata when it is a non-negative integer, else 1. */
-
 /** First and last seq of the entries a check counted. */
 class SeqSpan {
   first: number | null = null;
@@ -83,7 +81,7 @@ export const piiTokenisation = evidenceKind({
             pointers: span.pointer('privacy events'),
           };
         const coverage = (hydrated / tokenised) * 100;
-        const figures = `${tokenised} PII values tokenised and ${hydrated} restored${window} (coverage ${coverage.toFixed(1)}%)`;
+        const figures = `Model requests with PII tokenised${window}: ${tokenised}; replies restored: ${hydrated} (coverage ${coverage.toFixed(1)}%)`;
         const pointers = span.pointer('gateway.pii.tokenised / hydrated');
         if (params.min_coverage_pct !== undefined && coverage < params.min_coverage_pct) {
           return {
@@ -132,8 +130,10 @@ export const forcedLocalRouting = evidenceKind({
           see: (entry) => {
             if (entry.category !== 'privacy' || entry.action !== 'gateway.routing') return;
             const meta = entry.metadata ?? {};
-            // Spec §Compliance: routing events lacking detected-PII metadata are excluded.
-            if (typeof meta.pii_detected !== 'boolean' || meta.local_eligible !== true) return;
+            // Only calls with detected PII, exactly as GET /compliance/forced-local-routing counts
+            // (spec §Compliance: routing events lacking detected-PII metadata are excluded; a call
+            // where nothing was found, pii_detected false, is no call "with detected PII" either).
+            if (meta.pii_detected !== true || meta.local_eligible !== true) return;
             eligible += 1;
             if (meta.forced_local === true) forced += 1;
             span.add(entry.seq);
@@ -145,7 +145,7 @@ export const forcedLocalRouting = evidenceKind({
         if (eligible === 0)
           return {
             status: 'Unknown',
-            summary: `No local-eligible model call with PII metadata was routed${window}.`,
+            summary: `No local-eligible model call with detected PII was routed${window}.`,
             pointers: [],
           };
         const pct = (forced / eligible) * 100;
