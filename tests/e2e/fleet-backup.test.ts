@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { verifyArchiveFile } from '@agent-platform/backup';
+import { forgeArchive } from '@agent-platform/backup/testing';
 import { decodeVaultKey } from '@agent-platform/config';
 import { requireBinary, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +120,26 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
 
       expect(await apiNode.stop()).toBe(0);
       expect(await worker.stop()).toBe(0);
+      // An agents_only archive repacked as another platform's (foreign vault key, garbage MAC, no
+      // signature): refused offline too, even with --allow-foreign (docs/backup.md "Foreign archives").
+      const agentsOnly = await backupCli(['create', '--data-dir', dataDir(), '--scope', 'agents_only'], {
+        cwd: fleet.dir,
+      });
+      expect(agentsOnly.code, agentsOnly.stderr).toBe(0);
+      const forged = await forgeArchive(
+        agentsOnly.stdout.trim().split(/\s+/).at(-1)!,
+        join(fleet.dir, 'forged.tar.gz'),
+        {
+          manifest: (m) => ({ ...m, vault_key_id: `sha256:${'ab'.repeat(16)}` }),
+          mac: `hmac-sha256:${'0'.repeat(64)}\n`,
+          signature: null,
+        },
+      );
+      const refused = await backupCli(['restore', '--allow-foreign', '--data-dir', dataDir(), forged], {
+        cwd: fleet.dir,
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/refused, nothing was changed: .*trusted_keys/);
       const restored = await backupCli(['restore', '--data-dir', dataDir(), backup.path], { cwd: fleet.dir });
       expect(restored.code, restored.stderr).toBe(0);
       apiNode = await fleet.add('api');

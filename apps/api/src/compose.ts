@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
 import {
+  checkArchivedPackages,
   createAgentLifecycle,
   createAgentStats,
   createAgentStore,
@@ -50,6 +51,7 @@ import { openEngines, platformVersion } from '@agent-platform/engines';
 import { createBackupService } from '@agent-platform/backup';
 import { storeSnapshotsOf } from '@agent-platform/store/embedded';
 import { afterRestore } from './backup/after-restore.ts';
+import { backupKeyPath, loadBackupSigner, trustedBackupKeys } from './backup/backup-keys.ts';
 import { guardedPoster } from '@agent-platform/net';
 import { loadStarlarkRunner } from '@agent-platform/starlark';
 import { registryAccessOf } from './compose-registry.ts';
@@ -153,6 +155,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       ...competencyEquipEffects({ store, schedules }),
       contractBindingEffect({ store, now: () => clock.now(), liveTools: (id) => fleetLiveTools(integrationState, id) }),
     ];
+    const catalogRegistry = { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version };
     const catalog = createCatalogService({
       store,
       agents,
@@ -163,7 +166,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       skills: { starlark, limits: starlarkLimits },
       effects: createEquipEffects({ agents, warn }, equipEffects),
       events,
-      registry: { access: registryAccessOf(() => config.current().catalog, options.env), platformVersion: version },
+      registry: catalogRegistry,
     });
     const lifecycle = createAgentLifecycle({ store, agents, bus, clock, events });
     // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
@@ -233,6 +236,12 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       version,
       audit,
       afterRestore: afterRestore({ audit, auditCheckpoints, schedules, bus, channels, logger }),
+      // [backup] signing_key_file is read at boot; trusted_keys and import_dirs at each restore.
+      signer: await loadBackupSigner(backupKeyPath(dataDir, boot.backup.signing_key_file)),
+      trusted: () => trustedBackupKeys(config.current().backup.trusted_keys),
+      importDirs: () => config.current().backup.import_dirs,
+      checkPackages: (snapshot, { foreign }) =>
+        checkArchivedPackages(snapshot, { live: store, registry: catalogRegistry, skills: { starlark, limits: starlarkLimits } }, foreign),
     });
     const deps: ApiDeps = {
       config,

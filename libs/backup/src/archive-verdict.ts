@@ -4,6 +4,7 @@ import { SnapshotError, type SnapshotSummary } from '@agent-platform/store';
 import { inspectSnapshot } from '@agent-platform/store/embedded';
 import { ArchiveDamagedError, extractArchive, sha256File } from './backup-files.ts';
 import { macMatches, vaultKeyId, type BackupManifest } from './backup-manifest.ts';
+import { signatureState, type SignatureState, type TrustedBackupKey } from './backup-signing.ts';
 
 /** Where an archive to restore or verify is: a listed backup, or a file on the platform host. */
 export type ArchiveSource = { kind: 'id'; id: string } | { kind: 'path'; path: string };
@@ -20,6 +21,14 @@ export interface VerifiedArchive {
   macValid: boolean;
   /** Why the MAC does not verify: another vault key (foreign, 409) or an altered manifest (400). */
   macRefusal: PlatformError | null;
+  /** Its `manifest.sig`, checked against the trusted keys given. */
+  signature: SignatureState;
+  /**
+   * Set when the archive was altered after it was made: its MAC does not verify with the vault key
+   * it names as this platform's, or its signature does not verify with the trusted key it names.
+   * Such an archive is never applied, whatever the caller allows.
+   */
+  altered: PlatformError | null;
 }
 
 function damaged(message: string): PlatformError {
@@ -38,15 +47,18 @@ export async function archiveVerdict(input: {
   expected: string | null;
   vaultKey: Buffer;
   version?: string;
+  /** Keys whose signature makes a foreign archive acceptable (`[backup] trusted_keys`); none by default. */
+  trusted?: readonly TrustedBackupKey[];
 }): Promise<VerifiedArchive> {
   const info = await stat(input.path).catch(() => null);
   if (info === null) throw Errors.notFound('backup file', input.path);
   if (!info.isFile()) throw Errors.validation(`${input.path} is not a file`, { field: 'path' });
+  // A refusal never names the hash it computed: the file may not be an archive at all (docs/backup.md "Restoring").
   const checksum = await sha256File(input.path);
   if (input.recorded !== null && input.recorded !== checksum)
-    throw damaged(`its checksum is ${checksum}, but ${input.recorded} was recorded when it was made`);
+    throw damaged(`its checksum differs from the ${input.recorded} recorded when it was made`);
   if (input.expected !== null && input.expected !== checksum)
-    throw damaged(`its checksum is ${checksum}, not the ${input.expected} given`);
+    throw damaged(`its checksum is not the ${input.expected} given`);
   let extracted;
   try {
     extracted = await extractArchive(input.path, input.staging);
@@ -77,6 +89,15 @@ export async function archiveVerdict(input: {
   } else if (!macMatches(input.vaultKey, extracted.manifestBytes, extracted.mac)) {
     macRefusal = damaged('its manifest does not match its MAC (it was altered after it was made)');
   }
+  const signature = signatureState(extracted.manifestBytes, extracted.signature, input.trusted ?? []);
+  const altered =
+    macRefusal !== null && macRefusal.category !== 'Conflict'
+      ? macRefusal
+      : signature.state === 'bad'
+        ? damaged(
+            `its signature does not verify with the key ${signature.keyId} it names (it was altered after it was made)`,
+          )
+        : null;
   return {
     manifest,
     checksum,
@@ -85,6 +106,8 @@ export async function archiveVerdict(input: {
     summary,
     macValid: macRefusal === null,
     macRefusal,
+    signature,
+    altered,
   };
 }
 
@@ -108,6 +131,8 @@ export interface ArchiveReport {
   summary: SnapshotSummary;
   /** `valid`: made with the given vault key and unaltered; `foreign`: another key; `altered`; `unchecked`: no key given. */
   mac: 'valid' | 'foreign' | 'altered' | 'unchecked';
+  /** Its `manifest.sig` against the keys given (none: `untrusted` with the signing key id, or `unsigned`). */
+  signature: SignatureState;
   /** The audit chain inside the archive, walked in full (null for agents_only). */
   chain: { valid: boolean; entry_count: number; reason: string | null } | null;
 }

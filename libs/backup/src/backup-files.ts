@@ -6,6 +6,7 @@ import { BACKUP_ID_PATTERN } from '@agent-platform/contracts';
 import {
   MAC_MEMBER,
   MANIFEST_MEMBER,
+  SIG_MEMBER,
   STORE_MEMBER,
   parseManifest,
   type BackupManifest,
@@ -110,6 +111,8 @@ export interface ExtractedArchive {
   manifest: BackupManifest;
   manifestBytes: Buffer;
   mac: string;
+  /** The `manifest.sig` text; null when the archive has none (archives of older versions). */
+  signature: string | null;
   /** The extracted `store/platform.db`, its sha256 checked against the manifest. */
   storeFile: string;
 }
@@ -149,22 +152,26 @@ function damaged(error: unknown): never {
 }
 
 /**
- * Reads a whole archive: the manifest and MAC (the first two members), then the store snapshot,
+ * Reads a whole archive: the manifest and MAC (the first two members), the signature if there is
+ * one, then the store snapshot,
  * streamed to `<staging>/platform.db` with its sha256 compared to the manifest's. Refuses any
  * other member, a missing one, a size or hash that differs, a format this version does not read.
  */
 export async function extractArchive(path: string, staging: string): Promise<ExtractedArchive> {
   await mkdir(staging, { recursive: true, mode: 0o700 });
   const storeFile = join(staging, 'platform.db');
-  const order = [MANIFEST_MEMBER, MAC_MEMBER, STORE_MEMBER];
+  const order = [MANIFEST_MEMBER, MAC_MEMBER, SIG_MEMBER, STORE_MEMBER];
+  const optional = new Set([SIG_MEMBER]);
+  let next = 0;
   const seen: Array<{ name: string; size: number; sha256: string }> = [];
-  const small: Record<string, Buffer[]> = { [MANIFEST_MEMBER]: [], [MAC_MEMBER]: [] };
+  const small: Record<string, Buffer[]> = { [MANIFEST_MEMBER]: [], [MAC_MEMBER]: [], [SIG_MEMBER]: [] };
   let current: { name: string; size: number; hash: ReturnType<typeof createHash> } | null = null;
   const out = await open(storeFile, 'w', 0o600);
   try {
     await readTarGz(createReadStream(path), {
       begin: (name, size) => {
-        const expected = order[seen.length];
+        while (optional.has(order[next]!) && name !== order[next]) next += 1;
+        const expected = order[next];
         if (name !== expected) {
           throw new ArchiveDamagedError(
             expected === undefined
@@ -172,10 +179,11 @@ export async function extractArchive(path: string, staging: string): Promise<Ext
               : `not a backup archive: member ${seen.length + 1} is ${name}, expected ${expected}`,
           );
         }
+        next += 1;
         const limit =
           name === MANIFEST_MEMBER
             ? MAX_MANIFEST_BYTES
-            : name === MAC_MEMBER
+            : name === MAC_MEMBER || name === SIG_MEMBER
               ? MAX_MAC_BYTES
               : Number.MAX_SAFE_INTEGER;
         if (size > limit) throw new ArchiveDamagedError(`member ${name} is too large (${size} bytes)`);
@@ -197,8 +205,8 @@ export async function extractArchive(path: string, staging: string): Promise<Ext
   } finally {
     await out.close();
   }
-  if (seen.length < order.length)
-    throw new ArchiveDamagedError(`the archive ends before member ${order[seen.length]}`);
+  const missing = order.find((name) => !optional.has(name) && !seen.some((m) => m.name === name));
+  if (missing !== undefined) throw new ArchiveDamagedError(`the archive ends before member ${missing}`);
   const manifestBytes = Buffer.concat(small[MANIFEST_MEMBER]!);
   let manifest: BackupManifest;
   try {
@@ -218,5 +226,12 @@ export async function extractArchive(path: string, staging: string): Promise<Ext
       `member ${STORE_MEMBER} does not match the manifest (sha256 ${stored.sha256}, the manifest says ${declared.sha256})`,
     );
   }
-  return { manifest, manifestBytes, mac: Buffer.concat(small[MAC_MEMBER]!).toString('utf8'), storeFile };
+  const signed = seen.some((m) => m.name === SIG_MEMBER);
+  return {
+    manifest,
+    manifestBytes,
+    mac: Buffer.concat(small[MAC_MEMBER]!).toString('utf8'),
+    signature: signed ? Buffer.concat(small[SIG_MEMBER]!).toString('utf8') : null,
+    storeFile,
+  };
 }

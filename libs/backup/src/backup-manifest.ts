@@ -8,6 +8,8 @@ export const BACKUP_FORMAT = 'agent-platform-backup/1';
 
 export const MANIFEST_MEMBER = 'manifest.json';
 export const MAC_MEMBER = 'manifest.mac';
+/** Optional, between the MAC and the store: the platform's Ed25519 signature of the manifest (backup-signing.ts). */
+export const SIG_MEMBER = 'manifest.sig';
 export const STORE_MEMBER = 'store/platform.db';
 
 const Sha256 = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import {
   type BackupManifest,
 } from './backup-manifest.ts';
 import { createBackupService, type BackupService } from './backup-service.ts';
+import type { BackupSigner, TrustedBackupKey } from './backup-signing.ts';
 import { installationIdOf } from './installation.ts';
 
 type Named = Doc & { name: string };
@@ -37,6 +38,21 @@ interface Platform {
   backups: BackupService;
   key: Buffer;
   restored: string[];
+  /** The public half of its backup signing key, as another platform's [backup] trusted_keys holds it. */
+  publicKey: TrustedBackupKey;
+  trusted: TrustedBackupKey[];
+}
+
+function signingKey(): { signer: BackupSigner; publicKey: TrustedBackupKey } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const keyId = `sha256:${createHash('sha256')
+    .update(publicKey.export({ format: 'der', type: 'spki' }))
+    .digest('hex')
+    .slice(0, 32)}`;
+  return {
+    signer: { keyId, sign: (bytes) => sign(null, bytes, privateKey).toString('base64url') },
+    publicKey: { key_id: keyId, key: publicKey },
+  };
 }
 
 let root: string;
@@ -58,6 +74,8 @@ async function platform(
   const store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
   const audit = createAuditTrail({ store, clock: systemClock, enabled: true });
   const restored: string[] = [];
+  const { signer, publicKey } = signingKey();
+  const trusted: TrustedBackupKey[] = [];
   const backups = createBackupService({
     dataDir: dir,
     store,
@@ -70,6 +88,10 @@ async function platform(
       restored.push(scope);
       return null;
     },
+    signer,
+    trusted: () => trusted,
+    // The tests' archives are files under the test's root directory.
+    importDirs: () => [root],
   });
   const p = {
     dir,
@@ -79,6 +101,8 @@ async function platform(
     backups,
     key,
     restored,
+    publicKey,
+    trusted,
   };
   platforms.push(p);
   return p;
@@ -223,7 +247,7 @@ describe('backup service', () => {
     // The listed archive itself, flipped in place: its recorded checksum no longer matches.
     await writeFile(made.path, copy);
     expect((await refusal(p.backups.restore({ kind: 'id', id: made.id }, ADMIN))).message).toMatch(
-      /was recorded when it was made/,
+      /recorded when it was made/,
     );
     await writeFile(made.path, bytes);
 
@@ -236,6 +260,8 @@ describe('backup service', () => {
       p.backups.restore({ kind: 'id', id: made.id }, ADMIN, { checksum: `sha256:${'0'.repeat(64)}` }),
     );
     expect(wrongGiven.message).toMatch(/not the sha256:0{64} given/);
+    // A refusal never names the hash it computed of the file.
+    expect(wrongGiven.message).not.toContain(made.checksum);
 
     // A member swapped for another database, the manifest left as it was.
     const swapped = await rebuild(p, made.path, { db: (db) => Buffer.concat([db, Buffer.alloc(4096)]) });
@@ -296,6 +322,13 @@ describe('backup service', () => {
     expect((await refusal(p.backups.restore({ kind: 'path', path: agents.path }, ADMIN))).message).toMatch(
       /another vault key/,
     );
+    // Foreign and signed by a key not trusted here: refused even with allow_foreign.
+    const untrusted = await refusal(
+      p.backups.restore({ kind: 'path', path: agents.path }, ADMIN, { allowForeign: true }),
+    );
+    expect(untrusted).toMatchObject({ category: 'Conflict' });
+    expect(untrusted.message).toMatch(/trusted_keys/);
+    p.trusted.push(stranger.publicKey);
     await p.backups.restore({ kind: 'path', path: agents.path }, ADMIN, { allowForeign: true });
     expect((await state(p)).agents).toEqual(['agent-migrated']);
   });

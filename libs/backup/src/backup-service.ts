@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { BackupRestored, BackupScope, BackupView } from '@agent-platform/contracts';
 import { Errors, type AuditTrail, type Clock } from '@agent-platform/domain';
 import type { Store, StoreSnapshots } from '@agent-platform/store';
-import { archiveVerdict, type ArchiveSource } from './archive-verdict.ts';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { archiveVerdict, type ArchiveSource, type VerifiedArchive } from './archive-verdict.ts';
+import { importablePath } from './archive-paths.ts';
 import {
   archiveIds,
   archivePath,
@@ -20,10 +22,12 @@ import {
   MAC_MEMBER,
   MANIFEST_MEMBER,
   manifestMac,
+  SIG_MEMBER,
   STORE_MEMBER,
   vaultKeyId,
   type BackupManifest,
 } from './backup-manifest.ts';
+import { signatureMember, type BackupSigner, type TrustedBackupKey } from './backup-signing.ts';
 import { importUpload } from './backup-upload.ts';
 import { KEEP_HIGHER_COUNTER_PREFIXES, storePartOf } from './backup-scopes.ts';
 import { ensureInstallationId } from './installation.ts';
@@ -43,6 +47,20 @@ export interface BackupServiceDeps {
   audit: AuditTrail;
   /** After a restore was committed: bring this process's in-memory state in line; returns the checkpoint written, if any. */
   afterRestore?: (scope: BackupScope) => Promise<string | null>;
+  /** Signs every archive made (`manifest.sig`), so that platforms trusting its key accept it; absent = unsigned. */
+  signer?: BackupSigner;
+  /** `[backup] trusted_keys`, read per restore: a foreign archive is accepted only with a signature by one of them. */
+  trusted?: () => readonly TrustedBackupKey[];
+  /**
+   * Where a restore `{path}` may read archives besides the backups directory (`[backup]
+   * import_dirs`, read per restore); `'anywhere'` for the offline CLI, whose user owns the host.
+   */
+  importDirs?: () => readonly string[] | 'anywhere';
+  /**
+   * The install checks the archive's packages must pass before anything changes (revocations; for
+   * a foreign archive also registry signatures): throws the refusal. Absent = none (unit tests).
+   */
+  checkPackages?: (snapshot: Store, context: { foreign: boolean }) => Promise<void>;
 }
 
 /** Who asks, for the audit trail. */
@@ -124,6 +142,9 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
       const written = await writeArchive(dir, id, [
         { name: MANIFEST_MEMBER, bytes: manifestBytes },
         { name: MAC_MEMBER, bytes: Buffer.from(`${manifestMac(deps.vaultKey, manifestBytes)}\n`) },
+        ...(deps.signer === undefined
+          ? []
+          : [{ name: SIG_MEMBER, bytes: signatureMember(deps.signer, manifestBytes) }]),
         { name: STORE_MEMBER, file: staged, size },
       ]);
       await deps.audit.record({
@@ -151,9 +172,47 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
       if (!(await archiveIds(dir)).includes(source.id)) throw Errors.notFound('backup', source.id);
       return { path: archivePath(dir, source.id), recorded: await recordedChecksum(dir, source.id) };
     }
-    if (!isAbsolute(source.path))
-      throw Errors.validation(`path must be absolute, not '${source.path.slice(0, 200)}'`, { field: 'path' });
-    return { path: source.path, recorded: null };
+    const allowed = deps.importDirs?.() ?? [];
+    const path = await importablePath(source.path, allowed === 'anywhere' ? 'anywhere' : [dir, ...allowed]);
+    return { path, recorded: null };
+  }
+
+  /**
+   * Whether the verified archive may be applied here (docs/backup.md "Foreign archives"); throws
+   * the refusal. Returns true for a foreign archive (made with another vault key).
+   */
+  async function admit(archive: VerifiedArchive, options: RestoreOptions): Promise<boolean> {
+    const { manifest } = archive;
+    const foreignAllowed = options.allowForeign === true;
+    if (archive.altered !== null) throw archive.altered;
+    const foreign = !archive.macValid;
+    if (foreign) {
+      if (!foreignAllowed || manifest.scope !== 'agents_only') throw archive.macRefusal!;
+      if (archive.signature.state !== 'trusted') {
+        const whose =
+          archive.signature.state === 'untrusted' ? `signed by key ${archive.signature.keyId}` : 'unsigned';
+        throw Errors.conflict(
+          `backup ${manifest.id} is foreign (made with another vault key) and ${whose}, which is not in [backup] trusted_keys: a foreign archive is restored only when signed by a key trusted here (docs/backup.md "Foreign archives")`,
+          { archive_vault_key_id: manifest.vault_key_id },
+        );
+      }
+    }
+    const installation = await ensureInstallationId(deps.store, () => deps.clock.now());
+    if (manifest.installation_id !== installation && !foreignAllowed) {
+      throw Errors.conflict(
+        `backup ${manifest.id} was made by installation ${manifest.installation_id}, not this one (${installation}); to restore it here anyway, send allow_foreign: true (docs/backup.md "Foreign archives")`,
+        { archive_installation_id: manifest.installation_id, installation_id: installation },
+      );
+    }
+    if (deps.checkPackages !== undefined) {
+      const snapshot = await openEmbeddedStore({ path: archive.storeFile });
+      try {
+        await deps.checkPackages(snapshot, { foreign });
+      } finally {
+        await snapshot.close();
+      }
+    }
+    return foreign;
   }
 
   async function restore(
@@ -173,18 +232,10 @@ export function createBackupService(deps: BackupServiceDeps): BackupService {
         expected: options.checksum ?? null,
         vaultKey: deps.vaultKey,
         version: deps.version,
+        trusted: deps.trusted?.() ?? [],
       });
       const { manifest } = archive;
-      const foreignAllowed = options.allowForeign === true;
-      if (!archive.macValid && !(foreignAllowed && manifest.scope === 'agents_only'))
-        throw archive.macRefusal!;
-      const installation = await ensureInstallationId(deps.store, () => deps.clock.now());
-      if (manifest.installation_id !== installation && !foreignAllowed) {
-        throw Errors.conflict(
-          `backup ${manifest.id} was made by installation ${manifest.installation_id}, not this one (${installation}); to restore it here anyway, send allow_foreign: true (docs/backup.md "Foreign archives")`,
-          { archive_installation_id: manifest.installation_id, installation_id: installation },
-        );
-      }
+      await admit(archive, options);
       const restoredAt = deps.clock.now().toISOString();
       const entry = {
         identity: actor.identity,

@@ -18,3 +18,4 @@ export { BACKUPS_DIR } from './backup-files.ts';
 export { ensureInstallationId, installationIdOf } from './installation.ts';
 export type { ArchiveReport } from './archive-verdict.ts';
 export { verifyArchiveFile } from './verify-archive.ts';
+export type { BackupSigner, SignatureState, TrustedBackupKey } from './backup-signing.ts';

@@ -56,6 +56,7 @@ export async function verifyArchiveFile(
       size: verdict.size,
       summary: verdict.summary,
       mac,
+      signature: verdict.signature,
       chain,
     };
   } finally {

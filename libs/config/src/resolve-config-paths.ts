@@ -31,6 +31,11 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
       ...(licence.public_key_file === undefined ? {} : { public_key_file: at(licence.public_key_file) }),
     },
     compliance: { ...config.compliance, packs_dir: optional(config.compliance.packs_dir) },
+    backup: {
+      ...config.backup,
+      signing_key_file: optional(config.backup.signing_key_file),
+      import_dirs: config.backup.import_dirs.map(at),
+    },
     audit: {
       ...config.audit,
       checkpoints: {

@@ -29,6 +29,7 @@ export function semanticProblems(file: Table): string[] {
     ...modelCallProblems(table(file.model_calls)),
     ...connectorProblems(table(table(file.connectors).urls)),
     ...catalogProblems(table(file.catalog)),
+    ...trustedKeyProblems('backup.trusted_keys', table(file.backup).trusted_keys),
     ...gatewayProblems(table(file.gateway), file.providers),
     ...retentionProblems(table(file.retention), table(table(file.audit).checkpoints)),
     ...metricsListenProblems(table(file.telemetry).metrics_listen),
@@ -185,17 +186,21 @@ function catalogProblems(catalog: Table): string[] {
   const problems: string[] = [];
   const url = catalog.registry_url;
   if (typeof url === 'string' && url !== '' && !isHttpUrl(url)) problems.push('catalog.registry_url: must be an http:// or https:// URL (or empty: no registry)');
-  if (Array.isArray(catalog.trusted_keys)) {
-    catalog.trusted_keys.forEach((key: unknown, i) => {
-      if (typeof key !== 'string') return;
-      try {
-        parseTrustedKey(key);
-      } catch (error) {
-        problems.push(`catalog.trusted_keys[${i}]: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    });
-  }
-  return problems;
+  return [...problems, ...trustedKeyProblems('catalog.trusted_keys', catalog.trusted_keys)];
+}
+
+/** Public keys as `[catalog]` and `[backup] trusted_keys` take them: a key that does not parse refuses the boot. */
+function trustedKeyProblems(key: string, keys: unknown): string[] {
+  if (!Array.isArray(keys)) return [];
+  return keys.flatMap((text: unknown, i) => {
+    if (typeof text !== 'string') return [];
+    try {
+      parseTrustedKey(text);
+      return [];
+    } catch (error) {
+      return [`${key}[${i}]: ${error instanceof Error ? error.message : String(error)}`];
+    }
+  });
 }
 
 function isHttpUrl(text: string): boolean {

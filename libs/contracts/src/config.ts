@@ -337,6 +337,24 @@ export const VaultConfig = Type.Object(
   section('The credential vault key.'),
 );
 
+export const BackupConfig = Type.Object(
+  {
+    signing_key_file: Type.String({
+      default: '',
+      description: 'PEM Ed25519 private key that signs this platform\'s backup archives; empty = <data_dir>/backup-signing-key.pem, made at first start (0600).',
+    }),
+    trusted_keys: Type.Array(Type.String(), {
+      default: [],
+      description: 'Public keys ("ed25519:<base64url>" or PEM) of the platforms whose signed agents_only archives an admin may restore here as foreign; empty = no foreign archive is accepted.',
+    }),
+    import_dirs: Type.Array(Type.String(), {
+      default: [],
+      description: 'Directories besides <data_dir>/backups that POST /backup/restore {path} may read archives from; empty = the backups directory only.',
+    }),
+  },
+  section('Signing of backup archives, and which archives a restore accepts (docs/backup.md "Foreign archives").'),
+);
+
 export const AuditCheckpointsConfig = Type.Object(
   {
     sink: Type.String({
@@ -608,6 +626,7 @@ export const PlatformConfig = Type.Object(
     skills: SkillsConfig,
     vault: VaultConfig,
     audit: AuditConfig,
+    backup: BackupConfig,
     logging: LoggingConfig,
     network: NetworkConfig,
     webhooks: WebhooksConfig,

@@ -49,6 +49,7 @@ export * from './catalog/registry-source.ts';
 export * from './catalog/registry-resolver.ts';
 export * from './catalog/registry-install.ts';
 export * from './catalog/verified-download.ts';
+export * from './catalog/archived-packages.ts';
 export * from './invocation/invocation-source.ts';
 export * from './invocation/rate-limiter.ts';
 export * from './invocation/idempotency.ts';

@@ -220,7 +220,7 @@ describe('backup routes', () => {
     const refused = await post('/backup/restore', { id: made.id });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(
-      /damaged or not a backup: its checksum is sha256:[0-9a-f]+, but sha256:[0-9a-f]+ was recorded/,
+      /damaged or not a backup: its checksum differs from the sha256:[0-9a-f]+ recorded when it was made/,
     );
     expect((await get('/auth/whoami', later)).status).toBe(200);
   });
@@ -248,9 +248,16 @@ describe('backup routes', () => {
         checksum: made.checksum,
         path: join(other.dataDir, 'data', 'backups', `${made.id}.tar.gz`),
       });
+      // A foreign restore is an admin's (BackupRestoreForeign): an operator is refused before anything is read.
+      const byOperator = await other.request('POST', '/backup/restore', {
+        token,
+        body: { id: made.id, allow_foreign: true },
+      });
+      expect(byOperator.status).toBe(403);
+      expect(byOperator.body.error.category).toBe('PermissionDenied');
       // Another platform, another vault key: the archive is foreign there.
       const foreign = await other.request('POST', '/backup/restore', {
-        token,
+        token: await other.issueKey('admin', 'root'),
         body: { id: made.id, allow_foreign: true },
       });
       expect(foreign.status).toBe(409);

@@ -6,7 +6,7 @@ import {
   BackupView,
   ErrorEnvelope,
 } from '@agent-platform/contracts';
-import { Errors } from '@agent-platform/domain';
+import { can, Errors } from '@agent-platform/domain';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ApiApp, RoutePlugin } from '../api-app.ts';
@@ -75,6 +75,11 @@ export const backupRoutes: RoutePlugin = async (app, deps) => {
       if ((id === undefined) === (path === undefined))
         throw Errors.validation(
           'send exactly one of id (a listed backup) or path (an archive file on the platform host)',
+        );
+      // An archive of another installation brings in what runs here: admin only (BackupRestoreForeign).
+      if (allow_foreign === true && !can(request.caller.role, 'BackupRestoreForeign'))
+        throw Errors.permissionDenied(
+          `role ${request.caller.role} may not restore a foreign archive (allow_foreign: true needs BackupRestoreForeign, admin only; docs/backup.md "Foreign archives")`,
         );
       const { runtime } = deps.config.current();
       // On MongoDB the service answers with MongoDB's own procedure instead.

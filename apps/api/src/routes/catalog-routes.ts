@@ -11,7 +11,7 @@ import {
   TemplateList,
   TemplateSummary,
 } from '@agent-platform/contracts';
-import { Errors } from '@agent-platform/domain';
+import { can, Errors } from '@agent-platform/domain';
 import { Type } from 'typebox';
 import type { RoutePlugin } from '../api-app.ts';
 
@@ -38,7 +38,11 @@ export const catalogRoutes: RoutePlugin = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const installed = await deps.catalog.install(request.body);
+      // An integration from a directory is IntegrationInstall's (admin; docs/integrations.md "Who may install").
+      const installed = await deps.catalog.install({
+        ...request.body,
+        integrationsFromPath: can(request.caller.role, 'IntegrationInstall'),
+      });
       return reply.code(201).send({ installed });
     },
   );

@@ -41,7 +41,8 @@ export const integrationRoutes: RoutePlugin = (app, deps) => {
   app.post(
     '/integrations/install',
     {
-      config: manage,
+      // It names a program the agent workers start, from a directory, unsigned: admin only (docs/integrations.md).
+      config: { action: 'IntegrationInstall', audit: 'integrations' },
       schema: {
         tags: TAGS,
         summary:

@@ -122,6 +122,8 @@ function service(store: Store, dataDir: string, vaultKey: Buffer): BackupService
     clock: systemClock,
     version: platformVersion(),
     audit: createAuditTrail({ store, clock: systemClock, enabled: true }),
+    // Offline, the operator owns the host: any archive file they name (docs/backup.md "Into a new data dir").
+    importDirs: () => 'anywhere',
   });
 }
 
@@ -195,6 +197,10 @@ async function verifyCommand(args: readonly string[], io: CliIo): Promise<number
       unchecked: 'not checked whose it is (give --vault-key-file or AP_VAULT_KEY)',
     }[report.mac];
     io.out(`key:      ${mac}`);
+    const { signature } = report;
+    io.out(
+      `signed:   ${signature.state === 'unsigned' ? 'no (made by the CLI or an older version)' : `by backup signing key ${signature.keyId}`}`,
+    );
     return report.mac === 'altered' || report.chain?.valid === false ? EXIT_FAILED : EXIT_OK;
   } catch (error) {
     if (error instanceof PlatformError) {

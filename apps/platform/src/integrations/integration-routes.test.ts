@@ -49,7 +49,7 @@ afterAll(async () => {
 describe('install', () => {
   it('installs an integration package, keeps the key in the vault and never shows it', async () => {
     const res = await api.request('POST', '/integrations/install', {
-      token: operator,
+      token: admin,
       body: { name: serverDir, key: KEY },
     });
     expect(res.status).toBe(201);
@@ -82,7 +82,7 @@ describe('install', () => {
     ['a directory that does not exist', { name: '/nonexistent/integration' }, 'ValidationError'],
   ])('refuses %s with a clear error and changes nothing', async (_, body, category) => {
     const before = await api.request('GET', '/catalog/installed', { token: viewer });
-    const res = await api.request('POST', '/integrations/install', { token: operator, body });
+    const res = await api.request('POST', '/integrations/install', { token: admin, body });
     expect(res.status).toBe(400);
     expect(res.body.error.category).toBe(category);
     expect((await api.request('GET', '/catalog/installed', { token: viewer })).body).toEqual(before.body);
@@ -94,7 +94,7 @@ describe('install', () => {
       competency: 'some-competency',
     });
     const wrongType = await api.request('POST', '/integrations/install', {
-      token: operator,
+      token: admin,
       body: { name: agentDir },
     });
     expect(wrongType.status).toBe(400);
@@ -106,7 +106,7 @@ describe('install', () => {
       payload: { file: 'mcp.json', data: { command: 'node', url: 'https://x.example/mcp' } },
     });
     const res = await api.request('POST', '/integrations/install', {
-      token: operator,
+      token: admin,
       body: { name: broken, key: 'k' },
     });
     expect(res.status).toBe(400);
@@ -121,6 +121,11 @@ describe('install', () => {
   });
 
   it('is IntegrationManage: a viewer may read but not install or connect', async () => {
+    // Installing from a directory on the server is IntegrationInstall: admin only (docs/integrations.md "Who may install").
+    expect(
+      (await api.request('POST', '/integrations/install', { token: operator, body: { name: serverDir } }))
+        .status,
+    ).toBe(403);
     expect(
       (await api.request('POST', '/integrations/install', { token: viewer, body: { name: serverDir } }))
         .status,

@@ -77,7 +77,8 @@ async function installIntegration(): Promise<void> {
     name: 'acme-claims',
     implements: ['claims-system'],
   });
-  await catalog.install({ path });
+  // From a directory: the caller holds IntegrationInstall (admin; docs/integrations.md).
+  await catalog.install({ path, integrationsFromPath: true });
 }
 
 describe('agent lifecycle', () => {

@@ -44,6 +44,11 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
   LicenceRead: { roles: READERS, source: 'spec' },
   ChannelManage: { roles: OPERATORS, source: 'spec' },
   IntegrationManage: { roles: OPERATORS, source: 'spec' },
+  IntegrationInstall: {
+    roles: ADMIN,
+    source: 'decision',
+    why: 'Installing an integration package from a directory on the server (POST /integrations/install, or a POST /catalog/install whose plan brings one) names a program the agent workers start as the platform\'s user, with no registry signature: admin only.',
+  },
   ScheduleCreate: { roles: OPERATORS, source: 'spec' },
   ScheduleUpdate: { roles: OPERATORS, source: 'spec' },
   ScheduleDelete: { roles: OPERATORS, source: 'spec' },
@@ -92,6 +97,11 @@ export const PERMISSIONS: Record<Action, PermissionRule> = {
   BackupCreate: { roles: OPERATORS, source: 'decision', why: 'The spec gives operators backups.' },
   BackupList: { roles: OPERATORS, source: 'decision', why: 'The spec gives operators backups.' },
   BackupRestore: { roles: OPERATORS, source: 'decision', why: 'The spec gives operators backups.' },
+  BackupRestoreForeign: {
+    roles: ADMIN,
+    source: 'decision',
+    why: 'POST /backup/restore with allow_foreign: true brings in agents, packages, integrations and webhooks another platform made, which then run here: admin only.',
+  },
   ComplianceRead: {
     roles: ['admin', 'auditor'],
     source: 'decision',

@@ -297,8 +297,16 @@ describe('install with activate: true', () => {
     });
   }
 
+  it('refuses a plan that brings an integration from a directory unless the caller may install one', async () => {
+    const error = await catalog.install({ path: await writeContractFamily(true) }).then(() => null, (e: unknown) => e);
+    expect(error).toMatchObject({ category: 'PermissionDenied' });
+    expect((error as Error).message).toMatch(/acme-claims .*IntegrationInstall/);
+    expect(await catalog.installed()).toEqual([]);
+  });
+
   it('starts the agent Running when the contract check passes', async () => {
-    const items = await catalog.install({ path: await writeContractFamily(true), activate: true });
+    // It brings an integration from a directory: the caller holds IntegrationInstall (admin).
+    const items = await catalog.install({ path: await writeContractFamily(true), activate: true, integrationsFromPath: true });
     expect(items.map((i) => i.name)).toEqual(['loss-summary', 'fnol-triage', 'acme-claims', 'claims-intake']);
     expect(await agents.getByName('claims-intake')).toMatchObject({
       state: 'Running',

@@ -164,6 +164,7 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
   return {
     async install(request) {
       const plan = await planRequest(request);
+      if (request.integrationsFromPath !== true) refuseIntegrationsFromPath(plan);
       await checkPlannedSkills(plan, deps.skills ?? NO_INTERPRETER);
       const activate = request.activate === true;
       // docs/catalog.md "Revocations": a revoked name@version, from a path or the registry alike.
@@ -232,6 +233,18 @@ export function createCatalogService(deps: CatalogServiceDeps): CatalogService {
       return requireRegistry(deps.registry, 'searching').source.search(query);
     },
   };
+}
+
+/** docs/integrations.md "Who may install": an integration from a directory is the IntegrationInstall action's (admin). */
+function refuseIntegrationsFromPath(plan: readonly PlannedPackage[]): void {
+  const names = plan
+    .filter((s) => s.origin === 'path' && s.action !== 'unchanged' && s.pkg.manifest.package.type === 'integration')
+    .map((s) => s.name);
+  if (names.length > 0)
+    throw Errors.permissionDenied(
+      `installing the integration package(s) ${names.join(', ')} from a directory needs IntegrationInstall (admin): an integration names a program the platform runs; nothing was installed`,
+      { integrations: names },
+    );
 }
 
 const NO_INTERPRETER: SkillCheckDeps = {

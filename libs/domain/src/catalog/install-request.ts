@@ -17,6 +17,12 @@ export interface InstallRequest {
    * other is a 400 ValidationError before anything is written. Not part of POST /catalog/install.
    */
   type?: PackageType;
+  /**
+   * The caller may install integration packages from a directory (action IntegrationInstall):
+   * such a package names a program the agent workers start, and carries no registry signature.
+   * Otherwise a plan that brings one from a path is refused with 403 before anything is written.
+   */
+  integrationsFromPath?: boolean;
 }
 
 type RequestKind = { kind: 'path'; path: string } | { kind: 'registry'; request: RegistryRequest };

@@ -47,7 +47,8 @@ export async function installIntegration(
         type,
       },
     );
-  await deps.catalog.install({ path });
+  // The route took IntegrationInstall already (admin).
+  await deps.catalog.install({ path, integrationsFromPath: true });
   if (key !== undefined) await deps.vault.put(integrationKeyName(name), key);
   return name;
 }
