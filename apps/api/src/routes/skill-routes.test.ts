@@ -8,7 +8,7 @@ import { startTestApi, type TestApi } from '../testing/index.ts';
 
 // Skills over HTTP (spec §Skills, docs/skills.md), on the api as composed for users: the
 // catalog's install checks run on the interpreter npm install built.
-const interpreter = requireStarlarkRunner();
+const interpreter = requireStarlarkRunner('the starlark skill install tests');
 afterAll(async () => interpreter?.close());
 
 let api: TestApi;

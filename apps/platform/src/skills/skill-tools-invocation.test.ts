@@ -10,7 +10,7 @@ import { insertAgent, startPlatformTestApi, type PlatformTestApi } from '../test
 // Starlark skill tools in an agent's invocation (docs/skills.md "Tools in the tool loop",
 // docs/tools.md): a competency lists a bundled starlark skill, the agent's allow_skill_tools
 // decides, the model (an OpenAI-protocol stand-in) calls the tool, the reply shows the call.
-const interpreter = requireStarlarkRunner();
+const interpreter = requireStarlarkRunner('the starlark tool-call invocation tests');
 afterAll(async () => interpreter?.close());
 
 let api: PlatformTestApi;

@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 // Starlark skill tools as the model tool loop runs them (docs/skills.md "Tools"), on the
 // interpreter npm install built: the bundled skills' tools, the limits, and a whole tool loop
 // over the OpenAI protocol.
-const runner = requireStarlarkRunner();
+const runner = requireStarlarkRunner('the bundled starlark skill tests');
 afterAll(async () => runner?.close());
 
 async function bundled(id: string): Promise<SkillRecord> {
