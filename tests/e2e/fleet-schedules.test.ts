@@ -135,12 +135,20 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
           message: `six fires after the kill (${fleet.logs()})`,
         },
       );
+      // The slot the killed scheduler held: BullMQ's stalled-job check finds its run lost (the
+      // fleet's `queue_job_lock_secs` = 5: lock 5 s, checked every 5 s), counts it as an attempt
+      // and hands it to `onLost`, which retries the fire by a retry job (same key). Settled before
+      // the jobs are paused: a retry of a job paused meanwhile stops (docs/schedules.md).
+      await waitUntil(async () => (await fireLog.get(held!.id))?.doc.outcome !== 'running', {
+        timeoutMs: 45_000,
+        intervalMs: 200,
+        message: `the killed scheduler's fire to be retried (${fleet.logs()})`,
+      });
       for (const id of ids)
         expect(
           (await call(B, 'PUT', `/cron/jobs/${id}/enable`, { token, body: { enabled: false } })).body,
         ).toEqual({ status: 'disabled' });
-      // A slot the killed scheduler held is run again by BullMQ's stalled-job check (the fleet's
-      // `queue_job_lock_secs` = 5: lock 5 s, checked every 5 s): wait for every claim's outcome.
+      // Wait for every claim's outcome.
       await waitUntil(
         async () =>
           (await Promise.all(ids.map(firesOf))).every((l) => l.fires.every((f) => f.outcome !== 'running')),

@@ -95,9 +95,28 @@ export async function sweepHolder(store: Store): Promise<{ holder: string; pid: 
 
 /** Writes a Completed, finalized run that ended a year ago (with a business key when given). */
 export async function seedOldRun(dataDir: string, id: string, businessKey?: string): Promise<void> {
+  await seedOldRuns(dataDir, [{ id, ...(businessKey === undefined ? {} : { businessKey }) }]);
+}
+
+/** Writes Completed, finalized runs that ended a year ago, one second apart in the order given. */
+export async function seedOldRuns(
+  dataDir: string,
+  runs: Array<{ id: string; businessKey?: string }>,
+): Promise<void> {
   const store = await openEmbeddedStore({ path: join(dataDir, 'platform.db') });
-  const ended = new Date(Date.now() - 365 * 86_400_000).toISOString();
-  const run: WorkflowRunRecord = {
+  const first = Date.now() - 365 * 86_400_000;
+  try {
+    for (const [i, { id, businessKey }] of runs.entries()) {
+      const ended = new Date(first + i * 1000).toISOString();
+      await workflowRuns(store).insert(oldRun(id, ended, businessKey));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function oldRun(id: string, ended: string, businessKey: string | undefined): WorkflowRunRecord {
+  return {
     id,
     workflow_id: '00000000-0000-4000-8000-00000000000f',
     workflow_name: 'claims-intake',
@@ -119,9 +138,4 @@ export async function seedOldRun(dataDir: string, id: string, businessKey?: stri
     updated_at: ended,
     ...(businessKey === undefined ? {} : { business_key: businessKey }),
   };
-  try {
-    await workflowRuns(store).insert(run);
-  } finally {
-    await store.close();
-  }
 }

@@ -42,7 +42,9 @@ export function webhookTransport(config: () => PlatformConfig): WebhookTransport
  *   `<webhook>:<event>`, so a redelivered event adds nothing;
  * - the delivery jobs are taken by any worker; a failed attempt throws and the queue retries it
  *   with exponential backoff; a worker killed mid-delivery leaves its job to the queue's stalled
- *   check, and another worker sends it again with the same `webhook-id` (at least once).
+ *   check, and another worker sends it again with the same `webhook-id` (at least once) as the
+ *   next attempt: the lost one counts. When the lost one was the last, `onLost` records it as a
+ *   dead letter.
  */
 export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps) {
   const log = deps.logger.child({ service: 'webhooks' });
@@ -82,7 +84,17 @@ export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps) {
             }
           });
         },
-        { concurrency: deps.config().webhooks.concurrency },
+        {
+          concurrency: deps.config().webhooks.concurrency,
+          // A last attempt lost with its worker (killed mid-send): recorded as a dead letter.
+          onLost: async (job, reason) => {
+            if (!isWebhookDeliveryJob(job.data)) return;
+            const outcome = await deliveries.lost(job, reason);
+            if (outcome !== 'dead_letter') return;
+            instruments.webhookDelivery('dead_lettered');
+            log.warn({ job_id: job.id, attempt: job.attempt, reason }, 'webhook delivery dead-lettered: its last attempt was lost with its worker');
+          },
+        },
       );
       events = await deps.bus.consume<PlatformEvent>(
         Streams.platformEvents,

@@ -4,7 +4,7 @@ import type { Bus } from '@agent-platform/bus';
 import type { EventPublisher, ScheduleService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { Queue, Worker } from '@agent-platform/queue';
-import { fireHandler, type FireRetry } from './handlers/fire-handler.ts';
+import { fireHandler, lostFireHandler, type FireHandlerDeps, type FireRetry } from './handlers/fire-handler.ts';
 import { NO_SCHEDULE_METRICS, type ScheduleMetrics } from './schedule-metrics.ts';
 
 export interface SchedulerDeps {
@@ -50,7 +50,7 @@ export function createSchedulerService(deps: SchedulerDeps): SchedulerService {
     name: 'scheduler',
     async start() {
       const reconciled = await deps.schedules.reconcile();
-      const handler = fireHandler({
+      const fireDeps: FireHandlerDeps = {
         queue: deps.queue,
         bus: deps.bus,
         logger: deps.logger,
@@ -60,8 +60,12 @@ export function createSchedulerService(deps: SchedulerDeps): SchedulerService {
         metrics: deps.metrics ?? NO_SCHEDULE_METRICS,
         identity: `${hostname()}:${process.pid}`,
         ...(deps.events === undefined ? {} : { events: deps.events }),
+      };
+      worker = await deps.queue.process(Queues.schedules, fireHandler(fireDeps), {
+        concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
+        // A slot whose scheduler died mid-fire is retried, or recorded failed: never left running.
+        onLost: lostFireHandler(fireDeps),
       });
-      worker = await deps.queue.process(Queues.schedules, handler, { concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY });
       log.debug(reconciled, 'scheduler started');
     },
     async stop() {

@@ -1,6 +1,6 @@
 import { TRACE_CONTEXT_FIELD } from '@agent-platform/contracts';
 import { inSpan, injectTraceContext, withTraceContext } from '@agent-platform/observability';
-import type { Job, JobHandler, Queue } from '@agent-platform/queue';
+import type { Job, JobHandler, ProcessOptions, Queue } from '@agent-platform/queue';
 
 /**
  * The queue with tracing (docs/observability.md "Propagation"): a job added inside a trace (a
@@ -18,7 +18,7 @@ export function traceQueue(queue: Queue): Queue {
         carrier !== undefined && isPlainObject(data) ? { ...data, [TRACE_CONTEXT_FIELD]: carrier } : data;
       return queue.add(name, traced, options);
     },
-    process: <T>(name: string, handler: JobHandler<T>, options?: { concurrency?: number }) =>
+    process: <T>(name: string, handler: JobHandler<T>, options?: ProcessOptions<T>) =>
       queue.process<T>(
         name,
         (job) => {
@@ -34,7 +34,7 @@ export function traceQueue(queue: Queue): Queue {
             ),
           );
         },
-        options,
+        withoutCarrier(options),
       ),
     upsertScheduler: (name, id, repeat, data) => queue.upsertScheduler(name, id, repeat, data),
     removeScheduler: (name, id) => queue.removeScheduler(name, id),
@@ -42,6 +42,13 @@ export function traceQueue(queue: Queue): Queue {
     health: () => queue.health(),
     close: () => queue.close(),
   };
+}
+
+/** `onLost` sees the job's data as the handler does, without the trace context. */
+function withoutCarrier<T>(options: ProcessOptions<T> | undefined): ProcessOptions<T> | undefined {
+  const onLost = options?.onLost;
+  if (options === undefined || onLost === undefined) return options;
+  return { ...options, onLost: (job, reason) => onLost({ ...job, data: split(job.data).data } as Job<T>, reason) };
 }
 
 function split(data: unknown): { carrier: Record<string, string> | undefined; data: unknown } {

@@ -8,7 +8,7 @@ export type { BusFactory, BusHarness, BusUnderTest } from './bus-harness.ts';
 export { gate, waitUntil } from './wait-until.ts';
 export { queueConformance } from './queue-conformance.ts';
 export { recorder, useQueueHarness } from './queue-harness.ts';
-export type { QueueFactory, QueueHarness, QueueUnderTest } from './queue-harness.ts';
+export type { ChildQueueSpec, QueueFactory, QueueHarness, QueueUnderTest } from './queue-harness.ts';
 export { startFakeOpenAiServer } from './fake-openai-server.ts';
 export type {
   FakeDropReply,

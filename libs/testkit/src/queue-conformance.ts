@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '@agent-platform/queue';
+import { queueLostRunCases } from './queue-conformance-lost.ts';
 import { queueSchedulerCases } from './queue-conformance-schedulers.ts';
 import { recorder, useQueueHarness, type QueueFactory, type QueueHarness } from './queue-harness.ts';
 import { waitUntil } from './wait-until.ts';
@@ -10,6 +11,7 @@ export function queueConformance(name: string, factory: QueueFactory): void {
     const h = useQueueHarness(factory);
     jobCases(h);
     queueSchedulerCases(h);
+    queueLostRunCases(h);
   });
 }
 

@@ -12,6 +12,12 @@ export interface QueueUnderTest {
    */
   second?: () => Promise<Queue>;
   /**
+   * For the lost-run cases: a queue on the same data whose claims lapse `leaseMs` after their
+   * last renewal, and how a child process opens the same (the cases SIGKILL such a child in the
+   * middle of a job). Without it those cases are skipped.
+   */
+  leased?: (leaseMs: number) => { open: () => Promise<Queue>; child: ChildQueueSpec };
+  /**
    * Removes what the factory created; runs after the suite closed every queue it was given (a
    * queue a test already closed is closed again: `close()` must be idempotent).
    */
@@ -20,10 +26,18 @@ export interface QueueUnderTest {
 
 export type QueueFactory = () => Promise<QueueUnderTest>;
 
+/** How the dying-worker fixture (queue-dying-worker.fixture.ts) opens the queue under test. */
+export type ChildQueueSpec =
+  | { kind: 'embedded'; path: string; leaseMs: number }
+  | { kind: 'bullmq'; redisUrl: string; prefix: string; leaseMs: number };
+
 export interface QueueHarness {
   readonly queue: Queue;
   readonly hasSecond: boolean;
   second(): Promise<Queue>;
+  readonly hasLeased: boolean;
+  /** A queue with a short lease (closed after the test) and the spec a child opens it by. */
+  leased(leaseMs: number): Promise<{ queue: Queue; child: ChildQueueSpec }>;
   /** A queue or scheduler name unique to this test, so tests sharing one backend never meet. */
   name(suffix: string): string;
 }
@@ -57,6 +71,15 @@ export function useQueueHarness(factory: QueueFactory): QueueHarness {
       const queue = await sut!.second!();
       opened.push(queue);
       return queue;
+    },
+    get hasLeased() {
+      return sut?.leased !== undefined;
+    },
+    leased: async (leaseMs) => {
+      const { open, child } = sut!.leased!(leaseMs);
+      const queue = await open();
+      opened.push(queue);
+      return { queue, child };
     },
     name: (suffix) => `${prefix}-${suffix}`,
   };

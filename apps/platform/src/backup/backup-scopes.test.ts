@@ -19,6 +19,7 @@ const PLATFORM_COLLECTIONS = [
   'cron_fires',
   'trigger_fires',
   'webhook_deliveries',
+  'webhook_fan_out',
   'workflow_runs',
   'workflow_admissions',
   'integration_desired',

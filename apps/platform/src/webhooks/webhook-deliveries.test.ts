@@ -119,6 +119,28 @@ describe('deliveries in the all-in-one', () => {
       await receiver.close();
     }
   });
+
+  it('does not deliver an event fanned out again after its delivery completed (the job id is free by then)', async () => {
+    const receiver = await startWebhookReceiver(() => 200);
+    try {
+      const hook = await register(receiver);
+      const event = eventFor(agent);
+      await publish(api, event);
+      await waitUntil(async () => (await deliveries(api, hook.id)).some((d) => d.delivered), { timeoutMs: 10_000, message: 'the delivery' });
+      // The same event again, as the fan-out sees a bus redelivery (its ack lost, or a fan-out
+      // that failed for another webhook retried): under another message id, so the bus passes it on.
+      await api.deps.bus.publish(Streams.platformEvents, { id: randomUUID(), correlation_id: event.id, attempt: 2, occurred_at: event.occurred_at, data: event });
+      // A later event is delivered once the repeat was fanned out (one consumer, in order).
+      const marker = eventFor(agent);
+      await publish(api, marker);
+      await waitUntil(() => receiver.requests.some((r) => JSON.parse(r.body).data.id === marker.id), { timeoutMs: 10_000, message: 'the later event' });
+      await waitUntil(async () => (await deliveries(api, hook.id)).length >= 2, { message: 'both deliveries logged' });
+      expect(receiver.requests.map((r) => (JSON.parse(r.body) as { data: PlatformEvent }).data.id)).toEqual([event.id, marker.id]);
+      expect((await deliveries(api, hook.id)).map((d) => d.event_id)).toEqual([marker.id, event.id]);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 describe('D9 at delivery time (allow_private_targets = false)', () => {

@@ -161,44 +161,84 @@ export function fireHandler(deps: FireHandlerDeps) {
         log.warn({ ...context, err: error }, 'schedule fire refused; recorded, not retried');
         return;
       }
-      await retryLater(job, data, decision.slot_at, key, error, reason, { context, attempt, retry });
+      await retryLater(deps, log, job, data, decision.slot_at, key, error, reason, { context, attempt, retry });
     }
   }
+}
 
-  async function retryLater(
-    job: Job<unknown>,
-    data: ScheduleFire,
-    slotAt: string,
-    key: string,
-    error: unknown,
-    reason: string,
-    at: { context: object; attempt: number; retry: FireRetry },
-  ): Promise<void> {
-    const { attempts, backoffMs } = at.retry;
-    const isRetry = job.scheduler_id === undefined;
-    const exhausted = isRetry ? job.attempt >= attempts - 1 : attempts <= 1;
-    if (exhausted) {
-      await deps.firing.finish(data.schedule_id, slotAt, { outcome: 'failed', reason, attempts: at.attempt });
-      deps.metrics.outcome('failed');
-      log.error({ ...at.context, err: error }, `schedule fire failed ${at.attempt} time(s); giving up on this slot`);
-      // A retry job fails for good, and the queue keeps it with its error for inspection.
-      if (isRetry) throw error;
-      return;
-    }
-    // Held through the backoff: the next attempt renews it.
-    await deps.firing.retrying(data.schedule_id, slotAt, at.attempt, reason, backoffMs * 2 ** (at.attempt - 1) + FIRE_LEASE_MS);
-    deps.metrics.retried();
-    if (isRetry) {
-      log.warn({ ...at.context, err: error }, 'schedule fire failed; the queue retries it');
-      throw error;
-    }
-    await deps.queue.add<ScheduleFire>(
-      Queues.schedules,
-      { ...data, slot_at: slotAt },
-      { jobId: `retry:${key}`, delayMs: backoffMs, attempts: attempts - 1, backoffMs: backoffMs * 2 },
-    );
-    log.warn({ ...at.context, err: error, retry_in_ms: backoffMs }, 'schedule fire failed; retrying');
+/** What a failed attempt of a fire was, and what it leaves. */
+interface FailedAttempt {
+  context: object;
+  attempt: number;
+  retry: FireRetry;
+  /** The attempt was lost with its scheduler (the queue's `onLost`): nothing to throw to. */
+  lost?: boolean;
+}
+
+/**
+ * A retryable failure of a fire's attempt: the slot is failed when it was the last of `attempts`,
+ * or retried (a retry job of our own for a slot job; the queue's retry for a retry job).
+ */
+async function retryLater(
+  deps: FireHandlerDeps,
+  log: Logger,
+  job: Job<unknown>,
+  data: ScheduleFire,
+  slotAt: string,
+  key: string,
+  error: unknown,
+  reason: string,
+  at: FailedAttempt,
+): Promise<void> {
+  const { attempts, backoffMs } = at.retry;
+  const isRetry = job.scheduler_id === undefined;
+  const exhausted = isRetry ? job.attempt >= attempts - 1 : attempts <= 1;
+  if (exhausted) {
+    await deps.firing.finish(data.schedule_id, slotAt, { outcome: 'failed', reason, attempts: at.attempt });
+    deps.metrics.outcome('failed');
+    log.error({ ...at.context, err: error }, `schedule fire failed ${at.attempt} time(s); giving up on this slot`);
+    // A retry job fails for good, and the queue keeps it with its error for inspection.
+    if (isRetry && at.lost !== true) throw error;
+    return;
   }
+  // Held through the backoff: the next attempt renews it.
+  await deps.firing.retrying(data.schedule_id, slotAt, at.attempt, reason, backoffMs * 2 ** (at.attempt - 1) + FIRE_LEASE_MS);
+  deps.metrics.retried();
+  if (isRetry) {
+    log.warn({ ...at.context, err: error }, 'schedule fire failed; the queue retries it');
+    throw error;
+  }
+  await deps.queue.add<ScheduleFire>(
+    Queues.schedules,
+    { ...data, slot_at: slotAt },
+    { jobId: `retry:${key}`, delayMs: backoffMs, attempts: attempts - 1, backoffMs: backoffMs * 2 },
+  );
+  log.warn({ ...at.context, err: error, retry_in_ms: backoffMs }, 'schedule fire failed; retrying');
+}
+
+/**
+ * The queue's `onLost` for `schedules`: a slot or retry job whose last queue attempt was lost with
+ * its scheduler (SIGKILLed mid-fire). The lost attempt counts as a failed one: a slot job's is the
+ * fire's first attempt, so the slot is retried by a retry job while `[schedules] fire_attempts`
+ * allow (under the same key: the agent runs at most once); a retry job's was the fire's last, so
+ * the slot is recorded `failed` (never left `running`).
+ */
+export function lostFireHandler(deps: FireHandlerDeps) {
+  const log = deps.logger.child({ service: 'scheduler' });
+  return async (job: Job<unknown>, lostReason: string): Promise<void> => {
+    const data = job.data;
+    const slotAt = job.slot_at ?? (isScheduleFire(data) ? data.slot_at : undefined);
+    if (!isScheduleFire(data) || slotAt === undefined) return;
+    const attempt = job.scheduler_id === undefined ? job.attempt + 1 : 1;
+    const reason = fireReason('Internal', `attempt ${attempt} was lost with its scheduler: ${lostReason}`);
+    const context = { schedule_id: data.schedule_id, agent_id: data.agent_id, slot_at: slotAt, attempt };
+    await retryLater(deps, log, job, data, slotAt, fireKey(data.schedule_id, slotAt), new Error(reason), reason, {
+      context,
+      attempt,
+      retry: deps.retry(),
+      lost: true,
+    });
+  };
 }
 
 function invocation(scheduleId: string, decision: Extract<FireDecision, { kind: 'fire' }>, key: string): AgentInvokeRequest {

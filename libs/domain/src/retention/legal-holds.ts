@@ -47,6 +47,11 @@ export interface LegalHoldsDeps {
   clock: Clock;
   audit: Pick<AuditTrail, 'record'>;
   settings: () => Pick<PlatformConfig['retention'], 'hold_agents' | 'hold_business_keys'>;
+  /**
+   * Called once a hold is stored, before `add` resolves: returns when no sweep, in any process,
+   * can delete anything the hold covers any more (sweep-lock.ts `fenceHolds`).
+   */
+  fence: () => Promise<void>;
 }
 
 export function createLegalHolds(deps: LegalHoldsDeps): LegalHolds {
@@ -120,6 +125,7 @@ export function createLegalHolds(deps: LegalHoldsDeps): LegalHolds {
         created_at: deps.clock.now().toISOString(),
       };
       await holds.insert(record);
+      await deps.fence();
       const placed = view(record);
       await audit('retention.hold.placed', placed, caller);
       return placed;

@@ -9,7 +9,7 @@ import { usageEventsLog } from '../invocation/usage-events.ts';
 import type { LicenceState } from '../licence/licence.ts';
 import type { Clock } from '../time/clock.ts';
 import { workflowRuns } from '../workflows/run-record.ts';
-import { buildHoldSet } from './hold-set.ts';
+import { buildHoldSet, type HoldSet } from './hold-set.ts';
 import { createLegalHolds, type LegalHolds } from './legal-holds.ts';
 import {
   LostSweepLockError,
@@ -25,7 +25,7 @@ import {
   sweepAudit,
   type PendingSegment,
 } from './sweep-audit.ts';
-import { createSweepLock } from './sweep-lock.ts';
+import { createSweepLock, type SweepClaim } from './sweep-lock.ts';
 import { sweepRuns } from './sweep-runs.ts';
 import { sweepTranscripts } from './sweep-transcripts.ts';
 import { sweepUsage } from './sweep-usage.ts';
@@ -77,41 +77,72 @@ export function sweepLeaseMs(intervalSecs: number): number {
 }
 
 export function createRetentionService(deps: RetentionServiceDeps): RetentionService {
-  const holds = createLegalHolds({
-    store: deps.store,
-    clock: deps.clock,
-    audit: deps.audit,
-    settings: deps.settings,
-  });
   const lock = createSweepLock({
     store: deps.store,
     now: () => deps.clock.now(),
     node: deps.node,
     leaseMs: () => sweepLeaseMs(deps.settings().sweep_interval_secs),
   });
+  const holds = createLegalHolds({
+    store: deps.store,
+    clock: deps.clock,
+    audit: deps.audit,
+    settings: deps.settings,
+    fence: () => lock.fenceHolds(sweepLeaseMs(deps.settings().sweep_interval_secs)),
+  });
   const state = deps.store.collection<{ id: string; report: SweepReport }>(RETENTION_STATE_COLLECTION);
   const runs = workflowRuns(deps.store);
+
+  async function readHolds(): Promise<{ set: HoldSet; config: string }> {
+    const config = configHolds();
+    const set = await buildHoldSet({
+      holds: await holds.list(),
+      runsWithKey: async (keys) =>
+        (await Promise.all(keys.map((k) => runs.find({ where: { business_key: k } }))))
+          .flat()
+          .map(({ doc }) => doc.id),
+    });
+    return { set, config };
+  }
+
+  /** The config's holds, to notice a reload during a sweep. */
+  function configHolds(): string {
+    const { hold_agents, hold_business_keys } = deps.settings();
+    return JSON.stringify([hold_agents, hold_business_keys]);
+  }
 
   async function sweep(
     trigger: SweepReport['trigger'],
     period: number | null,
-    token: string,
+    claim: SweepClaim,
     caller: { identity: string; role: string },
   ): Promise<SweepReport> {
     const settings = deps.settings();
     const now = deps.clock.now();
+    const { token } = claim;
+    // Read after the claim, so they include every hold of the epoch the claim saw.
+    let read = { ...(await readHolds()), epoch: claim.holdEpoch };
+    const lostLock = async (): Promise<never> => {
+      throw new LostSweepLockError(await lock.holder());
+    };
     const ctx: SweepContext = {
       now,
-      holds: await buildHoldSet({
-        holds: await holds.list(),
-        runsWithKey: async (keys) =>
-          (await Promise.all(keys.map((k) => runs.find({ where: { business_key: k } }))))
-            .flat()
-            .map(({ doc }) => doc.id),
-      }),
+      get holds() {
+        return read.set;
+      },
       batchSize: settings.batch_size,
       stillHolder: async () => {
-        if (!(await lock.renew(token))) throw new LostSweepLockError(await lock.holder());
+        if (!(await lock.renew(token))) await lostLock();
+      },
+      deleteBatch: async (batch) => {
+        const epoch = await lock.beginDeletes(token);
+        if (epoch === null) return lostLock();
+        try {
+          if (epoch !== read.epoch || configHolds() !== read.config) read = { ...(await readHolds()), epoch };
+          return await batch(read.set);
+        } finally {
+          await lock.endDeletes(token);
+        }
       },
       log: (context, message) => deps.log.info(context, message),
       progress: (context, message) => deps.log.debug(context, message),
@@ -261,7 +292,7 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
         );
       let report: SweepReport | null = null;
       try {
-        report = await sweep('schedule', period, claim.token, system);
+        report = await sweep('schedule', period, claim, system);
         return report;
       } finally {
         // A sweep that lost its lock leaves the period to the process that took it over.
@@ -277,7 +308,7 @@ export function createRetentionService(deps: RetentionServiceDeps): RetentionSer
         );
       let report: SweepReport | null = null;
       try {
-        report = await sweep('manual', null, claim.token, caller);
+        report = await sweep('manual', null, claim, caller);
         return report;
       } finally {
         if (report !== null) await lock.release(claim.token, null).catch(() => undefined);

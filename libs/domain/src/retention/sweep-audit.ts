@@ -66,7 +66,8 @@ export async function sweepAudit(
   result.archived_to_seq = archivedTo === 0 ? null : archivedTo;
 
   // A sweep killed while deleting left live copies of archived entries: finish that first.
-  await dropArchived();
+  const heldLive = await dropArchived();
+  if (heldLive !== null) return stopAtHold(heldLive);
 
   for (;;) {
     const pending = (await state.get(PENDING_SEGMENT_ID))?.doc ?? null;
@@ -132,7 +133,8 @@ export async function sweepAudit(
     await ctx.stillHolder();
     await deps.writeCheckpoint();
     await state.delete(PENDING_SEGMENT_ID);
-    await dropArchived();
+    const heldArchived = await dropArchived();
+    if (heldArchived !== null) return stopAtHold(heldArchived);
     if (heldFrom !== null) {
       result.held_from_seq = heldFrom;
       result.held = await countHeld(heldFrom);
@@ -140,10 +142,16 @@ export async function sweepAudit(
     }
   }
 
-  /** Deletes the live entries up to `archivedTo`, a batch per write (counted as they go), after checking the live copy of its last one. */
-  async function dropArchived(): Promise<void> {
+  /**
+   * Deletes the live entries up to `archivedTo`, a batch per write (counted as they go), after
+   * checking the live copy of its last one. Each batch is filtered by the holds `deleteBatch`
+   * hands it: a hold placed since the segment was chosen stops the deletion before the first
+   * entry it covers, which stays live with every later one (archived too, so verify still holds).
+   * Resolves to that entry's seq, or null when everything archived left the live store.
+   */
+  async function dropArchived(): Promise<number | null> {
     const [first] = await log.scan(1, 1);
-    if (first === undefined || first.seq > archivedTo) return;
+    if (first === undefined || first.seq > archivedTo) return null;
     const [atBoundary] = await log.scan(archivedTo, 1);
     if (atBoundary?.seq === archivedTo && atBoundary.hash !== lastHash) {
       throw new Error(
@@ -151,14 +159,22 @@ export async function sweepAudit(
       );
     }
     for (let from = first.seq; from <= archivedTo; from += ctx.batchSize) {
-      const before = Math.min(from + ctx.batchSize, archivedTo + 1);
-      await ctx.stillHolder();
-      result.deleted += await log.dropBefore(before, { fromSeq: from });
+      const end = Math.min(from + ctx.batchSize, archivedTo + 1);
+      const heldAt = await ctx.deleteBatch(async (holds) => {
+        const held = holds.empty
+          ? undefined
+          : (await log.scan(from, end - from)).find((e) => e.seq < end && holds.coversAudit(e));
+        const before = held?.seq ?? end;
+        if (before > from) result.deleted += await log.dropBefore(before, { fromSeq: from });
+        return held?.seq ?? null;
+      });
       ctx.progress(
-        { class: 'audit', deleted_through_seq: before - 1 },
+        { class: 'audit', deleted_through_seq: (heldAt ?? end) - 1 },
         'retention: archived audit entries removed from the live store',
       );
+      if (heldAt !== null) return heldAt;
     }
+    return null;
   }
 
   /**
@@ -186,6 +202,16 @@ export async function sweepAudit(
       if (batch.length === 0) break;
     }
     return { to, heldFrom: null };
+  }
+
+  /** The sweep stops at `seq`: an archived entry still live that a hold (placed after it was archived) covers. */
+  async function stopAtHold(seq: number): Promise<void> {
+    ctx.log(
+      { class: 'audit', held_from_seq: seq },
+      'retention: a hold covers an archived audit entry still live; it and every later entry stay live',
+    );
+    result.held_from_seq = seq;
+    result.held = await countHeld(seq);
   }
 
   /** Expired entries from `from` on (capped): what the hold keeps live. */

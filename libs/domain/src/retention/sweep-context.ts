@@ -12,7 +12,11 @@ export const DAY_MS = 86_400_000;
 /** What every class sweep is given (retention-service.ts makes one per sweep). */
 export interface SweepContext {
   now: Date;
-  holds: HoldSet;
+  /**
+   * The holds in force as last read: to choose what to archive. What a batch deletes is filtered
+   * by the holds `deleteBatch` hands it, never by these alone.
+   */
+  readonly holds: HoldSet;
   /** `[retention] batch_size`: items read or deleted per store call. */
   batchSize: number;
   /**
@@ -21,6 +25,14 @@ export interface SweepContext {
    * stops before it writes again.
    */
   stillHolder(): Promise<void>;
+  /**
+   * Runs one delete batch: renews the lock (throwing `LostSweepLockError` like `stillHolder`),
+   * marks the batch in flight under the current hold epoch, re-reads the holds when one was placed
+   * (or the config's changed) since they were last read, and hands them to `batch`, which must
+   * decide what it deletes by them. A hold placed anywhere answers only once no batch begun
+   * before it is in flight (sweep-lock.ts `fenceHolds`), so nothing it covers is deleted after.
+   */
+  deleteBatch<T>(batch: (holds: HoldSet) => Promise<T>): Promise<T>;
   /** Milestones (info): a segment archived, a class done. */
   log(context: Record<string, unknown>, message: string): void;
   /** Per-batch progress (debug). */

@@ -3,6 +3,8 @@ import type { Store } from '@agent-platform/store';
 import { RETENTION_STATE_COLLECTION } from './sweep-audit.ts';
 
 export const SWEEP_LOCK_ID = 'sweep-lock';
+/** How often a hold's fence re-reads the lock while a delete batch is in flight. */
+const FENCE_POLL_MS = 5;
 
 interface LockRecord {
   id: string;
@@ -16,10 +18,16 @@ interface LockRecord {
   period: number | null;
   /** The newest schedule period a sweep finished: each period is swept once. */
   done_period: number;
+  /** Raised by every hold placed through the api (the hold fence, docs/retention.md "Holds placed during a sweep"). */
+  hold_epoch?: number;
+  /** The hold epoch the holder read when it began the delete batch in flight; null between batches. */
+  deleting?: number | null;
 }
 
 export interface SweepClaim {
   token: string;
+  /** The hold epoch when the lock was claimed: holds read after the claim include every hold of it. */
+  holdEpoch: number;
   /** The holder whose lease had lapsed when this claim took over (a killed sweep), or null. */
   tookOverFrom: string | null;
 }
@@ -27,13 +35,29 @@ export interface SweepClaim {
 /**
  * The lock of the retention sweep (one document in `retention_state`): one sweep at a time across
  * every process sharing the store, each schedule period swept once, and a sweep whose process died
- * (SIGKILL) taken over by another once its lease lapses, in the same period.
+ * (SIGKILL) taken over by another once its lease lapses, in the same period. It also carries
+ * the hold fence (`hold_epoch`, `deleting`): a hold placed on any node is in force for the next
+ * delete batch of any sweep before its POST answers.
  */
 export interface SweepLock {
   /** Claims the sweep of `period` (null: a manual sweep, any time); null when done or held by a live holder. */
   claim(period: number | null): Promise<SweepClaim | null>;
   /** Extends the lease; false when another process took the lock over. */
   renew(token: string): Promise<boolean>;
+  /**
+   * Extends the lease and marks a delete batch in flight under the hold epoch it returns (null
+   * when another process took the lock over): the batch must be filtered by holds at least that
+   * new. `endDeletes` clears the mark.
+   */
+  beginDeletes(token: string): Promise<number | null>;
+  endDeletes(token: string): Promise<void>;
+  /**
+   * The hold fence, after a hold was stored: raises the hold epoch, then waits until no delete
+   * batch begun under an older epoch is in flight (a live holder's), so that once it resolves
+   * every later batch of every process is filtered by holds that include the new one. A holder
+   * that died mid-batch is waited for until its lease lapses, and never longer than `maxWaitMs`.
+   */
+  fenceHolds(maxWaitMs: number): Promise<void>;
   /** Ends the sweep; a finished schedule period is marked done. */
   release(token: string, donePeriod: number | null): Promise<void>;
   /** Who holds it now (null when free or lapsed). */
@@ -67,15 +91,47 @@ export function createSweepLock(deps: {
         const live = lock.holder !== null && lock.until > deps.now().toISOString();
         if (live) return null;
         tookOverFrom = lock.holder;
-        return { ...lock, holder: deps.node, token, until: until(), period };
+        return { ...lock, holder: deps.node, token, until: until(), period, deleting: null };
       });
-      return after?.doc.token === token ? { token, tookOverFrom } : null;
+      return after?.doc.token === token
+        ? { token, tookOverFrom, holdEpoch: after.doc.hold_epoch ?? 0 }
+        : null;
     },
     async renew(token) {
       const after = await docs.update(SWEEP_LOCK_ID, (current) =>
         current?.doc.token === token ? { ...current.doc, until: until() } : null,
       );
       return after?.doc.token === token;
+    },
+    async beginDeletes(token) {
+      const after = await docs.update(SWEEP_LOCK_ID, (current) =>
+        current?.doc.token === token
+          ? { ...current.doc, until: until(), deleting: current.doc.hold_epoch ?? 0 }
+          : null,
+      );
+      return after?.doc.token === token ? (after.doc.hold_epoch ?? 0) : null;
+    },
+    async endDeletes(token) {
+      await docs.update(SWEEP_LOCK_ID, (current) =>
+        current?.doc.token === token && current.doc.deleting !== null
+          ? { ...current.doc, deleting: null }
+          : null,
+      );
+    },
+    async fenceHolds(maxWaitMs) {
+      const raised = await docs.update(SWEEP_LOCK_ID, (current) => {
+        const lock = current?.doc ?? free();
+        return { ...lock, hold_epoch: (lock.hold_epoch ?? 0) + 1 };
+      });
+      const epoch = raised!.doc.hold_epoch!;
+      const giveUp = performance.now() + maxWaitMs;
+      for (let lock = raised!.doc; ;) {
+        const inFlight = lock.deleting ?? null;
+        const live = lock.holder !== null && lock.until > deps.now().toISOString();
+        if (!live || inFlight === null || inFlight >= epoch || performance.now() > giveUp) return;
+        await new Promise((resolve) => setTimeout(resolve, FENCE_POLL_MS));
+        lock = (await docs.get(SWEEP_LOCK_ID))?.doc ?? free();
+      }
     },
     async release(token, donePeriod) {
       await docs.update(SWEEP_LOCK_ID, (current) => {
@@ -89,6 +145,7 @@ export function createSweepLock(deps: {
           until: deps.now().toISOString(),
           period: null,
           done_period: done,
+          deleting: null,
         };
       });
     },

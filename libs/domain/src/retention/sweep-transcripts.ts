@@ -25,22 +25,29 @@ export async function sweepTranscripts(
       offset: skip,
     });
     if (page.length === 0) return;
-    for (const { doc } of page) {
-      const oldest = doc.oldest_turn_at ?? doc.turns[0]?.at;
-      if (doc.oldest_turn_at !== undefined && oldest !== undefined && oldest >= cutoff) return;
-      const expired = doc.turns.filter((t) => t.at < cutoff).length;
-      if (seen.has(doc.id) || (expired > 0 && ctx.holds.coversTranscript(doc))) {
-        if (!seen.has(doc.id)) result.held += expired;
+    let reachedRecent = false;
+    // Holds are read again for each page: a hold placed during the sweep keeps its transcripts.
+    await ctx.deleteBatch(async (holds) => {
+      for (const { doc } of page) {
+        const oldest = doc.oldest_turn_at ?? doc.turns[0]?.at;
+        if (doc.oldest_turn_at !== undefined && oldest !== undefined && oldest >= cutoff) {
+          reachedRecent = true;
+          return;
+        }
+        const expired = doc.turns.filter((t) => t.at < cutoff).length;
+        if (seen.has(doc.id) || (expired > 0 && holds.coversTranscript(doc))) {
+          if (!seen.has(doc.id)) result.held += expired;
+          seen.add(doc.id);
+          skip += 1;
+          continue;
+        }
         seen.add(doc.id);
-        skip += 1;
-        continue;
+        const removed = await trim(transcripts, doc.id, cutoff);
+        if (removed === null) skip += 1;
+        else result.deleted += removed;
       }
-      seen.add(doc.id);
-      await ctx.stillHolder();
-      const removed = await trim(transcripts, doc.id, cutoff);
-      if (removed === null) skip += 1;
-      else result.deleted += removed;
-    }
+    });
+    if (reachedRecent) return;
     ctx.progress(
       { class: 'transcripts', deleted: result.deleted, held: result.held },
       'retention: transcript turns removed',

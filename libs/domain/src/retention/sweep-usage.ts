@@ -29,10 +29,12 @@ export async function sweepUsage(
     const first = expired[0];
     const last = expired.at(-1);
     if (first === undefined || last === undefined) return;
-    const keep = expired.filter((e) => ctx.holds.coversUsage(e)).map((e) => e.seq);
+    // Holds are read again for each batch: a hold placed during the sweep keeps its events.
+    const { keep, removed } = await ctx.deleteBatch(async (holds) => {
+      const kept = expired.filter((e) => holds.coversUsage(e)).map((e) => e.seq);
+      return { keep: kept, removed: await log.dropBefore(last.seq + 1, { fromSeq: first.seq, keep: kept }) };
+    });
     result.held += keep.length;
-    await ctx.stillHolder();
-    const removed = await log.dropBefore(last.seq + 1, { fromSeq: first.seq, keep });
     result.deleted += removed;
     ctx.progress(
       { class: 'usage', removed, held: keep.length, through_seq: last.seq },

@@ -300,7 +300,7 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       if (record === null) return { kind: 'orphan', missed: 0 };
       const now = deps.clock.now().getTime();
       const slotMs = Date.parse(delivery.slot_at);
-      if (delivery.retry) return retry(record, slotMs, delivery.leaseMs);
+      if (delivery.retry) return retry(record, slotMs, delivery);
       const claim = await log.get(slotFireId(record.id, iso(slotMs)));
       if (claim?.outcome === 'running' && claim.trigger === 'schedule')
         return refire(record, slotMs, now - slotMs, delivery);
@@ -346,7 +346,8 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
   };
 
   /** A retry job: the slot is claimed already; a job paused meanwhile stops retrying. */
-  async function retry(record: CronJobRecord, slotMs: number, leaseMs: number): Promise<FireDecision> {
+  async function retry(record: CronJobRecord, slotMs: number, delivery: SlotDelivery): Promise<FireDecision> {
+    const leaseMs = delivery.leaseMs;
     const nowIso = deps.clock.now().toISOString();
     const slotAt = iso(slotMs);
     if (!record.enabled) {
@@ -359,6 +360,8 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
       await updateJob(record.id, (r) => (r.running?.slot_at === slotAt ? { ...r, running: null } : r));
       return { kind: 'recorded', outcome: 'skipped_paused', reason, missed: 0 };
     }
+    // The scheduler making this attempt (the one that took the slot may have died: onLost retries it).
+    if (delivery.by !== undefined) await log.change(slotFireId(record.id, slotAt), { taken_by: delivery.by });
     const until = iso(deps.clock.now().getTime() + leaseMs);
     const current = await updateJob(record.id, (r) => ({
       ...r,

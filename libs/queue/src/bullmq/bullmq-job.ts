@@ -36,10 +36,16 @@ export function slotOf(job: Pick<BullJob, 'id' | 'repeatJobKey'>): { schedulerId
   return undefined;
 }
 
+/** The attempts a job was added with (1 when none was given). */
+export function attemptsOf(job: Pick<BullJob, 'opts'>): number {
+  return Math.max(1, job.opts.attempts ?? 1);
+}
+
 /** The port's view of a BullMQ job handed to a worker of `queue`. */
 export function toPortJob(queue: string, job: BullJob): Job<unknown> {
-  // attemptsMade counts finished (failed) attempts, so the running one is the next.
-  const base = { queue, data: job.data as unknown, attempt: job.attemptsMade + 1 };
+  // attemptsStarted counts every run, those lost to a stall included (the port counts them as
+  // attempts); attemptsMade counts failures only, so the running one is at least the next.
+  const base = { queue, data: job.data as unknown, attempt: Math.max(job.attemptsStarted, job.attemptsMade + 1) };
   const slot = slotOf(job);
   if (!slot) return { id: job.deduplicationId ?? job.id ?? '', ...base };
   const slotAt = new Date(slot.slotMs).toISOString();

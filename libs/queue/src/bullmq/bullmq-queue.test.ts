@@ -19,7 +19,15 @@ describe.skipIf(redisServer === null)('BullmqQueue', () => {
   queueConformance('bullmq', async () => {
     const prefix = `conf-${randomUUID().slice(0, 8)}`;
     const open = () => connectBullmqQueue({ redisUrl: server.url, prefix });
-    return { queue: await open(), second: open, cleanup: async () => undefined };
+    return {
+      queue: await open(),
+      second: open,
+      leased: (leaseMs) => ({
+        open: () => connectBullmqQueue({ redisUrl: server.url, prefix, lockMs: leaseMs }),
+        child: { kind: 'bullmq', redisUrl: server.url, prefix, leaseMs },
+      }),
+      cleanup: async () => undefined,
+    };
   });
 
   describe('specifics', () => {

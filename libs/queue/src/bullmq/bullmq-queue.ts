@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
+import { Queue as BullQueue, UnrecoverableError, Worker as BullWorker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { AddOptions, Job, JobHandler, Queue, Repeat, SchedulerInfo, Worker } from '../queue.ts';
+import { LOST_REASON, type AddOptions, type Job, type JobHandler, type ProcessOptions, type Queue, type Repeat, type SchedulerInfo, type Worker } from '../queue.ts';
 import type { FailedJob } from '../embedded/job-table.ts';
-import { bullQueueName, toPortJob } from './bullmq-job.ts';
+import { attemptsOf, bullQueueName, toPortJob } from './bullmq-job.ts';
 import { BullmqSchedulers } from './bullmq-schedulers.ts';
 
 export interface BullmqQueueOptions {
@@ -29,6 +29,12 @@ export interface BullmqQueueOptions {
 
 /** Waits before a worker retries its loop after a connection error (BullMQ's default: 15 s). */
 const RUN_RETRY_DELAY_MS = 1_000;
+/**
+ * BullMQ's stalled check never fails a job itself (its default fails one stalled twice, whatever
+ * its attempts, outside retries and `onLost`): a stalled run is counted as an attempt instead
+ * (`attemptsStarted`), and `run` below fails the job once every attempt was started.
+ */
+const NEVER_FAIL_STALLED = 1_000_000;
 /** How long `health()` waits for PONG. */
 const PING_TIMEOUT_MS = 1_000;
 
@@ -104,15 +110,18 @@ export class BullmqQueue implements Queue {
     return { id, duplicate: job.id !== bullId };
   }
 
-  async process<T>(queue: string, handler: JobHandler<T>, options?: { concurrency?: number }): Promise<Worker> {
+  async process<T>(queue: string, handler: JobHandler<T>, options?: ProcessOptions<T>): Promise<Worker> {
     this.assertOpen();
-    const worker = new BullWorker(bullQueueName(queue), async (job) => handler(toPortJob(queue, job) as Job<T>), {
+    const onLost = options?.onLost as ProcessOptions<unknown>['onLost'];
+    const run = (job: BullJob) => this.run(queue, job, handler as JobHandler<unknown>, onLost);
+    const worker = new BullWorker(bullQueueName(queue), run, {
       connection: this.workerConnection,
       prefix: this.prefix,
       concurrency: Math.max(1, options?.concurrency ?? 1),
       runRetryDelay: RUN_RETRY_DELAY_MS,
       lockDuration: this.lockMs,
       stalledInterval: this.lockMs,
+      maxStalledCount: NEVER_FAIL_STALLED,
     });
     worker.on('error', this.onError);
     this.workers.add(worker);
@@ -146,7 +155,7 @@ export class BullmqQueue implements Queue {
     const jobs = await this.queue(queue).getFailed();
     return jobs
       .sort((a, b) => (a.finishedOn ?? 0) - (b.finishedOn ?? 0))
-      .map((job) => ({ ...pick(toPortJob(queue, job)), attempt: job.attemptsMade, error: job.failedReason }));
+      .map((job) => ({ ...pick(toPortJob(queue, job)), attempt: Math.min(job.attemptsStarted, attemptsOf(job)), error: job.failedReason }));
   }
 
   async health(): Promise<{ kind: string; status: 'ok' | 'down'; detail?: string }> {
@@ -171,6 +180,28 @@ export class BullmqQueue implements Queue {
       await Promise.allSettled([quit(this.client), quit(this.workerConnection)]);
     })();
     return this.closing;
+  }
+
+  /**
+   * One run of a job. Its attempt is BullMQ's `attemptsStarted`, which counts runs lost to a
+   * stall. A run that finds every attempt started (the last one was lost) calls `onLost` instead
+   * of the handler; that run and a handler that throws on the last attempt end the job for good
+   * (UnrecoverableError), since BullMQ alone would retry while `attemptsMade` (failures only) is
+   * below `attempts`.
+   */
+  private async run(queue: string, job: BullJob, handler: JobHandler<unknown>, onLost: ProcessOptions<unknown>['onLost']): Promise<void> {
+    const portJob = toPortJob(queue, job);
+    const attempts = attemptsOf(job);
+    if (portJob.attempt > attempts) {
+      await onLost?.({ ...portJob, attempt: attempts }, LOST_REASON).catch((error: unknown) => this.onError(error));
+      throw new UnrecoverableError(LOST_REASON);
+    }
+    try {
+      await handler(portJob);
+    } catch (error) {
+      if (portJob.attempt < attempts) throw error;
+      throw new UnrecoverableError(error instanceof Error ? error.message || error.name : String(error));
+    }
   }
 
   /** The BullMQ queue for a port queue name, made on first use; it shares `client`. */

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LOST_REASON } from '../queue.ts';
 import { queueConformance, recorder, waitUntil } from '@agent-platform/testkit';
 import { openEmbeddedQueue, type EmbeddedQueue, type EmbeddedQueueOptions } from './embedded-queue.ts';
 import { openSqlite } from './sqlite.ts';
@@ -12,6 +13,10 @@ queueConformance('embedded', async () => {
   return {
     queue: await openEmbeddedQueue({ path }),
     second: () => openEmbeddedQueue({ path }),
+    leased: (leaseMs) => ({
+      open: () => openEmbeddedQueue({ path, leaseMs, pollIntervalMs: 50 }),
+      child: { kind: 'embedded', path, leaseMs },
+    }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
 });
@@ -63,7 +68,7 @@ describe('EmbeddedQueue', () => {
     simulateDeadClaim(id, 1);
     await queue.process('work', recorder().handler);
     await waitUntil(async () => (await queue.failedJobs('work')).length === 1, { message: 'the failed job' });
-    expect((await queue.failedJobs('work'))[0]).toMatchObject({ id, error: expect.stringContaining('lease expired') });
+    expect((await queue.failedJobs('work'))[0]).toMatchObject({ id, error: LOST_REASON });
   });
 
   it('keeps a job that used up its attempts, with its last error', async () => {

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { AddOptions, JobHandler, Queue, Repeat, SchedulerInfo, Worker } from '../queue.ts';
+import type { AddOptions, JobHandler, ProcessOptions, Queue, Repeat, SchedulerInfo, Worker } from '../queue.ts';
 import { EmbeddedWorker } from './embedded-worker.ts';
 import { JobTable, type FailedJob } from './job-table.ts';
 import { SchedulerTable } from './scheduler-table.ts';
@@ -76,15 +76,15 @@ export class EmbeddedQueue implements Queue {
     return result;
   }
 
-  async process<T>(queue: string, handler: JobHandler<T>, options?: { concurrency?: number }): Promise<Worker> {
+  async process<T>(queue: string, handler: JobHandler<T>, options?: ProcessOptions<T>): Promise<Worker> {
     this.assertOpen();
-    const worker = new EmbeddedWorker(queue, handler as JobHandler<unknown>, Math.max(1, options?.concurrency ?? 1), {
-      jobs: this.jobs,
-      now: this.now,
-      leaseMs: this.leaseMs,
-      wake: () => this.wake(),
-      onError: this.onError,
-    });
+    const worker = new EmbeddedWorker(
+      queue,
+      handler as JobHandler<unknown>,
+      Math.max(1, options?.concurrency ?? 1),
+      { jobs: this.jobs, now: this.now, leaseMs: this.leaseMs, wake: () => this.wake(), onError: this.onError },
+      options?.onLost as ProcessOptions<unknown>['onLost'],
+    );
     this.workers.add(worker);
     this.wake();
     return {

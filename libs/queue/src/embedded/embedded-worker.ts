@@ -1,4 +1,4 @@
-import type { JobHandler, Worker } from '../queue.ts';
+import { LOST_REASON, type JobHandler, type ProcessOptions, type Worker } from '../queue.ts';
 import type { Claim, JobTable } from './job-table.ts';
 
 export interface WorkerDeps {
@@ -23,12 +23,13 @@ export class EmbeddedWorker implements Worker {
     private readonly handler: JobHandler<unknown>,
     private readonly concurrency: number,
     private readonly deps: WorkerDeps,
+    private readonly onLost?: ProcessOptions<unknown>['onLost'],
   ) {}
 
   /** Claims due jobs until every slot is busy or nothing is due. */
   fill(): void {
     while (!this.closed && this.running.size < this.concurrency) {
-      const claim = this.deps.jobs.claim(this.queue, this.deps.now(), this.deps.leaseMs);
+      const claim = this.deps.jobs.claim(this.queue, this.deps.now(), this.deps.leaseMs, this.onLost !== undefined);
       if (!claim) return;
       const run = this.run(claim).finally(() => {
         this.running.delete(run);
@@ -43,7 +44,7 @@ export class EmbeddedWorker implements Worker {
     while (this.running.size > 0) await Promise.all([...this.running]);
   }
 
-  private async run({ job, token }: Claim): Promise<void> {
+  private async run({ job, token, lost }: Claim): Promise<void> {
     const { jobs, now, leaseMs } = this.deps;
     const heartbeat = setInterval(() => {
       try {
@@ -56,7 +57,8 @@ export class EmbeddedWorker implements Worker {
     let failure: unknown = null;
     let failed = false;
     try {
-      await this.handler(job);
+      if (lost) await this.onLost!(job, LOST_REASON);
+      else await this.handler(job);
     } catch (error) {
       failed = true;
       failure = error;
@@ -64,7 +66,10 @@ export class EmbeddedWorker implements Worker {
       clearInterval(heartbeat);
     }
     try {
-      if (failed) jobs.fail(job.queue, job.id, token, errorText(failure), now());
+      if (lost) {
+        if (failed) this.deps.onError(failure);
+        jobs.failLost(job.queue, job.id, token, now());
+      } else if (failed) jobs.fail(job.queue, job.id, token, errorText(failure), now());
       else jobs.complete(job.queue, job.id, token);
     } catch (error) {
       // The job stays running; once its lease expires another poll will retry it.

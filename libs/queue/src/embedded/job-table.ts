@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AddOptions, Job } from '../queue.ts';
+import { LOST_REASON, type AddOptions, type Job } from '../queue.ts';
 import type { SqliteDatabase } from './sqlite.ts';
 
 /**
@@ -57,6 +57,8 @@ export interface NewJob {
 export interface Claim {
   job: Job<unknown>;
   token: string;
+  /** The job's last attempt was lost: this claim is for calling `onLost`, then `failLost`. */
+  lost?: true;
 }
 
 export interface FailedJob {
@@ -102,10 +104,12 @@ export class JobTable {
 
   /**
    * Claims the oldest due job of `queue` under `BEGIN IMMEDIATE`, so two processes never claim
-   * the same one. A running job whose lease expired (its process died) is due again; if that
-   * lost run was its last attempt, it is failed instead.
+   * the same one. A running job whose lease expired (its process died) is due again as the next
+   * attempt: the lost run counted as one. If that lost run was its last attempt, the job is
+   * claimed as `lost` when `withLost` (the worker has `onLost`; its attempt stays the last one,
+   * and a claimant that dies too leaves it to the next), or failed at once otherwise.
    */
-  claim(queue: string, now: number, leaseMs: number): Claim | undefined {
+  claim(queue: string, now: number, leaseMs: number, withLost = false): Claim | undefined {
     return this.db
       .transaction((): Claim | undefined => {
         for (;;) {
@@ -117,19 +121,27 @@ export class JobTable {
             )
             .get(queue, now, now) as JobRow | undefined;
           if (!row) return undefined;
-          if (row.state === 'running' && row.attempt >= row.max_attempts) {
-            this.markFailed(row, 'lease expired: the process running the job stopped', now);
+          const lost = row.state === 'running' && row.attempt >= row.max_attempts;
+          if (lost && !withLost) {
+            this.markFailed(row, LOST_REASON, now);
             continue;
           }
           const token = randomUUID();
-          const attempt = row.attempt + 1;
+          const attempt = lost ? row.attempt : row.attempt + 1;
           this.db
             .prepare(`UPDATE jobs SET state = 'running', attempt = ?, lease_until = ?, lease_token = ?, updated_at = ? WHERE queue = ? AND id = ?`)
             .run(attempt, now + leaseMs, token, now, queue, row.id);
-          return { token, job: toJob(row, attempt) };
+          return lost ? { token, job: toJob(row, attempt), lost: true } : { token, job: toJob(row, attempt) };
         }
       })
       .immediate();
+  }
+
+  /** Fails a job claimed as `lost`, once its `onLost` was called. */
+  failLost(queue: string, id: string, token: string, now: number): void {
+    this.db
+      .prepare(`UPDATE jobs SET state = 'failed', lease_until = NULL, lease_token = NULL, last_error = ?, updated_at = ? WHERE queue = ? AND id = ? AND lease_token = ? AND state = 'running'`)
+      .run(LOST_REASON, now, queue, id, token);
   }
 
   /** Extends a claim; false when the claim was lost (lease expired and another process took it). */
