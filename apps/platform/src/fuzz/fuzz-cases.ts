@@ -9,6 +9,8 @@ export interface FuzzCase {
   label: string;
   body?: string;
   headers?: Record<string, string>;
+  /** A review case that must be refused (a 4xx), not only answered without a defect. */
+  refused?: boolean;
 }
 
 /** The JSON Schema slice the generator reads (TypeBox emits plain JSON Schema). */
@@ -212,4 +214,42 @@ export function bodyCases(route: RouteRecord, ids: Record<string, string>, rando
   }
   for (const [label, body, headers] of wholeBodies()) cases.push({ method: route.method, path, label, body, ...(headers === undefined ? {} : { headers }) });
   return cases;
+}
+
+/**
+ * Inputs a review found defects with (docs/http.md "Input limits and the fuzz pass"): each is
+ * answered within the deadline without a defect, like any other input, and those marked `refused`
+ * must be refused (4xx in the envelope).
+ * `ids.slack` names a Slack channel the fixture created (its inbound signature check).
+ */
+export function reviewCases(ids: Record<string, string>): FuzzCase[] {
+  const hostileName = 'a.'.repeat(32 * 1024) + '@';
+  const digits = '1 '.repeat(32 * 1024);
+  return [
+    // A superlinear PII detector blocked the event loop for seconds on these shapes.
+    { method: 'POST', path: `/agents/${ids.agent}/send`, label: 'review: person_name a.a.@', body: json({ message: hostileName }) },
+    { method: 'POST', path: `/agents/${ids.agent}/send`, label: 'review: person_name 1 1 1', body: json({ message: digits }) },
+    { method: 'POST', path: `/agents/${ids.agent}/send`, label: 'review: policy cue then spaces', body: json({ message: `policy${' '.repeat(4096)}x` }) },
+    // A misspelt secret was stored and echoed in clear.
+    {
+      method: 'POST',
+      path: '/channels',
+      label: 'review: telegram config with an unknown field',
+      refused: true,
+      body: json({ id: 'fuzz-typo', kind: 'telegram', default_agent: ids.agent, config: { token: '123:secret' } }),
+    },
+    // The placeholder followed a changed destination.
+    {
+      method: 'PUT',
+      path: `/channels/${ids.slack}`,
+      label: 'review: slack placeholder with a new api_base_url',
+      refused: true,
+      body: json({ kind: 'slack', default_agent: ids.agent, config: { bot_token: '••••••••', signing_secret: '••••••••', api_base_url: 'http://attacker.example' } }),
+    },
+    // A refused Slack inbound answered a flat body.
+    { method: 'POST', path: `/channels/${ids.slack}/inbound`, label: 'review: slack inbound with no signature', refused: true, body: json({ type: 'event_callback' }) },
+    // restore {path} read any file and echoed its hash.
+    { method: 'POST', path: '/backup/restore', label: 'review: restore path outside the backups directory', refused: true, body: json({ path: '/etc/passwd' }) },
+    { method: 'POST', path: '/backup/restore', label: 'review: restore path traversal', refused: true, body: json({ path: '/tmp/../etc/passwd' }) },
+  ];
 }

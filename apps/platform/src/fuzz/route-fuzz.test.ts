@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { registeredRoutes, type RouteRecord } from '@agent-platform/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { bodyCases, pathCases, queryCases, type FuzzCase } from './fuzz-cases.ts';
+import { bodyCases, pathCases, queryCases, reviewCases, type FuzzCase } from './fuzz-cases.ts';
 import { seededRandom } from './seeded-random.ts';
 
 // Issue "Hardening", "Tests that must exist": a fuzz pass over every route's request schema
@@ -44,6 +44,13 @@ beforeAll(async () => {
   ids.agent = install.body.installed.find((p: { type: string }) => p.type === 'agent-template').id;
   await api.request('PUT', `/agents/${ids.agent}/memory/k1`, { token: admin, body: { value: 'v' } });
   await api.request('PUT', '/vault/fuzz-key', { token: admin, body: { value: 'v' } });
+  // For the review cases: a Slack channel (nothing listens at its API base: it only goes to Error).
+  const slack = await api.request('POST', '/channels', {
+    token: admin,
+    body: { id: 'fuzz-slack', kind: 'slack', default_agent: ids.agent, config: { bot_token: 'xoxb-fuzz', signing_secret: 'fuzz-signing', api_base_url: 'http://127.0.0.1:9' } },
+  });
+  expect(slack.status, JSON.stringify(slack.body)).toBe(201);
+  ids.slack = 'fuzz-slack';
 }, 60_000);
 
 afterAll(async () => api?.close());
@@ -138,6 +145,15 @@ describe('the fuzz pass over every route', () => {
 
     // Over [server] body_limit_bytes (10 MiB): refused from the declared length, never read.
     await run([{ method: 'POST', path: `/agents/${ids.agent}/send`, label: 'body over the limit', body: `{"message":"${'x'.repeat(11 * 2 ** 20)}"}` }]);
+    // The review's cases; a refused restore never shows a hash of the file it was pointed at.
+    const review = reviewCases(ids);
+    await run(review);
+    for (const kase of review) {
+      const answer = await send(kase);
+      if (kase.refused === true && answer.status < 400) defects.push(`${kase.method} ${kase.path} [${kase.label}]: accepted (${answer.status})`);
+      if (/[0-9a-f]{64}/.test(answer.body)) defects.push(`${kase.method} ${kase.path} [${kase.label}]: a hash in the answer`);
+      if (answer.body.includes('123:secret')) defects.push(`${kase.method} ${kase.path} [${kase.label}]: a secret in the answer`);
+    }
     for (const route of routes) {
       await run(pathCases(route, ids, random));
       await run(queryCases(route, ids, random));
