@@ -1,12 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { connectNatsBus } from '@agent-platform/bus/nats';
-import { Streams, type PlatformEvent } from '@agent-platform/contracts';
-import { createAgentStore } from '@agent-platform/domain';
-import { agentFixture } from '@agent-platform/domain/testing';
-import { requireBinary, startWebhookReceiver, waitUntil, type WebhookReceiver } from '@agent-platform/testkit';
+import { requireBinary, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pidOwningPort, startFleet, type AppProcess, type Fleet } from '../support/fleet.ts';
+import { pidOwningPort, type AppProcess } from '../support/fleet.ts';
 import { call } from '../support/platform-process.ts';
+import { publishAgentEvent, startWebhookFleet, type WebhookFleet } from '../support/webhook-fleet.ts';
 
 // A delivery whose worker dies at every attempt (issue 21 item 9): one api node and an agent
 // worker over NATS and Redis (BullMQ), `[webhooks] max_attempts = 3`. The receiver never answers;
@@ -18,49 +14,21 @@ const redisBinary = requireBinary('redis-server');
 const MAX_ATTEMPTS = 3;
 
 describe.skipIf(natsBinary === null || redisBinary === null)('webhook deliveries whose worker is SIGKILLed at every attempt', () => {
-  let fleet: Fleet;
-  let receiver: WebhookReceiver;
-  let token: string;
-  let agent: string;
+  let w: WebhookFleet;
 
+  // The receiver never answers: every attempt is lost with the worker sending it.
   beforeAll(async () => {
-    receiver = await startWebhookReceiver(() => 'hold');
-    fleet = await startFleet({
-      apis: 1,
-      workers: 1,
-      schedulers: 0,
-      config: {
-        network: { allow_private_targets: true },
-        webhooks: { timeout_ms: 120_000, backoff_base_ms: 100, max_attempts: MAX_ATTEMPTS },
-        // A 2 s job lock: a killed worker's job is found stalled within seconds.
-        runtime: { queue_job_lock_secs: 2 },
-      },
-    });
-    token = (await call(fleet.urls[0]!, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
-    const store = await fleet.openStore();
-    try {
-      agent = (await createAgentStore(store).insert(agentFixture())).id;
-    } finally {
-      await store.close();
-    }
+    w = await startWebhookFleet({ workers: 1, answer: () => 'hold', webhooks: { timeout_ms: 120_000, max_attempts: MAX_ATTEMPTS } });
   }, 120_000);
 
-  afterAll(async () => {
-    await fleet?.close();
-    await receiver?.close();
-  });
+  afterAll(async () => w?.close());
 
   it('counts every lost run as an attempt and dead-letters the delivery when the last one is lost', async () => {
+    const { fleet, receiver, token, agent } = w;
     const created = await call(fleet.urls[0]!, 'POST', '/webhooks', { token, body: { agent_id: agent, url: `${receiver.url}/hook` } });
     expect(created.status).toBe(201);
     const { id } = created.body as { id: string };
-    const bus = await connectNatsBus({ servers: fleet.nats.url });
-    const event: PlatformEvent = { id: randomUUID(), kind: 'invocation.completed', occurred_at: new Date().toISOString(), agent_id: agent, data: { tokens_used: 8 } };
-    try {
-      await bus.publish(Streams.platformEvents, { id: event.id, correlation_id: event.id, attempt: 1, occurred_at: event.occurred_at, data: event });
-    } finally {
-      await bus.close();
-    }
+    await publishAgentEvent(fleet, agent);
 
     const workers: AppProcess[] = [...fleet.workers];
     for (let n = 1; n <= MAX_ATTEMPTS; n++) {

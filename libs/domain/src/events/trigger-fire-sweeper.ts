@@ -1,3 +1,4 @@
+import { createPeriodicPass } from '../time/periodic-pass.ts';
 import type { TriggerStore } from './trigger-store.ts';
 
 /** Records lost trigger fires (docs/events.md "Triggers"): every agent worker runs one. */
@@ -23,27 +24,9 @@ export interface TriggerFireSweeperDeps {
  * harmless: each record is changed by one versioned update that checks the lease again.
  */
 export function createTriggerFireSweeper(deps: TriggerFireSweeperDeps): TriggerFireSweeper {
-  let timer: NodeJS.Timeout | null = null;
-  let sweeping: Promise<number> | null = null;
-  const sweepOnce = (): Promise<number> => {
-    sweeping ??= deps.triggers.sweepLost().finally(() => {
-      sweeping = null;
-    });
-    return sweeping;
-  };
-  return {
-    start() {
-      if (timer !== null) return;
-      timer = setInterval(() => {
-        sweepOnce().catch((err: unknown) => deps.warn({ err }, 'trigger fire sweep failed; the next one tries again'));
-      }, deps.intervalMs());
-      timer.unref();
-    },
-    async stop() {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
-      await sweeping?.catch(() => 0);
-    },
-    sweepOnce,
-  };
+  const periodic = createPeriodicPass(() => deps.triggers.sweepLost(), {
+    intervalMs: deps.intervalMs,
+    onError: (err) => deps.warn({ err }, 'trigger fire sweep failed; the next one tries again'),
+  });
+  return { start: periodic.start, stop: periodic.stop, sweepOnce: periodic.runOnce };
 }

@@ -3,6 +3,7 @@ import type { Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { LicenceGate } from '../licence/licence-gate.ts';
 import type { Clock } from '../time/clock.ts';
+import { createPeriodicPass } from '../time/periodic-pass.ts';
 import { escalateIfUnsafe, leaseLive, markDispatched } from './planner/run-planner.ts';
 import { auditRecoveredCalls } from './recovered-calls.ts';
 import type { ToolCallEntry } from '../tools/tool-call-journal.ts';
@@ -66,8 +67,6 @@ const DRAIN_EVERY = 10;
 export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
   const runs = workflowRuns(deps.store);
   const now = (): Date => deps.clock.now();
-  let timer: NodeJS.Timeout | null = null;
-  let sweeping: Promise<number> | null = null;
   let passes = 0;
   let forgetful = deps.busForgetsOnRestart === true;
   const wakers = new Map<string, NodeJS.Timeout>();
@@ -127,21 +126,13 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
     }
   }
 
-  const sweepOnce = (): Promise<number> => {
-    sweeping ??= pass().finally(() => {
-      sweeping = null;
-    });
-    return sweeping;
-  };
+  const periodic = createPeriodicPass(pass, {
+    intervalMs: () => deps.settings().sweep_interval_ms,
+    onError: (err) => deps.warn({ err }, 'workflow sweep failed; the next one tries again'),
+  });
 
   return {
-    start() {
-      if (timer !== null) return;
-      timer = setInterval(() => {
-        sweepOnce().catch((err: unknown) => deps.warn({ err }, 'workflow sweep failed; the next one tries again'));
-      }, deps.settings().sweep_interval_ms);
-      timer.unref();
-    },
+    start: periodic.start,
     wake(runId, at) {
       clearTimeout(wakers.get(runId));
       const waker = setTimeout(() => {
@@ -152,12 +143,10 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
       wakers.set(runId, waker);
     },
     async stop() {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
       for (const waker of wakers.values()) clearTimeout(waker);
       wakers.clear();
-      await sweeping?.catch(() => 0);
+      await periodic.stop();
     },
-    sweepOnce,
+    sweepOnce: periodic.runOnce,
   };
 }
