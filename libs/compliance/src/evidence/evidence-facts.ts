@@ -1,5 +1,11 @@
 import type { IntegrityAnchor, PlatformConfig } from '@agent-platform/contracts';
-import type { ApiKeyView, InstalledPackageRecord, LicenceState, VaultEntry } from '@agent-platform/domain';
+import type {
+  ApiKeyView,
+  ArchiveReport,
+  InstalledPackageRecord,
+  LicenceState,
+  VaultEntry,
+} from '@agent-platform/domain';
 import type { ScannedEntry } from './evidence-kind.ts';
 import type { EvidenceSource, RunCounts } from './evidence-source.ts';
 
@@ -14,6 +20,8 @@ export interface EvidenceFacts {
   readonly auditEnabled: boolean;
   /** The verify result the report carries as its integrity anchor. */
   readonly integrity: IntegrityAnchor;
+  /** What that verify found in the audit archive (docs/retention.md); null without one or with audit off. */
+  readonly archive: ArchiveReport | null;
   /** The oldest entry the trail holds (null: empty or disabled), read before the scan. */
   readonly oldestEntry: ScannedEntry | null;
   keys(): Promise<ApiKeyView[]>;
@@ -29,7 +37,12 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 
 export function createEvidenceFacts(
   source: EvidenceSource,
-  input: { now: Date; integrity: IntegrityAnchor; oldestEntry: ScannedEntry | null },
+  input: {
+    now: Date;
+    integrity: IntegrityAnchor;
+    archive: ArchiveReport | null;
+    oldestEntry: ScannedEntry | null;
+  },
 ): EvidenceFacts {
   return {
     now: input.now,
@@ -37,6 +50,7 @@ export function createEvidenceFacts(
     licence: source.licence(),
     auditEnabled: source.auditEnabled,
     integrity: input.integrity,
+    archive: input.archive,
     oldestEntry: input.oldestEntry,
     keys: once(() => source.keys()),
     packages: once(() => source.packages()),

@@ -59,10 +59,12 @@ function plan(check: PackCheck, platformControl: string | null, now: Date): Plan
 export async function buildReport(input: BuildReportInput): Promise<ComplianceReport> {
   const { pack, source, now } = input;
   const generatedAt = now.toISOString();
-  const integrity = integrityAnchor(await source.verifyAudit());
+  const verified = await source.verifyAudit();
+  const integrity = integrityAnchor(verified);
+  const archive = verified.valid === null ? null : (verified.archive ?? null);
   const log = source.auditLog();
   const oldest = source.auditEnabled ? await oldestEntry(log) : null;
-  const facts = createEvidenceFacts(source, { now, integrity, oldestEntry: oldest });
+  const facts = createEvidenceFacts(source, { now, integrity, archive, oldestEntry: oldest });
 
   // A platform control's checks run once per report, however many controls reference it.
   const byPlatformControl = new Map<string, Planned[]>();

@@ -143,7 +143,7 @@ export const auditCheckpoints = evidenceKind({
 export const auditRetention = evidenceKind({
   kind: 'audit_retention',
   describes:
-    'No entry younger than min_days was removed: the trail still starts at seq 1, or its oldest entry is at least min_days old.',
+    'No entry younger than min_days was removed: the trail still starts at seq 1 (in the live store, or in a verified audit archive that reaches it), or its oldest entry is at least min_days old.',
   params: Type.Object(
     { min_days: Type.Integer({ minimum: 1, maximum: 36_600 }) },
     { additionalProperties: false },
@@ -165,6 +165,26 @@ export const auditRetention = evidenceKind({
           status: 'Satisfied',
           summary: `Nothing was ever removed: the trail starts at seq 1 (${oldest.timestamp}, ${ageDays} days ago); required: ${params.min_days} days.`,
           pointers: [pointer],
+        };
+      }
+      // Retention moves old entries to the audit archive, never drops them (docs/retention.md): with
+      // a verified archive from seq 1 up to the live trail, nothing was removed, exactly as
+      // GET /security/verify shows it (`archive`, `live`).
+      const archive = facts.archive;
+      if (
+        archive !== null &&
+        archive.status === 'verified' &&
+        archive.from_seq === 1 &&
+        archive.to_seq !== null &&
+        archive.to_seq + 1 >= oldest.seq
+      ) {
+        return {
+          status: 'Satisfied',
+          summary: `Nothing was removed: seqs ${seqRange(1, archive.to_seq)} are kept in the verified audit archive (${archive.sink}) and the live trail starts at seq ${oldest.seq} (${oldest.timestamp}, ${ageDays} days ago); required: ${params.min_days} days.`,
+          pointers: [
+            { type: 'audit_seq', ref: seqRange(1, archive.to_seq), detail: `archived, ${archive.sink}` },
+            pointer,
+          ],
         };
       }
       if (ageDays >= params.min_days) {

@@ -45,15 +45,17 @@ export const providerInventory = evidenceKind({
           pointers,
         };
       const { licence } = state;
+      // As the licence gate enforces it (docs/licence.md "Enforcement"): a provider is allowed by an
+      // entitlement or by managed_cloud, and capped by its entitlement's budget, else by cloud_spend_usd,
+      // which every non-local provider's spend counts toward, entitlement or not.
       const bounds = cloud.map((p) => {
         const entitlement = (licence.provider_entitlements ?? []).find((e) => e.provider_id === p.id);
+        if (entitlement === undefined && !licence.providers.managed_cloud)
+          return { id: p.id, bound: 'not allowed by the licence (calls refused)' };
         if (entitlement !== undefined && entitlement.budget_usd !== null)
           return { id: p.id, bound: `${entitlement.budget_usd} USD entitlement` };
         const cloudSpend = licence.cloud_spend_usd ?? null;
-        if (entitlement === undefined && licence.providers.managed_cloud && cloudSpend !== null)
-          return { id: p.id, bound: `managed-cloud budget of ${cloudSpend} USD` };
-        if (entitlement === undefined && !licence.providers.managed_cloud)
-          return { id: p.id, bound: 'not allowed by the licence (calls refused)' };
+        if (cloudSpend !== null) return { id: p.id, bound: `managed-cloud budget of ${cloudSpend} USD` };
         return { id: p.id, bound: null };
       });
       const unbounded = bounds.filter((b) => b.bound === null).map((b) => b.id);
