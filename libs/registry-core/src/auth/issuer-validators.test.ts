@@ -14,6 +14,8 @@ import { createIssuerValidators } from './issuer-validators.ts';
 // Two store handles on one file stand for two registry processes sharing the store: an issuer
 // registered, changed or deleted through one is effective on the other's next request.
 const AUDIENCE = 'https://registry.test.example';
+/** The test's identity provider listens on loopback: allowed as `[network] allow_private_targets = true` would. */
+const LOOPBACK_PROVIDER = (): boolean => true;
 let provider: OidcProviderHarness;
 let dir: string;
 let stores: Store[];
@@ -59,7 +61,7 @@ async function reason(promise: Promise<unknown>): Promise<string> {
 describe('issuer hot reload across processes sharing the store', () => {
   it('takes a registration, a change and a deletion made elsewhere on the next request', async () => {
     const admin = createIssuerStore({ store: stores[0]!, clock: systemClock });
-    const other = createIssuerValidators(createIssuerStore({ store: stores[1]!, clock: systemClock }), { clock: systemClock });
+    const other = createIssuerValidators(createIssuerStore({ store: stores[1]!, clock: systemClock }), { clock: systemClock, allowPrivateTargets: LOOPBACK_PROVIDER });
     const token = await provider.accessToken('ci-publisher');
 
     expect(await reason(other.validate(token))).toBe('unknown_issuer');
@@ -77,7 +79,7 @@ describe('issuer hot reload across processes sharing the store', () => {
 
   it('keeps a validator, and so its JWKS cache, while the record is unchanged', async () => {
     const issuers = createIssuerStore({ store: stores[0]!, clock: systemClock });
-    const validators = createIssuerValidators(issuers, { clock: systemClock });
+    const validators = createIssuerValidators(issuers, { clock: systemClock, allowPrivateTargets: LOOPBACK_PROVIDER });
     await issuers.create(body({ jwks_uri: provider.jwksUri }));
     const token = await provider.accessToken('ci-publisher');
     const before = provider.hits('/jwks');
@@ -86,7 +88,7 @@ describe('issuer hot reload across processes sharing the store', () => {
   });
 
   it('refuses what is not a JWT before reading the store', async () => {
-    const validators = createIssuerValidators(createIssuerStore({ store: stores[0]!, clock: systemClock }), { clock: systemClock });
+    const validators = createIssuerValidators(createIssuerStore({ store: stores[0]!, clock: systemClock }), { clock: systemClock, allowPrivateTargets: LOOPBACK_PROVIDER });
     expect(await reason(validators.validate('reg_sk_nope'))).toBe('malformed');
   });
 });
