@@ -27,3 +27,6 @@ await queue.process(name, (job) => {
   return new Promise<void>(() => undefined);
 });
 process.stdout.write('ready\n');
+// The adapters' poll timers are unref'd (they never keep a platform process alive): without this
+// the fixture could exit while it waits for a lease to lapse, before it ever takes the job.
+setInterval(() => undefined, 60_000);
