@@ -58,7 +58,8 @@ describe.skipIf(promtool === null)('metrics of the all-in-one platform', () => {
     ]);
     const metricsPort = await freePort();
     const config = {
-      server: { listen: `127.0.0.1:${await freePort()}` },
+      // Port 0: the platform prints the address it bound (a port picked free beforehand can be taken by then).
+      server: { listen: '127.0.0.1:0' },
       storage: { data_dir: join(dir, 'data') },
       auth: { mode: 'local' },
       network: { allow_private_targets: true },

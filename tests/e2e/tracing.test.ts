@@ -2,7 +2,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  freePort,
   startFakeOpenAiServer,
   startOtlpCollector,
   traceTree,
@@ -41,7 +40,8 @@ describe.skipIf(!starlark)('tracing in the all-in-one platform', () => {
       startOtlpCollector(),
     ]);
     const config = {
-      server: { listen: `127.0.0.1:${await freePort()}` },
+      // Port 0: the platform prints the address it bound (a port picked free beforehand can be taken by then).
+      server: { listen: '127.0.0.1:0' },
       storage: { data_dir: join(dir, 'data') },
       licence: await writeLicence(dir, {}),
       providers: [{ id: 'fake', kind: 'openai', base_url: model.url, models: ['m'] }],
