@@ -33,3 +33,4 @@ export { startWebhookReceiver } from './webhook-receiver.ts';
 export type { ReceivedRequest, ReceiverScript, WebhookReceiver } from './webhook-receiver.ts';
 export { startOtlpCollector, traceTree } from './otlp-collector.ts';
 export type { CollectedSpan, OtlpCollector } from './otlp-collector.ts';
+export * from './self-signed-cert.ts';

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { selfSignedCert } from '@agent-platform/testkit';
 import { createRequire } from 'node:module';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -53,32 +53,9 @@ async function wellRunConfig(dir: string, now: Date): Promise<DeepPartial<Platfo
   const keys = await generateLicenceKeyPair();
   await writeFile(join(dir, 'licence-public.pem'), keys.publicKeyPem);
   await writeFile(join(dir, 'licence.jwt'), `${await issueLicence(keys.privateKeyPem, claims(now))}\n`);
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
   await mkdir(join(dir, 'sink'), { recursive: true });
   return {
-    server: { tls: { cert_file: cert, key_file: key } },
+    server: { tls: selfSignedCert(dir) },
     auth: { mode: 'local' },
     licence: { file: join(dir, 'licence.jwt'), public_key_file: join(dir, 'licence-public.pem') },
     audit: { checkpoints: { sink: join(dir, 'sink') } },

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { selfSignedCert } from '@agent-platform/testkit';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -105,33 +105,6 @@ function figure(summary: string, pattern: RegExp): number {
   const match = pattern.exec(summary);
   expect(match, `${pattern} in "${summary}"`).not.toBeNull();
   return Number(match![1]);
-}
-
-function selfSignedCert(at: string): { cert_file: string; key_file: string } {
-  const cert = join(at, 'cert.pem');
-  const key = join(at, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert_file: cert, key_file: key };
 }
 
 /** One statement on the embedded store's file, as someone with write access to the disk would run it. */
