@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClaimsSystem, type ExampleServer } from '../support/claims-example.ts';
 import { startFleet, type AppProcess, type Fleet } from '../support/fleet.ts';
 import {
+  auditedCount,
   auditResultsOf,
   expectRetryAnswered,
   expectRunRecovered,
@@ -138,7 +139,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('the tool-call jour
 
       await recover();
       const run: Json = await waitRunEnded(() => api, token, runId);
-      expectRunRecovered(fault, run, callsFor(await claimsCalls(callsLog), runId), await auditResultsOf(api, token, `${runId}:0.0:0`));
+      expectRunRecovered(fault, run, callsFor(await claimsCalls(callsLog), runId), await auditResultsOf(api, token, `${runId}:0.0:0`, auditedCount(fault)));
     });
   });
 
@@ -158,7 +159,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('the tool-call jour
       await recover();
       const retry = await call(api, 'POST', `/agents/${agentId}/invoke`, { token, body: { ...body, correlation_id: `fc-${fault.point}-retry` } });
       const key = expectRetryAnswered(fault, retry, (await claimsCalls(callsLog)).slice(callsBefore));
-      if (key !== null) expect(await auditResultsOf(api, token, key)).toEqual(['started', 'unknown']);
+      if (key !== null) expect(await auditResultsOf(api, token, key, 2)).toEqual(['started', 'unknown']);
     });
   });
 

@@ -3,6 +3,7 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  auditedCount,
   auditResultsOf,
   expectRetryAnswered,
   expectRunRecovered,
@@ -91,7 +92,7 @@ describe('kill -9 of the all-in-one at each point of a state-changing call of a 
 
     await restart();
     const run: Json = await waitRunEnded(base, undefined, runId);
-    expectRunRecovered(fault, run, callsFor(await claimsCalls(bench.callsLog), runId), await auditResultsOf(base(), undefined, key));
+    expectRunRecovered(fault, run, callsFor(await claimsCalls(bench.callsLog), runId), await auditResultsOf(base(), undefined, key, auditedCount(fault)));
   });
 });
 
@@ -109,7 +110,7 @@ describe('kill -9 of the all-in-one at each point of a state-changing call of an
     await restart();
     const retry = await call(base(), 'POST', `/agents/${bench.agentId}/invoke`, { body: { ...body, correlation_id: `c-${fault.point}-retry` } });
     const key = expectRetryAnswered(fault, retry, (await claimsCalls(bench.callsLog)).slice(callsBefore));
-    if (key !== null) expect(await auditResultsOf(base(), undefined, key)).toEqual(['started', 'unknown']);
+    if (key !== null) expect(await auditResultsOf(base(), undefined, key, 2)).toEqual(['started', 'unknown']);
     // The answer is kept for the key: asking again runs nothing.
     const again = await call(base(), 'POST', `/agents/${bench.agentId}/invoke`, { body });
     expect(again.status).toBe(fault.invocation);

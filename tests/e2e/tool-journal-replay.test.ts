@@ -55,7 +55,7 @@ describe('the tool-call journal across attempts of a step', () => {
     const [lookup, opened] = conversationOf(finals[1]!).results;
     expect(lookup).toContain('Ada Lovelace');
     expect(opened).toBe(conversationOf(finals[0]!).results[1]);
-    expect(await auditResultsOf(base(), undefined, `${runId}:0.0:0`)).toEqual(['started', 'success', 'replayed']);
+    expect(await auditResultsOf(base(), undefined, `${runId}:0.0:0`, 3)).toEqual(['started', 'success', 'replayed']);
   });
 
   it('a Retry whose model calls otherwise than the journal holds is Escalated, not written a second time', async () => {
@@ -107,6 +107,6 @@ describe('an integration whose package declares it honours idempotency keys ([st
     expect((await ledgerClaims(honouring.ledger)).filter((c) => c.idempotency_key === `${runId}:0.0:0`)).toHaveLength(1);
     expect(run.output).toContain('"repeated":true');
     expect(run.tool_calls).toEqual([expect.objectContaining({ state: 'answered', idempotent_keys: true })]);
-    expect(await auditResultsOf(honouring.base, undefined, `${runId}:0.0:0`)).toEqual(['started', 'unknown', 'started', 'success']);
+    expect(await auditResultsOf(honouring.base, undefined, `${runId}:0.0:0`, 4)).toEqual(['started', 'unknown', 'started', 'success']);
   });
 });

@@ -94,13 +94,30 @@ export function stateAtKill(entry: ToolCallEntry | undefined): FaultCase['journa
   return entry.state === 'answered' ? 'answered' : 'started';
 }
 
-/** The results of the tools audit entries naming `key`, oldest first. */
-export async function auditResultsOf(base: string, token: string | undefined, key: string): Promise<string[]> {
-  const audit = await call(base, 'GET', '/security/audit?category=tools&limit=200', token === undefined ? {} : { token });
-  return (audit.body.entries as Json[])
-    .filter((e) => e.metadata?.idempotency_key === key)
-    .map((e) => e.result as string)
-    .reverse();
+/**
+ * The results of the tools audit entries naming `key`, oldest first, once there are at least
+ * `atLeast` of them (polled for up to 10 s). The trail is written after the state it describes:
+ * a run reads Escalated a moment before the sweep or claim that escalated it has appended the
+ * call's `unknown` entry (libs/domain/src/workflows/recovered-calls.ts), so a test that reads the
+ * trail right after the state would race it.
+ */
+export async function auditResultsOf(base: string, token: string | undefined, key: string, atLeast = 0): Promise<string[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const audit = await call(base, 'GET', '/security/audit?category=tools&limit=200', token === undefined ? {} : { token });
+    const results = (audit.body.entries as Json[])
+      .filter((e) => e.metadata?.idempotency_key === key)
+      .map((e) => e.result as string)
+      .reverse();
+    if (results.length >= atLeast || Date.now() > deadline) return results;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** How many tools audit entries a recovered run's call ends with (expectRunRecovered). */
+export function auditedCount(fault: FaultCase): number {
+  if (fault.step === 'Escalated') return 2;
+  return fault.point === 'tool.recorded' ? 3 : 2;
 }
 
 /**
