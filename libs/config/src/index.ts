@@ -37,3 +37,10 @@ export { createDevLicenceClaims, generateLicenceKeyPair, issueLicence, LICENCE_A
 export { decodeVaultKey, loadVaultKey, VAULT_KEY_BYTES, VAULT_KEY_FILE } from './vault-key.ts';
 export { renderConfigReference } from './config-reference.ts';
 export { loadLicence, type LicenceLog } from './licence-loader.ts';
+export {
+  agreeWithFleetAtBoot,
+  licenceClaim,
+  signingKeyClaim,
+  vaultKeyClaim,
+  type FleetBootCheckOptions,
+} from './fleet-boot-check.ts';

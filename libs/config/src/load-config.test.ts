@@ -153,7 +153,7 @@ describe('refusals name the key', () => {
 
   it.each([
     ['unknown table', '[servr]\nlisten = "x"', 'servr: unknown key'],
-    ['enumeration', '[runtime]\nstore = "postgres"', 'runtime.store: must be one of "embedded", "mongodb" (got "postgres")'],
+    ['enumeration', '[runtime]\nstore = "cassandra"', 'runtime.store: must be one of "embedded", "mongodb", "postgres" (got "cassandra")'],
     ['table given a scalar', 'server = 3', 'server: must be a table (got an integer)'],
     ['missing required key', '[server.tls]\ncert_file = "c.pem"', 'server.tls.key_file: required key is missing'],
     ['array item type', '[server]\nallowed_ips = [1]', 'server.allowed_ips[0]: must be a string (got an integer)'],

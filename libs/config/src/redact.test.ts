@@ -101,6 +101,7 @@ describe('redactConfigText', () => {
     const text = [
       'redis_url = "redis://user:pw1@127.0.0.1:6379/0"',
       "mongodb_url = 'mongodb://:pw2@db.example/agent_platform'",
+      "postgres_url = 'postgres://ap:pw6@db1.example/agent_platform,postgres://ap@db2.example/agent_platform?sslmode=require&password=pw7'",
       'urls = ["nats://a:pw3@h:4222", "http://plain.example/a@b"]',
       'conn = { url = "amqp://guest:pw4@mq" }',
       'nouser = "postgres://user@h/db"',
@@ -110,6 +111,7 @@ describe('redactConfigText', () => {
       [
         `redis_url = "redis://user:${R}@127.0.0.1:6379/0"`,
         `mongodb_url = 'mongodb://:${R}@db.example/agent_platform'`,
+        `postgres_url = 'postgres://ap:${R}@db1.example/agent_platform,postgres://ap@db2.example/agent_platform?sslmode=require&password=${R}'`,
         `urls = ["nats://a:${R}@h:4222", "http://plain.example/a@b"]`,
         `conn = { url = "amqp://guest:${R}@mq" }`,
         'nouser = "postgres://user@h/db"',

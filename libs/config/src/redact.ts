@@ -17,9 +17,14 @@ export function isSecretKeyName(name: string): boolean {
   return SECRET_WORDS.some((word) => normalized.includes(word));
 }
 
-/** Replaces the password of every `scheme://user:password@` URL in `text`. */
+/** A `password=` query parameter of a URL (PostgreSQL connection strings accept one). */
+const QUERY_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s"']*[?&]password=)([^\s&#"']+)/gi;
+
+/** Replaces the password of every `scheme://user:password@` URL, and any `?password=` of one, in `text`. */
 export function redactUrlPasswords(text: string): string {
-  return text.replace(URL_PASSWORD, (_match, head: string) => `${head}${REDACTED}@`);
+  return text
+    .replace(URL_PASSWORD, (_match, head: string) => `${head}${REDACTED}@`)
+    .replace(QUERY_PASSWORD, (_match, head: string) => `${head}${REDACTED}`);
 }
 
 /**

@@ -140,10 +140,26 @@ export const StorageConfig = Type.Object(
 export const RuntimeConfig = Type.Object(
   {
     bus: Type.Union([Type.Literal('embedded'), Type.Literal('nats')], { default: 'embedded', description: 'Message bus engine.' }),
-    store: Type.Union([Type.Literal('embedded'), Type.Literal('mongodb')], { default: 'embedded', description: 'Document store engine.' }),
+    store: Type.Union([Type.Literal('embedded'), Type.Literal('mongodb'), Type.Literal('postgres')], {
+      default: 'embedded',
+      description: 'Document store engine.',
+    }),
     queue: Type.Union([Type.Literal('embedded'), Type.Literal('bullmq')], { default: 'embedded', description: 'Job queue engine.' }),
     nats_url: Type.String({ default: 'nats://127.0.0.1:4222', description: 'NATS server for bus = "nats".' }),
     mongodb_url: Type.String({ default: 'mongodb://127.0.0.1:27017/agent_platform', description: 'MongoDB for store = "mongodb".' }),
+    postgres_url: Type.String({
+      default: 'postgres://127.0.0.1:5432/agent_platform',
+      description:
+        'PostgreSQL for store = "postgres"; several URLs separated by "," (each starting postgres://) are tried in order when a connection cannot be made (failover). TLS as node-postgres reads it from the URL (sslmode, sslrootcert, sslcert, sslkey): docs/postgres.md.',
+    }),
+    postgres_password_env: Type.Optional(
+      EnvName('Environment variable holding the PostgreSQL password; overrides any password in postgres_url.'),
+    ),
+    postgres_pool_size: Positive('Connections each process keeps to PostgreSQL at most (per URL).', 10),
+    postgres_statement_timeout_ms: Positive(
+      'PostgreSQL statement_timeout of the store\'s connections: a statement running longer (a lock held elsewhere, a stuck server) is cancelled and the operation rejects.',
+      30_000,
+    ),
     redis_url: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis for queue = "bullmq".' }),
     queue_job_lock_secs: Positive(
       'How long a running job is held without renewal before another process takes it over (a worker that died mid-job): BullMQ lockDuration and stalled check, the embedded lease.',

@@ -6,9 +6,18 @@ import { validateConfig } from '@agent-platform/config';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { systemClock } from '@agent-platform/domain';
 import { createLogger } from '@agent-platform/observability';
-import { freePort, requireBinary, startNatsServer, startRedisServer, type NatsServerHandle, type RedisServerHandle } from '@agent-platform/testkit';
+import {
+  freePort,
+  requireBinary,
+  startNatsServer,
+  startPostgresServer,
+  startRedisServer,
+  type NatsServerHandle,
+  type PostgresServerHandle,
+  type RedisServerHandle,
+} from '@agent-platform/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openEngines, type Engines } from './open-engines.ts';
+import { openEngines, splitPostgresUrls, type Engines } from './open-engines.ts';
 
 const { logger } = createLogger({ level: 'silent', bufferLines: 10, destination: 'silent' });
 let dir: string;
@@ -27,8 +36,8 @@ function config(runtime: Record<string, unknown>, storage: Record<string, unknow
   return validateConfig({ runtime, storage: { data_dir: join(dir, 'data'), ...storage } }, { baseDir: dir, source: 'test' });
 }
 
-async function open(runtime: Record<string, unknown>): Promise<Engines> {
-  const engines = await openEngines(config(runtime), { clock: systemClock, logger, dataDir: join(dir, 'data') });
+async function open(runtime: Record<string, unknown>, env: Record<string, string | undefined> = {}): Promise<Engines> {
+  const engines = await openEngines(config(runtime), { clock: systemClock, logger, dataDir: join(dir, 'data'), env });
   opened.push(engines);
   return engines;
 }
@@ -97,5 +106,57 @@ describe.skipIf(natsBinary === null || redisBinary === null)('openEngines, nats 
     expect(await b.bus.request('fleet.echo', { n: 1 }, { timeoutMs: 2_000 })).toEqual({ n: 2 });
     expect((await b.queue.add('fleet', {}, { jobId: 'once' })).duplicate).toBe(false);
     expect((await a.queue.add('fleet', {}, { jobId: 'once' })).duplicate).toBe(true);
+  });
+});
+
+describe('splitPostgresUrls', () => {
+  it('splits at commas that start another postgres URL only', () => {
+    expect(splitPostgresUrls('postgres://a:5432/db')).toEqual(['postgres://a:5432/db']);
+    expect(splitPostgresUrls('postgres://a/db, postgresql://b/db?options=-c%20x=1,2')).toEqual([
+      'postgres://a/db',
+      'postgresql://b/db?options=-c%20x=1,2',
+    ]);
+  });
+});
+
+const initdbBinary = requireBinary('initdb');
+
+describe.skipIf(initdbBinary === null)('openEngines, postgres', () => {
+  const PASSWORD = 'pg-s3cret-pw';
+  let pg: PostgresServerHandle;
+  beforeAll(async () => {
+    pg = await startPostgresServer({ password: PASSWORD });
+    await pg.createDatabase('agent_platform');
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.dispose();
+  });
+
+  it('opens the store on runtime.postgres_url with the password from postgres_password_env, shared by two processes', async () => {
+    const runtime = {
+      store: 'postgres',
+      postgres_url: `postgres://postgres@127.0.0.1:${pg.port}/agent_platform`,
+      postgres_password_env: 'AP_PG_PASSWORD',
+      postgres_pool_size: 2,
+    };
+    const a = await open(runtime, { AP_PG_PASSWORD: PASSWORD });
+    const b = await open(runtime, { AP_PG_PASSWORD: PASSWORD });
+    expect(await a.store.health()).toEqual({ kind: 'postgres', status: 'ok' });
+    await a.store.counters.add('shared', 2);
+    expect(await b.store.counters.get('shared')).toBe(2);
+  });
+
+  it('refuses a wrong password or an unset password variable, naming the store and never the password', async () => {
+    const url = `postgres://postgres:wrong-pw-123@127.0.0.1:${pg.port}/agent_platform`;
+    const wrong = await open({ store: 'postgres', postgres_url: url }).then(
+      () => null,
+      (err: unknown) => err as Error,
+    );
+    expect(wrong?.message).toMatch(/^cannot open the store \(postgres\): postgres store: cannot connect to postgres:\/\/postgres:\*\*\*@127/);
+    expect(wrong?.message).toMatch(/password authentication failed/);
+    expect(wrong?.message).not.toContain('wrong-pw-123');
+    await expect(open({ store: 'postgres', postgres_url: url, postgres_password_env: 'AP_PG_UNSET' })).rejects.toThrow(
+      'cannot open the store (postgres): [runtime] postgres_password_env names AP_PG_UNSET, which is not set',
+    );
   });
 });

@@ -28,6 +28,8 @@ export interface OpenEnginesOptions {
   dataDir: string;
   /** Shown to the servers (the NATS connection name): which app this process is. */
   processName?: string;
+  /** The process environment main.ts read: `[runtime] postgres_password_env` is looked up here. */
+  env?: Record<string, string | undefined>;
 }
 
 /** The embedded store's file: one SQLite database in WAL mode, shareable by the processes of one host. */
@@ -40,7 +42,9 @@ export const EMBEDDED_QUEUE_FILE = 'queue.db';
  * this and never names an adapter itself.
  *
  * - store: `embedded` = `<data_dir>/platform.db` (SQLite WAL; processes of ONE host may share it,
- *   never processes on several hosts or over a network filesystem), `mongodb` = `runtime.mongodb_url`.
+ *   never processes on several hosts or over a network filesystem), `mongodb` = `runtime.mongodb_url`,
+ *   `postgres` = `runtime.postgres_url` (several, comma-separated, for failover; the password from
+ *   the variable `runtime.postgres_password_env` names, when set; docs/postgres.md).
  * - bus: `embedded` = in this process only (so a fleet of processes needs `nats`), `nats` =
  *   `runtime.nats_url`.
  * - queue: `embedded` = `<data_dir>/queue.db` (shareable on one host), `bullmq` = `runtime.redis_url`.
@@ -75,13 +79,26 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
 
   try {
     if (runtime.store === 'embedded' || runtime.queue === 'embedded') await mkdir(dataDir, { recursive: true, mode: 0o700 });
-    const store = await opening(`store (${runtime.store})`, (): Promise<Store> =>
-      runtime.store === 'mongodb'
-        ? import('@agent-platform/store/mongodb').then(({ openMongoStore }) =>
-            openMongoStore({ url: runtime.mongodb_url, clock: () => clock.now() }),
-          )
-        : openEmbeddedStore({ path: join(dataDir, EMBEDDED_STORE_FILE), clock: () => clock.now(), durability: config.storage.durability }),
-    );
+    const store = await opening(`store (${runtime.store})`, (): Promise<Store> => {
+      if (runtime.store === 'mongodb') {
+        return import('@agent-platform/store/mongodb').then(({ openMongoStore }) =>
+          openMongoStore({ url: runtime.mongodb_url, clock: () => clock.now() }),
+        );
+      }
+      if (runtime.store === 'postgres') {
+        const password = postgresPassword(runtime.postgres_password_env, options.env ?? {});
+        return import('@agent-platform/store/postgres').then(({ openPostgresStore }) =>
+          openPostgresStore({
+            urls: splitPostgresUrls(runtime.postgres_url),
+            ...(password === undefined ? {} : { password }),
+            poolSize: runtime.postgres_pool_size,
+            statementTimeoutMs: runtime.postgres_statement_timeout_ms,
+            clock: () => clock.now(),
+          }),
+        );
+      }
+      return openEmbeddedStore({ path: join(dataDir, EMBEDDED_STORE_FILE), clock: () => clock.now(), durability: config.storage.durability });
+    });
     const bus = await opening(`bus (${runtime.bus})`, (): Promise<Bus> =>
       runtime.bus === 'nats'
         ? import('@agent-platform/bus/nats').then(({ connectNatsBus }) =>
@@ -118,4 +135,25 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
     await close();
     throw error;
   }
+}
+
+/**
+ * `[runtime] postgres_url` as the list of URLs the store tries in order: split at commas that
+ * start another `postgres://` or `postgresql://` URL, so a comma inside one (a query option) stays.
+ */
+export function splitPostgresUrls(value: string): string[] {
+  return value
+    .split(/,\s*(?=postgres(?:ql)?:\/\/)/i)
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+}
+
+/** The password from the variable `postgres_password_env` names; a named but unset variable is an error. */
+function postgresPassword(envName: string | undefined, env: Record<string, string | undefined>): string | undefined {
+  if (envName === undefined) return undefined;
+  const password = env[envName];
+  if (password === undefined || password === '') {
+    throw new Error(`[runtime] postgres_password_env names ${envName}, which is not set`);
+  }
+  return password;
 }

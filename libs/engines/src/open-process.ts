@@ -26,6 +26,12 @@ export async function openProcess(
     bufferLines: config.logging.buffer_lines,
     destination: options.logDestination ?? 'stdout',
   });
-  const engines = await openEngines(config, { clock, logger, dataDir: config.storage.data_dir, processName: context.name });
+  const engines = await openEngines(config, {
+    clock,
+    logger,
+    dataDir: config.storage.data_dir,
+    processName: context.name,
+    env: context.env,
+  });
   return { clock, logger, engines };
 }

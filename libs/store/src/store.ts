@@ -1,6 +1,6 @@
 /**
  * The store port: the document operations our domain needs, so that the embedded (SQLite) and
- * the distributed (MongoDB) adapters can both be thin. Domain repositories (api keys, audit
+ * the distributed (MongoDB, PostgreSQL) adapters can all be thin. Domain repositories (api keys, audit
  * trail, vault, later agents, runs, schedules...) are written against this port only.
  *
  * Guarantees every adapter must give (pinned by the store conformance suite in
@@ -165,17 +165,20 @@ export interface Counters {
    */
   add(key: string, delta: number, options?: CounterAddOptions): Promise<{ value: number; applied: boolean }>;
   /**
-   * Adds every delta, in one round trip (one transaction in SQLite, one bulk write in MongoDB),
-   * for bookkeeping that moves several counters at once (agent stats, usage totals). Unlike
-   * `add` there is no limit and no value is returned: callers that need either use `add`.
+   * Adds every delta, in one round trip (one transaction in SQLite, one bulk write in MongoDB,
+   * one statement in PostgreSQL), for bookkeeping that moves several counters at once (agent
+   * stats, usage totals). Unlike `add` there is no limit and no value is returned: callers that
+   * need either use `add`.
    *
    * Guarantees: each delta is applied exactly once and atomically (concurrent adds to the same
    * key, from any process, are never lost); zero deltas are skipped and an empty list makes no
    * round trip; a delta that is not a safe integer rejects the whole call before anything is
    * written; a key may appear more than once. What the port does NOT promise is that the batch
-   * is all-or-nothing: the embedded adapter applies it in one transaction (a reader sees all of
-   * it or none of it, and a failure leaves every counter unchanged), but MongoDB applies each
-   * key on its own, so an error part-way (a lost connection) can leave some deltas applied.
+   * is all-or-nothing: the embedded adapter applies it in one transaction and the PostgreSQL
+   * adapter in one statement (its own transaction), so with those a reader sees all of it or
+   * none of it, and a failure (a lost connection included) leaves every counter unchanged; but
+   * MongoDB applies each key on its own, so an error part-way (a lost connection) can leave some
+   * deltas applied.
    * Callers must therefore not rely on the counters of one batch being consistent with each
    * other at every instant, only on each being exact once the call has resolved.
    */

@@ -58,6 +58,8 @@ export interface RecordedRequest {
   cancelled: boolean;
   /** The client's TCP port: which process made the call (tests of a fleet find it by port). */
   remotePort: number | undefined;
+  /** The client's address (which host made the call, in a multi-host test). */
+  remoteAddress: string | undefined;
 }
 
 export interface FakeOpenAiServer {
@@ -73,6 +75,8 @@ export interface FakeOpenAiServer {
 }
 
 export interface FakeOpenAiServerOptions {
+  /** The address to listen on; default 127.0.0.1 (a multi-host test passes its bridge's address). */
+  host?: string;
   /** When set, a request without `Authorization: Bearer <api_key>` gets 401 (no reply is taken). */
   api_key?: string;
   /** Answers requests once the script is used up; default: 500 "fake script exhausted". */
@@ -101,7 +105,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const text = await readBody(req);
-    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: parseJson(text), cancelled: false, remotePort: req.socket.remotePort };
+    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: parseJson(text), cancelled: false, remotePort: req.socket.remotePort, remoteAddress: req.socket.remoteAddress };
     res.once('close', () => {
       if (!res.writableFinished) recorded.cancelled = true;
     });
@@ -123,10 +127,10 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     await sendStream(res, model, reply, recorded.body?.stream_options?.include_usage === true ? usage : undefined, wait);
   };
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
     requests,
     script: (...replies) => void queue.push(...replies),
     remaining: () => queue.length,

@@ -34,3 +34,5 @@ export type { ReceivedRequest, ReceiverScript, WebhookReceiver } from './webhook
 export { startOtlpCollector, traceTree } from './otlp-collector.ts';
 export type { CollectedSpan, OtlpCollector } from './otlp-collector.ts';
 export * from './self-signed-cert.ts';
+export { startPostgresServer } from './postgres-server.ts';
+export type { PostgresServerHandle, PostgresServerOptions } from './postgres-server.ts';

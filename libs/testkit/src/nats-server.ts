@@ -7,6 +7,8 @@ import { superviseProcess, type RunningProcess } from './supervised-process.ts';
 import { findBinary } from './require-binary.ts';
 
 export interface NatsServerOptions {
+  /** The address to listen on; default 127.0.0.1 (a multi-host test passes its bridge's address). */
+  host?: string;
   /** Enable JetStream with file storage in a fresh temp dir; default true. */
   jetstream?: boolean;
   /** The nats-server executable; default: found on PATH (or sbin). */
@@ -17,7 +19,7 @@ export interface NatsServerOptions {
 
 /** A nats-server child process listening on a free loopback port. */
 export interface NatsServerHandle {
-  /** `nats://127.0.0.1:<port>`: loopback only, nothing else is ever contacted. */
+  /** `nats://127.0.0.1:<port>` (or the `host` asked for): nothing else is ever contacted. */
   readonly url: string;
   readonly port: number;
   /** The JetStream store dir (kept across restarts), or undefined without JetStream. */
@@ -41,14 +43,15 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   if (!binary) throw new Error('nats-server is not installed');
   const jetstream = options.jetstream ?? true;
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
-  const port = await freePort();
+  const host = options.host ?? '127.0.0.1';
+  const port = await freePort(host);
   const storeDir = jetstream ? await mkdtemp(path.join(os.tmpdir(), 'nats-js-')) : undefined;
-  const args = ['-a', '127.0.0.1', '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+  const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
 
   const server = await superviseProcess(() => launch(binary, args, startTimeoutMs));
 
   return {
-    url: `nats://127.0.0.1:${port}`,
+    url: `nats://${host}:${port}`,
     port,
     storeDir,
     pid: server.pid,

@@ -8,6 +8,8 @@ import { delay, superviseProcess, type RunningProcess } from './supervised-proce
 import { findBinary } from './require-binary.ts';
 
 export interface RedisServerOptions {
+  /** The address to listen on; default 127.0.0.1 (a multi-host test passes its bridge's address). */
+  host?: string;
   /**
    * `aof`: append-only file with `appendfsync always`, so a SIGKILL loses no acknowledged write
    * and `restart()` finds every job again (production runs `everysec` or `always`, see
@@ -46,16 +48,19 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const binary = options.binary ?? findBinary('redis-server');
   if (!binary) throw new Error('redis-server is not installed');
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
-  const port = await freePort();
+  const host = options.host ?? '127.0.0.1';
+  const port = await freePort(host);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'redis-test-'));
   const aof = options.persistence === 'aof';
-  const args = ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', aof ? 'yes' : 'no', '--dir', dir];
+  const args = ['--bind', host, '--port', String(port), '--save', '', '--appendonly', aof ? 'yes' : 'no', '--dir', dir];
   if (aof) args.push('--appendfsync', 'always');
+  // Off the loopback (a multi-host test's own bridge) Redis refuses clients without a password unless told.
+  if (host !== '127.0.0.1') args.push('--protected-mode', 'no');
 
-  const server = await superviseProcess(() => launch(binary, args, port, startTimeoutMs));
+  const server = await superviseProcess(() => launch(binary, args, host, port, startTimeoutMs));
 
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${host}:${port}`,
     port,
     dir,
     pid: server.pid,
@@ -73,7 +78,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
  * Spawns the server and polls PING until PONG (a server still loading its AOF answers
  * `-LOADING`, which is not ready); fails with the log tail if it exits first or times out.
  */
-async function launch(binary: string, args: string[], port: number, timeoutMs: number): Promise<RunningProcess> {
+async function launch(binary: string, args: string[], host: string, port: number, timeoutMs: number): Promise<RunningProcess> {
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   const keep = (chunk: Buffer): void => {
@@ -90,7 +95,7 @@ async function launch(binary: string, args: string[], port: number, timeoutMs: n
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (failure) throw failure;
-      if (await answersPing(port)) return { child, exited };
+      if (await answersPing(host, port)) return { child, exited };
       if (Date.now() > deadline) throw new Error(`redis-server was not ready after ${timeoutMs} ms:\n${log.join('')}`);
       await delay(PING_INTERVAL_MS);
     }
@@ -105,9 +110,9 @@ async function launch(binary: string, args: string[], port: number, timeoutMs: n
 }
 
 /** One raw `PING` over TCP: true on `+PONG`, false on a refused connection or any other reply. */
-function answersPing(port: number): Promise<boolean> {
+function answersPing(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     let reply = '';
     const done = (ok: boolean): void => {
       socket.destroy();

@@ -1,12 +1,27 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 /** Directories searched after PATH: service binaries often live in sbin, outside a user's PATH. */
 const EXTRA_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/sbin'];
 
+/**
+ * Debian's `postgresql` package keeps `initdb` and `postgres` in `/usr/lib/postgresql/<ver>/bin`,
+ * on no one's PATH: the newest version installed comes last, after `EXTRA_DIRS`.
+ */
+function postgresqlDirs(): string[] {
+  try {
+    return readdirSync('/usr/lib/postgresql')
+      .filter((version) => /^\d+(\.\d+)?$/.test(version))
+      .sort((a, b) => Number(b) - Number(a))
+      .map((version) => `/usr/lib/postgresql/${version}/bin`);
+  } catch {
+    return [];
+  }
+}
+
 /** The absolute path of an executable named `name`, or undefined when none is installed. */
 export function findBinary(name: string): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...EXTRA_DIRS];
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...EXTRA_DIRS, ...postgresqlDirs()];
   for (const dir of dirs) {
     const candidate = path.join(dir, name);
     try {
@@ -27,7 +42,7 @@ export function findBinary(name: string): string | undefined {
 export function requireBinary(name: string): string | null {
   const found = findBinary(name);
   if (found) return found;
-  const reason = `${name} is not installed (looked in PATH and ${EXTRA_DIRS.join(', ')})`;
+  const reason = `${name} is not installed (looked in PATH, ${EXTRA_DIRS.join(', ')} and /usr/lib/postgresql/*/bin)`;
   if (process.env.CI === 'true') throw new Error(`${reason}; CI must install it`);
   console.warn(`skipping the suites that need ${name}: ${reason}`);
   return null;

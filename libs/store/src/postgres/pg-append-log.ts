@@ -1,0 +1,141 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AppendLog, DropOptions, LogEntry, LogListQuery, LogOptions } from '../store.ts';
+import { appendOptimistically, jitterMs } from '../mongodb/optimistic-append.ts';
+import type { SerialQueue } from '../mongodb/optimistic-append.ts';
+import type { PgHandle } from './pg-handle.ts';
+import { assertPgName, fieldExpr, pageSql, quoteIdent, whereConditions, whereSql } from './pg-sql.ts';
+import type { Lazy } from './lazy.ts';
+import { ensureTables } from './ensure-tables.ts';
+
+interface Row {
+  seq: string;
+  entry: Record<string, unknown>;
+}
+
+/**
+ * An append log is one table `l_<name>` (seq bigint primary key, entry jsonb).
+ *
+ * `append` is optimistic, as in the MongoDB adapter (`appendOptimistically`): read the tip,
+ * `build(tip)`, then `INSERT ... (seq = tip + 1) ON CONFLICT (seq) DO NOTHING`; an insert that
+ * finds its seq taken changed nothing and the loop re-reads the tip. The primary key lets exactly
+ * one of the writers that read the same tip win, and the newest entry is never deleted
+ * (`dropBefore` stops below it), so a successful insert of tip + 1 proves the tip was still the
+ * tip: no gap, no fork, and the builder saw the true tip, across every process and host sharing
+ * the database. Appends from this process to one log also go through one `SerialQueue`, so only
+ * other processes ever collide.
+ *
+ * Why not a per-log tip row locked `FOR UPDATE` in a transaction: `build` is the caller's code,
+ * and that would run it while a row lock and a pooled connection are held (a slow builder would
+ * stall every other writer and pin a connection, and a connection lost mid-transaction leaves the
+ * lock until the server notices). Optimistic appends are two autocommit statements, hold nothing
+ * between them, and a lost connection can only leave a whole entry or none.
+ */
+export class PgAppendLog<T extends object> implements AppendLog<T> {
+  private readonly table: string;
+  private readonly ready: Lazy;
+
+  constructor(
+    private readonly handle: PgHandle,
+    schema: string,
+    private readonly name: string,
+    options: LogOptions<T>,
+    private readonly queue: SerialQueue,
+  ) {
+    const bare = `l_${assertPgName('log', name)}`;
+    this.table = `${quoteIdent(schema)}.${quoteIdent(bare)}`;
+    const indexes = (options.indexes ?? []).map((field) => ({
+      name: quoteIdent(`${bare}__i__${assertPgName('field', field)}`),
+      field,
+    }));
+    this.ready = ensureTables(
+      handle,
+      [this.table, ...indexes.map(({ name }) => `${quoteIdent(schema)}.${name}`)],
+      [
+        `CREATE TABLE IF NOT EXISTS ${this.table} (seq bigint PRIMARY KEY, entry jsonb NOT NULL)`,
+        ...indexes.map(({ name, field }) => `CREATE INDEX IF NOT EXISTS ${name} ON ${this.table} (${fieldExpr('entry', field)})`),
+      ],
+    );
+  }
+
+  async append(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T>> {
+    await this.ready.get();
+    return this.queue.run(() =>
+      appendOptimistically<T>(
+        {
+          readTip: () => this.tip(),
+          tryInsert: async (seq, { body }) => {
+            const rows = await this.handle.query(
+              `INSERT INTO ${this.table} (seq, entry) VALUES ($1, $2::jsonb) ON CONFLICT (seq) DO NOTHING RETURNING seq`,
+              [seq, body],
+            );
+            return rows.length === 1;
+          },
+          backoff: (attempt) => sleep(jitterMs(attempt)),
+        },
+        build,
+        this.name,
+      ),
+    );
+  }
+
+  async tip(): Promise<LogEntry<T> | null> {
+    const rows = await this.query<Row>(`SELECT seq, entry FROM ${this.table} ORDER BY seq DESC LIMIT 1`, []);
+    return rows[0] === undefined ? null : toEntry<T>(rows[0]);
+  }
+
+  async count(): Promise<number> {
+    const rows = await this.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.table}`, []);
+    return Number(rows[0]!.n);
+  }
+
+  async list(query: LogListQuery<T> = {}): Promise<LogEntry<T>[]> {
+    const params: unknown[] = [];
+    const clauses = whereConditions('entry', query.where, params);
+    if (query.since !== undefined) {
+      params.push(query.since.value);
+      // Lexical, by code point (ISO timestamps), whatever the database's collation.
+      clauses.push(`(entry ->> '${assertPgName('field', query.since.field)}') COLLATE "C" >= $${params.length}`);
+    }
+    const order = query.order === 'asc' ? 'ASC' : 'DESC';
+    const page = pageSql(query.limit, undefined, params);
+    const rows = await this.query<Row>(
+      `SELECT seq, entry FROM ${this.table}${whereSql(clauses)} ORDER BY seq ${order}${page}`,
+      params,
+    );
+    return rows.map((row) => toEntry<T>(row));
+  }
+
+  async scan(fromSeq: number, limit: number): Promise<LogEntry<T>[]> {
+    const params: unknown[] = [fromSeq];
+    const page = pageSql(limit, undefined, params);
+    const rows = await this.query<Row>(`SELECT seq, entry FROM ${this.table} WHERE seq >= $1 ORDER BY seq ASC${page}`, params);
+    return rows.map((row) => toEntry<T>(row));
+  }
+
+  /**
+   * One DELETE: the range below `beforeSeq` and below the tip (read in the same statement, so the
+   * newest entry always stays; an append racing with it lands above that bound).
+   */
+  async dropBefore(beforeSeq: number, options: DropOptions = {}): Promise<number> {
+    const fromSeq = options.fromSeq ?? 1;
+    const keep = options.keep ?? [];
+    for (const [name, value] of [['beforeSeq', beforeSeq], ['fromSeq', fromSeq], ...keep.map((k) => ['keep', k] as const)] as const) {
+      if (!Number.isSafeInteger(value)) throw new TypeError(`dropBefore: ${name} must be an integer seq, not ${String(value)}`);
+    }
+    const rows = await this.query<{ n: string }>(
+      `WITH d AS (DELETE FROM ${this.table} WHERE seq >= $1 AND seq < LEAST($2::bigint, (SELECT max(seq) FROM ${this.table})) ` +
+        'AND NOT (seq = ANY ($3::bigint[])) RETURNING 1) SELECT count(*) AS n FROM d',
+      [fromSeq, beforeSeq, keep],
+    );
+    return Number(rows[0]!.n);
+  }
+
+  private async query<R extends object>(text: string, params: unknown[]): Promise<R[]> {
+    await this.ready.get();
+    return this.handle.query<R & Record<string, unknown>>(text, params);
+  }
+}
+
+function toEntry<T>(row: Row): LogEntry<T> {
+  return { ...(row.entry as T), seq: Number(row.seq) };
+}
