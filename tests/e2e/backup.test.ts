@@ -185,13 +185,20 @@ describe('backups on the all-in-one platform', () => {
       message: 'the integration to run',
     });
 
-    // The same archive on a platform started with another vault key: the key cannot be read there.
+    // The same archive on a platform started with another vault key: the store's fleet agreement
+    // (docs/scale-out.md) refuses the start, naming the vault key but never either key.
     const C = join(dir, 'c');
     await writePlatformConfig(C);
     await cp(join(B, 'data'), join(C, 'data'), { recursive: true });
     await stopGracefully(b.platform);
     await rm(join(C, 'data', 'vault.key'));
-    const c = await start(C, { AP_VAULT_KEY: randomBytes(32).toString('base64') });
+    const otherKey = randomBytes(32).toString('base64');
+    const refused = await start(C, { AP_VAULT_KEY: otherKey }).catch((error: unknown) => error as Error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/vault key: this node's vault key \(hmac-sha256:[0-9a-f]{32}\) differs from the fleet's/);
+    expect((refused as Error).message).not.toContain(otherKey);
+    // Told to replace the fleet's vault key (AP_FLEET_ADOPT), it starts, and the key cannot be read there.
+    const c = await start(C, { AP_VAULT_KEY: otherKey, AP_FLEET_ADOPT: 'vault_key' });
     const status = await call(c.url, 'GET', '/integrations/crm/status', { token: admin });
     await waitUntil(async () => (await integrationStatus(c.url, admin)) !== 'Installed', {
       timeoutMs: 20_000,

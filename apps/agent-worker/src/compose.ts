@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createConfigHolder, loadLicence, loadVaultKey, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
+import { agreeWithFleetAtBoot, createConfigHolder, licenceClaim, loadLicence, loadVaultKey, vaultKeyClaim, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
 import {
   createRunBus,
   createRunSweeper,
@@ -250,6 +250,14 @@ export async function composeAgentWorker(
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
+    // The vault key and the licence are the fleet's: a worker holding others refuses to start (docs/scale-out.md).
+    await agreeWithFleetAtBoot([vaultKeyClaim(vaultKey, boot.vault.key_env), await licenceClaim(boot, licence)], {
+      store,
+      env: context.env,
+      processName: context.name,
+      now: () => clock.now(),
+      log: logger,
+    });
     const integrations = composeIntegrationHost(
       { config, clock, logger, store, bus, vault: createVault({ store, clock, key: vaultKey }), env: context.env, version: platformVersion() },
       'agent-worker',

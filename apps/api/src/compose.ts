@@ -2,7 +2,7 @@ import { checkpointKeyPath, loadCheckpointSigner } from './audit/load-checkpoint
 import { openCheckpointSink } from './audit/open-checkpoint-sink.ts';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { createConfigHolder, loadVaultKey, type LoadedConfig } from '@agent-platform/config';
+import { agreeWithFleetAtBoot, createConfigHolder, licenceClaim, loadVaultKey, signingKeyClaim, vaultKeyClaim, type LoadedConfig } from '@agent-platform/config';
 import {
   checkArchivedPackages,
   createAgentLifecycle,
@@ -38,6 +38,7 @@ import {
   createRunBus,
   createWorkflowService,
   directoryPackageSource,
+  forgetFleetAgreement,
   systemClock,
   type Clock,
   type StarlarkLimits,
@@ -115,6 +116,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     clock,
     logger,
     dataDir,
+    env: options.env,
     ...(options.processName === undefined ? {} : { processName: options.processName }),
   });
   const { store, bus, queue } = engines;
@@ -133,6 +135,18 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) });
     const licence = await openLicence({ config, store, clock, log: logger, events });
     instrumentLicence(licence.gate, metrics);
+    // The keys are the deployment's to hand to every api node; the store records what the first
+    // node held and a node that holds another refuses to start (docs/scale-out.md).
+    const checkpointSigner = await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file));
+    const backupSigner = await loadBackupSigner(backupKeyPath(dataDir, boot.backup.signing_key_file));
+    const fleetClaims = [
+      vaultKeyClaim(vaultKey, boot.vault.key_env),
+      signingKeyClaim('audit_checkpoint_key', checkpointSigner.keyId),
+      signingKeyClaim('backup_signing_key', backupSigner.keyId),
+      await licenceClaim(boot, licence.state()),
+    ];
+    const fleetCheck = { store, env: options.env, processName: options.processName ?? 'api', now: () => clock.now(), log: logger };
+    await agreeWithFleetAtBoot(fleetClaims, fleetCheck);
     const agents = createAgentStore(store);
     const sessions = createSessionStore(store, clock);
     const memory = createMemoryStore(store, agents, clock);
@@ -172,7 +186,6 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     // [audit.checkpoints] is read at boot: a new sink or key takes a restart (docs/audit.md).
     const checkpointSink = openCheckpointSink(boot.audit.checkpoints, () => clock.now());
     closeSink = async () => void (await checkpointSink?.close());
-    const checkpointSigner = await loadCheckpointSigner(checkpointKeyPath(dataDir, boot.audit.checkpoints.signing_key_file));
     const auditCheckpoints = createAuditCheckpoints({
       store,
       clock,
@@ -235,9 +248,20 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       clock,
       version,
       audit,
-      afterRestore: afterRestore({ audit, auditCheckpoints, schedules, bus, channels, logger }),
+      afterRestore: afterRestore({
+        audit,
+        auditCheckpoints,
+        schedules,
+        bus,
+        channels,
+        logger,
+        reagreeWithFleet: async () => {
+          await forgetFleetAgreement(store);
+          await agreeWithFleetAtBoot(fleetClaims, fleetCheck);
+        },
+      }),
       // [backup] signing_key_file is read at boot; trusted_keys and import_dirs at each restore.
-      signer: await loadBackupSigner(backupKeyPath(dataDir, boot.backup.signing_key_file)),
+      signer: backupSigner,
       trusted: () => trustedBackupKeys(config.current().backup.trusted_keys),
       importDirs: () => config.current().backup.import_dirs,
       checkPackages: (snapshot, { foreign }) =>

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { createConfigHolder, loadVaultKey, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
+import { agreeWithFleetAtBoot, createConfigHolder, loadVaultKey, vaultKeyClaim, type ConfigHolder, type LoadedConfig } from '@agent-platform/config';
 import { channelConfigOpener, createChannelBridge, createChannelKinds, type ChannelBridge, type ChannelKind, type ChannelRecord } from '@agent-platform/channels';
 import type { ChannelConfig } from '@agent-platform/channels';
 import type { Bus } from '@agent-platform/bus';
@@ -60,6 +60,14 @@ export async function composeChannelBridge(loaded: LoadedConfig, context: Compos
   const { clock, logger, engines } = await openProcess(boot, context, options);
   try {
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });
+    // Every node must hold the fleet's vault key: one that differs refuses to start (docs/scale-out.md).
+    await agreeWithFleetAtBoot([vaultKeyClaim(vaultKey, boot.vault.key_env)], {
+      store: engines.store,
+      env: context.env,
+      processName: context.name,
+      now: () => clock.now(),
+      log: logger,
+    });
     const metrics = createMetrics();
     const bridge = composeBridge({ config, store: engines.store, bus: engines.bus, clock, logger, openConfig: channelConfigOpener(vaultKey, createChannelKinds()), metrics });
     return { logger, services: [createChannelBridgeService({ logger, bridge })], close: () => engines.close(), reload: async () => void (await config.reload()), metrics };

@@ -62,7 +62,7 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
   // The registry on its own listener (docs/registry.md "Running it"): a registry publish here
   // pushes its revocations on this process's bus, where this platform hears them.
   if (deps.config.current().surfaces.registry) {
-    services.push(composeRegistryService({ engines: deps, logger: deps.logger, clock: deps.clock, version: deps.version, config: () => deps.config.current() }));
+    services.push(composeRegistryService({ engines: deps, logger: deps.logger, clock: deps.clock, version: deps.version, config: () => deps.config.current(), env, processName: 'platform' }));
   }
   return services;
 }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { checkRegistryBootGate, ConfigError, type LoadedConfig } from '@agent-platform/config';
+import { agreeWithFleetAtBoot, checkRegistryBootGate, ConfigError, signingKeyClaim, type LoadedConfig } from '@agent-platform/config';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
 import {
@@ -29,6 +29,10 @@ export interface RegistryBase {
   version: string;
   /** The running config (the all-in-one's follows reloads). */
   config: () => PlatformConfig;
+  /** The process's environment (`AP_FLEET_ADOPT`, docs/scale-out.md); default none. */
+  env?: Record<string, string | undefined>;
+  /** Which process hosts it (`registry`, `platform`), as the fleet agreement records it; default `registry`. */
+  processName?: string;
 }
 
 /**
@@ -54,6 +58,14 @@ export async function openRegistryDeps(
       'registry signing key created (platforms trust it through [catalog] trusted_keys)',
     );
   const { store, bus } = base.engines;
+  // Every registry node signs with the same key: one holding another refuses to start (docs/scale-out.md).
+  await agreeWithFleetAtBoot([signingKeyClaim('registry_signing_key', signer.publicKey.key_id)], {
+    store,
+    env: base.env ?? {},
+    processName: base.processName ?? 'registry',
+    now: () => base.clock.now(),
+    log: base.logger,
+  });
   // Records written with bare identities are qualified once, before the listener opens (docs/registry.md "Identities").
   await migrateLegacyIdentities({ store, clock: base.clock, logger: base.logger });
   // Files under archive_dir (default <data_dir>/registry/archives), or [registry.s3] (docs/registry-storage.md).
@@ -136,6 +148,8 @@ export async function composeRegistry(
     clock,
     version: platformVersion(),
     config: () => boot,
+    env: context.env,
+    processName: context.name,
   });
   return {
     logger,

@@ -19,6 +19,7 @@ export * from './audit/audit-segment.ts';
 export type { StoredAuditEntry } from './audit/audit-chain.ts';
 export * from './vault/vault-crypto.ts';
 export * from './vault/vault-service.ts';
+export * from './fleet/fleet-agreement.ts';
 export * from './licence/licence.ts';
 export * from './licence/licence-counters.ts';
 export * from './licence/licence-status.ts';

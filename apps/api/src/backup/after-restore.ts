@@ -13,11 +13,20 @@ import type { ApiDeps } from '../deps.ts';
  * each use. Returns the checkpoint's name, or null.
  */
 export function afterRestore(
-  deps: Pick<ApiDeps, 'audit' | 'auditCheckpoints' | 'schedules' | 'bus' | 'channels' | 'logger'>,
+  deps: Pick<ApiDeps, 'audit' | 'auditCheckpoints' | 'schedules' | 'bus' | 'channels' | 'logger'> & {
+    /**
+     * A full restore brought back the fleet agreement of the platform the archive was made on
+     * (docs/scale-out.md); this process records what it holds instead. (Over HTTP a restore runs
+     * only where this process is the whole platform: a fleet restores offline.)
+     */
+    reagreeWithFleet?: () => Promise<void>;
+  },
 ) {
   return async (scope: BackupScope): Promise<string | null> => {
     const log = deps.logger.child({ component: 'backup' });
     deps.audit.forgetVerified();
+    if (scope === 'full' && deps.reagreeWithFleet !== undefined)
+      await deps.reagreeWithFleet().catch((err: unknown) => log.error({ err }, 'the fleet agreement could not be recorded again after the restore'));
     await deps.schedules
       .reconcile()
       .catch((err: unknown) => log.error({ err }, 'schedules could not be re-registered after the restore'));

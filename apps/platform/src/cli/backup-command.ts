@@ -9,7 +9,7 @@ import {
 } from '@agent-platform/backup';
 import { decodeVaultKey, VAULT_KEY_FILE } from '@agent-platform/config';
 import type { BackupScope, BackupView } from '@agent-platform/contracts';
-import { createAuditTrail, PlatformError, systemClock } from '@agent-platform/domain';
+import { createAuditTrail, forgetFleetAgreement, PlatformError, systemClock } from '@agent-platform/domain';
 import { platformVersion } from '@agent-platform/engines';
 import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore, StoreInUseError, storeSnapshotsOf } from '@agent-platform/store/embedded';
@@ -264,6 +264,10 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
     io.out(`restored ${restored.id} (${restored.scope}, made ${restored.created_at}) into ${dataDir}`);
     if (restored.audit_entry_count !== null)
       io.out(`audit chain: ${restored.audit_entry_count} entries, the restore's own entry last`);
+    // The archive carries the fleet agreement of the platform it was made on, not its key files
+    // (a checkpoint key not put back is made anew): the first process to start records afresh.
+    if ((await forgetFleetAgreement(store)) > 0)
+      io.out('fleet agreement cleared: the first process to start records the keys and licence it holds (docs/scale-out.md)');
     if (existing === null && io.env?.AP_VAULT_KEY === undefined) {
       await writeFile(keyFile, `${key.key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
       io.out(`wrote ${keyFile} (mode 0600): the vault key the restored values need`);
