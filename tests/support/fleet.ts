@@ -40,11 +40,17 @@ export interface AppProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `apps/<app>/src/main.ts --config <file>` the way `npm start -w apps/<app>` does. */
-export function startApp(app: AppName, configPath: string, env: Record<string, string> = {}): AppProcess {
+/**
+ * Starts `apps/<app>/src/main.ts --config <file>` the way `npm start -w apps/<app>` does; with
+ * `netns`, inside that network namespace (`ip netns exec` execs node itself: the child's pid is
+ * the app's, tests/support/hosts.ts).
+ */
+export function startApp(app: AppName, configPath: string, env: Record<string, string> = {}, options: { netns?: string } = {}): AppProcess {
   let output = '';
   const main = join(ROOT, 'apps', app, 'src', 'main.ts');
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, main, '--config', configPath], {
+  const argv = [process.execPath, '--import', TSX_LOADER, main, '--config', configPath];
+  const [command, ...args] = options.netns === undefined ? argv : ['ip', 'netns', 'exec', options.netns, ...argv];
+  const child = spawn(command!, args, {
     cwd: join(ROOT, 'apps', app),
     env: { PATH: process.env.PATH ?? '', ...env },
   });
