@@ -52,6 +52,8 @@ export interface WalkthroughOptions {
    * (re)starts the all-in-one platform; resolves with its output so far.
    */
   startPlatform(args: string[]): Promise<string>;
+  /** `createdb <name>`: makes the database on the PostgreSQL the section's addresses point at. */
+  createdb?(name: string): Promise<void>;
 }
 
 export interface Walkthrough {
@@ -230,6 +232,11 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
       return cli(c, args, first[2]);
     }
     if (first[0] === 'curl') return curl(c, first);
+    if (first[0] === 'createdb' && first.length === 2) {
+      if (options.createdb === undefined) throw new Error(`${where(c)}: this section's test makes no database`);
+      await options.createdb(first[1]!);
+      return { command: c, text: '' };
+    }
     if (first.join(' ') === 'npm start') return lineResult(c, await options.startPlatform([]));
     if (first[0] === 'node' && first[1] === '-e' && first.length >= 3) return nodeEval(c, first.slice(1));
     if (first[0] === 'node' && /^[\w./-]+\.m?js$/.test(first[1] ?? '')) return script(c, first[1]!, first.slice(2));

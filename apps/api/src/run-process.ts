@@ -94,5 +94,7 @@ export async function runProcess(options: RunProcessOptions): Promise<void> {
   }
   await audit('platform.boot', { version: deps.version, address, config: loaded.path, process: options.name });
   const metricsDetail = metricsListener.map((m) => ` (metrics on ${m.url()})`).join('');
-  console.log(`agent platform (${options.name}) ${deps.version} listening on ${address}${metricsDetail}`);
+  // The engines as the other apps' start line names them (libs/engines/src/run-service.ts).
+  const { bus, store, queue } = loaded.config.runtime;
+  console.log(`agent platform (${options.name}) ${deps.version} started: bus ${bus}, store ${store}, queue ${queue}; listening on ${address}${metricsDetail}`);
 }
