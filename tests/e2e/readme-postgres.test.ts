@@ -53,7 +53,7 @@ describe.skipIf(initdb === null)('README "On PostgreSQL"', () => {
     });
     await w.next("cat >> agent-platform.toml <<'TOML'");
     await w.next('createdb agent_platform');
-    const boot = await w.next('npm start');
+    await w.next('npm start');
     expect(w.remaining()).toEqual([]);
     platform = started!;
     const base = `http://127.0.0.1:${port}`;
