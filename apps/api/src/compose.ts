@@ -50,7 +50,7 @@ import { createLogger, createMetrics, platformInstruments } from '@agent-platfor
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
 import { createBackupService } from '@agent-platform/backup';
-import { storeSnapshotsOf } from '@agent-platform/store/embedded';
+import { storeSnapshotsOf } from '@agent-platform/store';
 import { afterRestore } from './backup/after-restore.ts';
 import { backupKeyPath, loadBackupSigner, trustedBackupKeys } from './backup/backup-keys.ts';
 import { guardedPoster } from '@agent-platform/net';
@@ -242,6 +242,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     });
     const backups = createBackupService({
       dataDir,
+      backupsDir: boot.backup.dir,
       store,
       snapshots: storeSnapshotsOf(store),
       vaultKey,

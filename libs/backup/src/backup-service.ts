@@ -34,8 +34,13 @@ import { ensureInstallationId } from './installation.ts';
 import { readChain, stampRestore } from './restore-stamp.ts';
 
 export interface BackupServiceDeps {
-  /** `[storage] data_dir`: archives go to `<data_dir>/backups`. */
+  /** `[storage] data_dir`: archives go to `<data_dir>/backups` unless `backupsDir` says otherwise. */
   dataDir: string;
+  /**
+   * `[backup] dir`: the backups directory when set (a volume every api node of a fleet mounts);
+   * absent or empty = `<data_dir>/backups`.
+   */
+  backupsDir?: string;
   store: Store;
   /** The store's snapshots; null on MongoDB (docs/backup.md "Backing up a fleet on MongoDB"). */
   snapshots: StoreSnapshots | null;
@@ -85,7 +90,7 @@ export interface BackupService {
 }
 
 const MONGODB_PROCEDURE =
-  'backups through the platform need the embedded store; with [runtime] store = "mongodb" back up the database with MongoDB\'s tools (docs/backup.md "Backing up a fleet on MongoDB")';
+  'backups through the platform need the embedded or the PostgreSQL store; with [runtime] store = "mongodb" back up the database with MongoDB\'s tools (docs/backup.md "Backing up a fleet on MongoDB")';
 
 export function newBackupId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('.', '');
@@ -94,7 +99,7 @@ export function newBackupId(now: Date): string {
 
 /** The backup service of one process (docs/backup.md). One backup or restore at a time per process. */
 export function createBackupService(deps: BackupServiceDeps): BackupService {
-  const dir = join(deps.dataDir, BACKUPS_DIR);
+  const dir = deps.backupsDir === undefined || deps.backupsDir === '' ? join(deps.dataDir, BACKUPS_DIR) : deps.backupsDir;
   let tail: Promise<unknown> = Promise.resolve();
   const oneAtATime = <T>(work: () => Promise<T>): Promise<T> => {
     const run = tail.then(work, work);

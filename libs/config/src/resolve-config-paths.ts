@@ -35,6 +35,7 @@ export function resolveConfigPaths(config: PlatformConfig, baseDir: string): Pla
       ...config.backup,
       signing_key_file: optional(config.backup.signing_key_file),
       import_dirs: config.backup.import_dirs.map(at),
+      dir: optional(config.backup.dir),
     },
     audit: {
       ...config.audit,

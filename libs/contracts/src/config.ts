@@ -367,6 +367,10 @@ export const BackupConfig = Type.Object(
       default: [],
       description: 'Directories besides <data_dir>/backups that POST /backup/restore {path} may read archives from; empty = the backups directory only.',
     }),
+    dir: Type.String({
+      default: '',
+      description: 'The backups directory: archives made, listed and uploaded; empty = <data_dir>/backups. With several api nodes point every node at one shared volume or mount (docs/backup.md "Several api nodes").',
+    }),
   },
   section('Signing of backup archives, and which archives a restore accepts (docs/backup.md "Foreign archives").'),
 );

@@ -26,8 +26,10 @@ export interface SnapshotRestoreOptions {
 
 /**
  * Consistent copies of a store and their atomic restore: what backups are made of (docs/backup.md).
- * A capability of the embedded adapter only (`storeSnapshotsOf` in `@agent-platform/store/embedded`):
- * a MongoDB deployment is backed up with MongoDB's own tools.
+ * A capability of the embedded and PostgreSQL adapters (each store's `snapshots`, read by
+ * `storeSnapshotsOf`), both writing and reading one format: a SQLite file with the embedded
+ * layout, so a snapshot made on either restores into either. A MongoDB deployment is backed up
+ * with MongoDB's own tools.
  *
  * Guarantees:
  * - `snapshot` copies the part as of one instant (one read transaction) while every process keeps
@@ -49,4 +51,20 @@ export interface StoreSnapshots {
 /** A snapshot file that cannot be read or restored here; the message says why. */
 export class SnapshotError extends Error {
   override name = 'SnapshotError';
+}
+
+/**
+ * The snapshots of a store whose adapter has them (`snapshots`: embedded, PostgreSQL); null for
+ * any other (MongoDB). Reads the property rather than testing classes, so this package's entry
+ * point loads no driver: a store of either adapter brings its own.
+ */
+export function storeSnapshotsOf(store: object): StoreSnapshots | null {
+  const snapshots = (store as { snapshots?: unknown }).snapshots;
+  return isStoreSnapshots(snapshots) ? snapshots : null;
+}
+
+function isStoreSnapshots(value: unknown): value is StoreSnapshots {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return ['snapshot', 'inspect', 'restore'].every((method) => typeof candidate[method] === 'function');
 }

@@ -116,7 +116,5 @@ function openOnce(options: EmbeddedStoreOptions): Store {
   }
 }
 
-/** The snapshots of an embedded store; null for any other adapter (MongoDB has its own tools). */
-export function storeSnapshotsOf(store: Store): StoreSnapshots | null {
-  return store instanceof EmbeddedStore ? store.snapshots : null;
-}
+/** Kept here for existing importers; the one function knows every adapter (store-snapshots.ts). */
+export { storeSnapshotsOf } from '../store-snapshots.ts';

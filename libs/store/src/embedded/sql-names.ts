@@ -1,3 +1,5 @@
+import { sqliteJsonField } from './sqlite-layout.ts';
+
 /**
  * Collection, log and field names end up inside SQL text (table names, JSON paths, index
  * names), where parameters cannot be bound. They come from our code, not from users, but a
@@ -28,5 +30,5 @@ export function quoteIdent(name: string): string {
  * this one function.
  */
 export function jsonField(field: string): string {
-  return `json_extract(body, '$.${assertSqlName('field', field)}')`;
+  return sqliteJsonField(assertSqlName('field', field));
 }

@@ -1,5 +1,6 @@
 import type { AppendLog, DropOptions, LogEntry, LogListQuery, LogOptions } from '../store.ts';
 import { assertSqlName, jsonField, quoteIdent } from './sql-names.ts';
+import { fieldIndexSql, logTableSql } from './sqlite-layout.ts';
 import { pageSql, whereConditions, whereSql } from './sql-where.ts';
 import type { SqliteHandle } from './sqlite-handle.ts';
 
@@ -29,13 +30,8 @@ export class SqliteAppendLog<T extends object> implements AppendLog<T> {
   ) {
     const table = `l_${assertSqlName('log', name)}`;
     this.table = quoteIdent(table);
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY NOT NULL, body TEXT NOT NULL) STRICT`,
-    );
-    for (const field of options.indexes ?? []) {
-      const indexName = quoteIdent(`${table}__i__${assertSqlName('field', field)}`);
-      db.exec(`CREATE INDEX IF NOT EXISTS ${indexName} ON ${this.table}(${jsonField(field)})`);
-    }
+    for (const statement of logTableSql(table)) db.exec(statement);
+    for (const field of options.indexes ?? []) db.exec(fieldIndexSql(table, 'i', assertSqlName('field', field)));
   }
 
   async append(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T>> {

@@ -1,6 +1,7 @@
 import { StoreConflictError, StoreDuplicateError } from '../store.ts';
 import type { Collection, CollectionOptions, Doc, FindQuery, Versioned, Where } from '../store.ts';
 import { assertSqlName, jsonField, quoteIdent } from './sql-names.ts';
+import { collectionTableSql, fieldIndexSql } from './sqlite-layout.ts';
 import { pageSql, whereConditions, whereSql } from './sql-where.ts';
 import type { SqliteHandle, SqlValue } from './sqlite-handle.ts';
 import { isUniqueViolation } from './sqlite-handle.ts';
@@ -33,17 +34,9 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
     const table = `c_${assertSqlName('collection', name)}`;
     this.table = quoteIdent(table);
     this.ttlField = options.ttlField === undefined ? undefined : assertSqlName('field', options.ttlField);
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${this.table} (` +
-        'id TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL, expires_at INTEGER) STRICT;' +
-        `CREATE INDEX IF NOT EXISTS ${quoteIdent(`${table}__expires_at`)} ON ${this.table}(expires_at)` +
-        ' WHERE expires_at IS NOT NULL;',
-    );
+    for (const statement of collectionTableSql(table)) db.exec(statement);
     for (const { field, unique } of options.indexes ?? []) {
-      const indexName = quoteIdent(`${table}__${unique ? 'u' : 'i'}__${assertSqlName('field', field)}`);
-      db.exec(
-        `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${indexName} ON ${this.table}(${jsonField(field)})`,
-      );
+      db.exec(fieldIndexSql(table, unique ? 'u' : 'i', assertSqlName('field', field)));
     }
   }
 

@@ -1,6 +1,7 @@
 import { prefixUpperBound } from '../prefix-range.ts';
 import type { CounterAddOptions, CounterDelta, Counters } from '../store.ts';
 import type { SqliteHandle } from './sqlite-handle.ts';
+import { COUNTERS_TABLE_SQL } from './sqlite-layout.ts';
 
 const UPSERT_SQL =
   'INSERT INTO counters (key, value, expires_at) VALUES (?, ?, ?) ' +
@@ -37,7 +38,7 @@ export class SqliteCounters implements Counters {
     private readonly db: SqliteHandle,
     private readonly clock: () => Date,
   ) {
-    db.exec('CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL, expires_at INTEGER) STRICT');
+    db.exec(COUNTERS_TABLE_SQL[0]!);
     // Files written before counters could expire lack the column: add it (once, whoever opens first).
     const columns = db.statement("SELECT name FROM pragma_table_info('counters')").all() as { name: string }[];
     if (!columns.some((c) => c.name === 'expires_at')) {
@@ -47,7 +48,7 @@ export class SqliteCounters implements Counters {
         if (!/duplicate column/i.test(String((error as Error).message))) throw error;
       }
     }
-    db.exec('CREATE INDEX IF NOT EXISTS counters__expires_at ON counters(expires_at) WHERE expires_at IS NOT NULL');
+    db.exec(COUNTERS_TABLE_SQL[1]!);
   }
 
   async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<{ value: number; applied: boolean }> {

@@ -16,9 +16,9 @@ const SOURCE = 'restore_src';
 /** A copy of a large database takes a while; its read lock is never refused in WAL mode anyway. */
 const JOB_TIMEOUT_MS = 60_000;
 
-type Owner = { kind: 'collection' | 'log'; name: string } | { kind: 'counters' };
+export type Owner = { kind: 'collection' | 'log'; name: string } | { kind: 'counters' };
 
-function ownerOf(table: string): Owner | null {
+export function ownerOf(table: string): Owner | null {
   const match = TABLE.exec(table);
   if (match === null) return null;
   if (match[1] === undefined) return { kind: 'counters' };
@@ -30,13 +30,13 @@ function listed(names: 'all' | readonly string[], name: string): boolean {
 }
 
 /** Whether the part holds the table's rows (for counters: some of them, see counterFilter). */
-function inPart(part: StorePart, owner: Owner): boolean {
+export function inPart(part: StorePart, owner: Owner): boolean {
   if (owner.kind === 'counters') return part.counterPrefixes === 'all' || part.counterPrefixes.length > 0;
   return listed(owner.kind === 'collection' ? part.collections : part.logs, owner.name);
 }
 
 /** SQL condition on `key` selecting the counters of `prefixes`, with its parameters. */
-function prefixFilter(prefixes: readonly string[]): { sql: string; params: SqlValue[] } {
+export function prefixFilter(prefixes: readonly string[]): { sql: string; params: SqlValue[] } {
   const params: SqlValue[] = [];
   const terms = prefixes.map((prefix) => {
     const upper = prefixUpperBound(prefix);

@@ -3,7 +3,7 @@ import type { AppendLog, DropOptions, LogEntry, LogListQuery, LogOptions } from 
 import { appendOptimistically, jitterMs } from '../mongodb/optimistic-append.ts';
 import type { SerialQueue } from '../mongodb/optimistic-append.ts';
 import type { PgHandle } from './pg-handle.ts';
-import { assertPgName, fieldExpr, pageSql, quoteIdent, whereConditions, whereSql } from './pg-sql.ts';
+import { assertPgName, pageSql, pgFieldIndexSql, pgLogTableSql, quoteIdent, whereConditions, whereSql } from './pg-sql.ts';
 import type { Lazy } from './lazy.ts';
 import { ensureTables } from './ensure-tables.ts';
 
@@ -43,17 +43,12 @@ export class PgAppendLog<T extends object> implements AppendLog<T> {
   ) {
     const bare = `l_${assertPgName('log', name)}`;
     this.table = `${quoteIdent(schema)}.${quoteIdent(bare)}`;
-    const indexes = (options.indexes ?? []).map((field) => ({
-      name: quoteIdent(`${bare}__i__${assertPgName('field', field)}`),
-      field,
-    }));
+    const base = pgLogTableSql(schema, bare);
+    const indexes = (options.indexes ?? []).map((field) => pgFieldIndexSql(schema, bare, 'i', field));
     this.ready = ensureTables(
       handle,
-      [this.table, ...indexes.map(({ name }) => `${quoteIdent(schema)}.${name}`)],
-      [
-        `CREATE TABLE IF NOT EXISTS ${this.table} (seq bigint PRIMARY KEY, entry jsonb NOT NULL)`,
-        ...indexes.map(({ name, field }) => `CREATE INDEX IF NOT EXISTS ${name} ON ${this.table} (${fieldExpr('entry', field)})`),
-      ],
+      [...base.objects, ...indexes.map(({ object }) => object)],
+      [...base.ddl, ...indexes.map(({ ddl }) => ddl)],
     );
   }
 

@@ -3,7 +3,18 @@ import type { Collection, CollectionOptions, Doc, FindQuery, Versioned, Where } 
 import { optimisticUpdate } from '../mongodb/optimistic-update.ts';
 import type { PgHandle } from './pg-handle.ts';
 import { isUniqueViolation } from './pg-handle.ts';
-import { assertPgName, encodeJson, expiryOf, fieldExpr, pageSql, quoteIdent, whereConditions, whereSql } from './pg-sql.ts';
+import {
+  assertPgName,
+  encodeJson,
+  expiryOf,
+  fieldExpr,
+  pageSql,
+  pgCollectionTableSql,
+  pgFieldIndexSql,
+  quoteIdent,
+  whereConditions,
+  whereSql,
+} from './pg-sql.ts';
 import type { Lazy } from './lazy.ts';
 import { ensureTables } from './ensure-tables.ts';
 
@@ -44,21 +55,12 @@ export class PgCollection<T extends Doc> implements Collection<T> {
     const bare = `c_${assertPgName('collection', name)}`;
     this.table = `${quoteIdent(schema)}.${quoteIdent(bare)}`;
     this.ttlField = options.ttlField === undefined ? undefined : assertPgName('field', options.ttlField);
-    const schemaName = quoteIdent(schema);
-    const indexes = (options.indexes ?? []).map(({ field, unique }) => ({
-      name: quoteIdent(`${bare}__${unique ? 'u' : 'i'}__${assertPgName('field', field)}`),
-      sql: `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS`,
-      field,
-    }));
-    const expiresIndex = quoteIdent(`${bare}__expires_at`);
+    const base = pgCollectionTableSql(schema, bare);
+    const indexes = (options.indexes ?? []).map(({ field, unique }) => pgFieldIndexSql(schema, bare, unique ? 'u' : 'i', field));
     this.ready = ensureTables(
       handle,
-      [this.table, `${schemaName}.${expiresIndex}`, ...indexes.map(({ name }) => `${schemaName}.${name}`)],
-      [
-        `CREATE TABLE IF NOT EXISTS ${this.table} (id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, doc jsonb NOT NULL, expires_at timestamptz)`,
-        `CREATE INDEX IF NOT EXISTS ${expiresIndex} ON ${this.table} (expires_at) WHERE expires_at IS NOT NULL`,
-        ...indexes.map(({ name, sql, field }) => `${sql} ${name} ON ${this.table} (${fieldExpr('doc', field)})`),
-      ],
+      [...base.objects, ...indexes.map(({ object }) => object)],
+      [...base.ddl, ...indexes.map(({ ddl }) => ddl)],
     );
   }
 

@@ -113,3 +113,35 @@ export function expiryOf(doc: Record<string, unknown>, ttlField: string | undefi
   }
   return new Date(ms);
 }
+
+/**
+ * The DDL of a collection's table `c_<name>` (`table` bare, `schema` unquoted): the table and its
+ * expiry index. One definition for `PgCollection` and for restores that create the table.
+ */
+export function pgCollectionTableSql(schema: string, table: string): { objects: string[]; ddl: string[] } {
+  const qualified = `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  const expiresIndex = quoteIdent(`${table}__expires_at`);
+  return {
+    objects: [qualified, `${quoteIdent(schema)}.${expiresIndex}`],
+    ddl: [
+      `CREATE TABLE IF NOT EXISTS ${qualified} (id text COLLATE "C" PRIMARY KEY, version integer NOT NULL, doc jsonb NOT NULL, expires_at timestamptz)`,
+      `CREATE INDEX IF NOT EXISTS ${expiresIndex} ON ${qualified} (expires_at) WHERE expires_at IS NOT NULL`,
+    ],
+  };
+}
+
+/** The DDL of a log's table `l_<name>` (`table` bare). */
+export function pgLogTableSql(schema: string, table: string): { objects: string[]; ddl: string[] } {
+  const qualified = `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  return { objects: [qualified], ddl: [`CREATE TABLE IF NOT EXISTS ${qualified} (seq bigint PRIMARY KEY, entry jsonb NOT NULL)`] };
+}
+
+/** The expression index `<table>__<u|i>__<field>` on a collection's (`doc`) or log's (`entry`) field. */
+export function pgFieldIndexSql(schema: string, table: string, kind: 'u' | 'i', field: string): { object: string; ddl: string } {
+  const name = quoteIdent(`${table}__${kind}__${assertPgName('field', field)}`);
+  const column = table.startsWith('l_') ? 'entry' : 'doc';
+  return {
+    object: `${quoteIdent(schema)}.${name}`,
+    ddl: `CREATE ${kind === 'u' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${name} ON ${quoteIdent(schema)}.${quoteIdent(table)} (${fieldExpr(column, field)})`,
+  };
+}

@@ -5,6 +5,8 @@ import { PgAppendLog } from './pg-append-log.ts';
 import { PgCollection } from './pg-collection.ts';
 import { PgCounters } from './pg-counters.ts';
 import { PgHandle } from './pg-handle.ts';
+import { PgSnapshots } from './pg-snapshots.ts';
+import type { StoreSnapshots } from '../store-snapshots.ts';
 import { migrate } from './pg-migrations.ts';
 import { assertPgName } from './pg-sql.ts';
 
@@ -47,6 +49,8 @@ export class PostgresStore implements Store {
   /** Every ttl collection opened, by table, for the purge timer. */
   private readonly ttlCollections = new Map<string, PgCollection<Doc>>();
   private readonly purgeTimer: NodeJS.Timeout;
+  /** Snapshots in the embedded snapshot format and their restores in one transaction (backups, docs/backup.md). */
+  readonly snapshots: StoreSnapshots;
 
   constructor(
     private readonly handle: PgHandle,
@@ -55,6 +59,7 @@ export class PostgresStore implements Store {
     purgeIntervalMs: number = DEFAULT_PURGE_INTERVAL_MS,
   ) {
     this.counters = new PgCounters(handle, schema, clock);
+    this.snapshots = new PgSnapshots(handle, schema);
     this.purgeTimer = setInterval(() => void this.purge(), purgeIntervalMs);
     this.purgeTimer.unref();
   }
