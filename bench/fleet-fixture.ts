@@ -2,7 +2,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startNatsServer, startRedisServer, type NatsServerHandle, type RedisServerHandle } from '@agent-platform/testkit';
+import type { Store } from '@agent-platform/store';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { openPostgresStore } from '@agent-platform/store/postgres';
+import {
+  startNatsServer,
+  startPostgresServer,
+  startRedisServer,
+  type NatsServerHandle,
+  type PostgresServerHandle,
+  type RedisServerHandle,
+} from '@agent-platform/testkit';
 import { startNodeProcess, type NodeProcess } from './node-process.ts';
 import {
   BENCH_RATE_LIMIT_PER_MINUTE,
@@ -31,6 +41,12 @@ export interface FleetFixtureOptions {
   schedulers?: number;
   /** TOML appended to every node's config file (`[network]` for an integration on loopback). */
   extraConfig?: string;
+  /**
+   * The store every process shares: `embedded` (one SQLite file through one data_dir, the
+   * default) or `postgres` (a PostgreSQL server started for the run on loopback, fsync off as
+   * in the tests: docs/performance.md says what that leaves out).
+   */
+  store?: 'embedded' | 'postgres';
 }
 
 export interface FleetFixture {
@@ -42,6 +58,8 @@ export interface FleetFixture {
   natsUrl: string;
   /** `[storage] data_dir`: the embedded store every process shares (`platform.db` there). */
   dataDir: string;
+  /** Opens the store the fleet shares, from the bench process. */
+  openStore(): Promise<Store>;
   stop(): Promise<void>;
 }
 
@@ -58,9 +76,10 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
   const started: NodeProcess[] = [];
   let nats: NatsServerHandle | undefined;
   let redis: RedisServerHandle | undefined;
+  let postgres: PostgresServerHandle | undefined;
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));
-    await Promise.all([nats?.dispose(), redis?.dispose()]);
+    await Promise.all([nats?.dispose(), redis?.dispose(), postgres?.dispose()]);
     await rm(dir, { recursive: true, force: true });
   };
   const launch = (entry: string, args: string[], logName: string): NodeProcess => {
@@ -70,6 +89,8 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
   };
   try {
     [nats, redis] = await Promise.all([startNatsServer(), startRedisServer()]);
+    postgres = options.store === 'postgres' ? await startPostgresServer() : undefined;
+    const postgresUrl = postgres === undefined ? null : await postgres.createDatabase('agent_platform');
     const modelUrl =
       options.model.kind === 'stand-in'
         ? await launch(MODEL_STAND_IN, ['--delay-ms', String(options.model.delayMs)], 'model-stand-in').listening()
@@ -78,7 +99,7 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
     const configs: string[] = [];
     for (let i = 1; i <= options.apis; i++) {
       const path = join(dir, `api-${i}.toml`);
-      await writeFile(path, fleetConfig({ nats, redis, licence, modelUrl, workerConcurrency: options.workerConcurrency, extraConfig: options.extraConfig ?? '' }));
+      await writeFile(path, fleetConfig({ nats, redis, postgresUrl, licence, modelUrl, workerConcurrency: options.workerConcurrency, extraConfig: options.extraConfig ?? '' }));
       configs.push(path);
     }
     const apis = configs.map((path, i) => launch(app('api'), ['--config', path], `api-${i + 1}`));
@@ -99,8 +120,12 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
       ...schedulers.map((p, i) => ({ role: `scheduler-${i + 1}`, pid: p.pid })),
       { role: 'nats-server', pid: nats.pid()! },
       { role: 'redis-server', pid: redis.pid()! },
+      ...(postgres === undefined ? [] : [{ role: 'postgres', pid: postgres.pid()! }]),
     ];
-    return { urls, processes, token, agentId, natsUrl: nats.url, dataDir: join(dir, 'data'), stop };
+    const dataDir = join(dir, 'data');
+    const openStore = (): Promise<Store> =>
+      postgresUrl === null ? openEmbeddedStore({ path: join(dataDir, 'platform.db') }) : openPostgresStore({ url: postgresUrl });
+    return { urls, processes, token, agentId, natsUrl: nats.url, dataDir, openStore, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -114,6 +139,8 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
 function fleetConfig(input: {
   nats: NatsServerHandle;
   redis: RedisServerHandle;
+  /** The database of `store = "postgres"`; null for the embedded store. */
+  postgresUrl: string | null;
   licence: { file: string; public_key_file: string };
   modelUrl: string | null;
   workerConcurrency: number | undefined;
@@ -129,7 +156,7 @@ function fleetConfig(input: {
     '[runtime]',
     'bus = "nats"',
     'queue = "bullmq"',
-    'store = "embedded"',
+    ...(input.postgresUrl === null ? ['store = "embedded"'] : ['store = "postgres"', `postgres_url = "${input.postgresUrl}"`]),
     `nats_url = "${input.nats.url}"`,
     `redis_url = "${input.redis.url}"`,
     '',

@@ -1,5 +1,4 @@
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectNatsBus } from '@agent-platform/bus/nats';
 import { Subjects, type AgentInvokeRequest } from '@agent-platform/contracts';
@@ -9,7 +8,6 @@ import {
   type FireRecord,
   type IdempotencyRecord,
 } from '@agent-platform/domain';
-import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { startFleetFixture, type FleetFixture } from './fleet-fixture.ts';
 import { cpuDetails, cpuMs } from './process-cpu.ts';
 import {
@@ -38,6 +36,8 @@ export interface ScheduleFleetOptions {
    * with `s` = schedule index mod the period: the same number of fires, spread over the period.
    */
   spread: boolean;
+  /** The fleet's store (bench/fleet-fixture.ts); default embedded. */
+  store?: 'embedded' | 'postgres';
 }
 
 /** Both agent templates of examples/: the schedules are spread over them. */
@@ -141,8 +141,8 @@ async function tapInvocations(natsUrl: string): Promise<{ deliveries: Delivery[]
 }
 
 /** The workers' idempotency records of cron fires and the fire log, read from the shared store. */
-async function readStore(dataDir: string) {
-  const store = await openEmbeddedStore({ path: join(dataDir, 'platform.db') });
+async function readStore(fleet: Pick<FleetFixture, 'openStore'>) {
+  const store = await fleet.openStore();
   try {
     const keys = await store
       .collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION, { ttlField: 'expires_at' })
@@ -199,12 +199,12 @@ async function measureWindow(
   while (pending() && Date.now() < deadline) await sleep(250);
   await sleep(DUPLICATE_GRACE_MS);
   // The last fires' answers: wait until the agent ran what arrived (or the deadline).
-  let evidence = await readStore(fleet.dataDir);
+  let evidence = await readStore(fleet);
   while (Date.now() < deadline + DUPLICATE_GRACE_MS) {
     const stats = scheduleStats(window, tap.deliveries, evidence.runs, evidence.fires);
     if (stats.ran >= stats.fired && stats.log.running === 0) break;
     await sleep(1_000);
-    evidence = await readStore(fleet.dataDir);
+    evidence = await readStore(fleet);
   }
   const stats = scheduleStats(window, tap.deliveries, evidence.runs, evidence.fires);
   return toLoadResult(stats, window, {
@@ -234,6 +234,7 @@ export async function startScheduleFleet(
     workers: 1,
     schedulers: options.schedulers,
     model: { kind: 'local' },
+    ...(options.store === undefined ? {} : { store: options.store }),
   });
   let tap: Awaited<ReturnType<typeof tapInvocations>> | undefined;
   try {

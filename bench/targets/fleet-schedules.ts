@@ -21,21 +21,21 @@ const goals = (label: string): BenchGoal[] => [
   { kind: 'at-most', metric: 'latencyP99Ms', atMost: 250, label: `${label}: p99 lateness <= 250 ms` },
 ];
 
-const target = (schedulers: number, spread: boolean): BenchTarget => {
-  const name = `fleet-schedules-${schedulers}${spread ? '-spread' : ''}`;
+export const scheduleTarget = (schedulers: number, spread: boolean, store: 'embedded' | 'postgres' = 'embedded'): BenchTarget => {
+  const name = `fleet-schedules-${schedulers}${spread ? '-spread' : ''}${store === 'postgres' ? '-postgres' : ''}`;
   return {
     name,
     description:
       `1 api + 1 agent worker + ${schedulers} scheduler${schedulers > 1 ? 's' : ''} (BullMQ), ` +
       `${SCHEDULES} schedules every ${EVERY_SECS} s ${spread ? 'spread over the period' : 'firing together'}, ` +
-      'local model; req/s = fires/s, latency = lateness',
+      `local model${store === 'postgres' ? ', PostgreSQL store' : ''}; req/s = fires/s, latency = lateness`,
     goals: goals(name),
     defaultDurationSecs: TWO_MINUTES,
     start: (options) =>
-      startScheduleFleet({ schedulers, schedules: SCHEDULES, everySecs: EVERY_SECS, spread }, options),
+      startScheduleFleet({ schedulers, schedules: SCHEDULES, everySecs: EVERY_SECS, spread, store }, options),
   };
 };
 
-export const fleetSchedulesOne = target(1, false);
-export const fleetSchedulesTwo = target(2, false);
-export const fleetSchedulesOneSpread = target(1, true);
+export const fleetSchedulesOne = scheduleTarget(1, false);
+export const fleetSchedulesTwo = scheduleTarget(2, false);
+export const fleetSchedulesOneSpread = scheduleTarget(1, true);

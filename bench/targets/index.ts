@@ -14,6 +14,16 @@ import { toolJournalInvokeAllInOne, toolJournalInvokeFleet, toolJournalWorkflowA
 import { workflowFanOut8 } from './workflow-fanout-8.ts';
 import { workflowStepsAllInOne } from './workflow-steps-all-in-one.ts';
 import { workflowStepsFleet } from './workflow-steps-fleet.ts';
+import {
+  allInOneSendPostgres,
+  fleetLatencyHttpPostgres,
+  fleetLatencyNatsPostgres,
+  fleetOneWorkerPostgres,
+  fleetSchedulesOnePostgres,
+  fleetSendPostgres,
+  fleetTwoWorkersPostgres,
+  workflowStepsFleetPostgres,
+} from './postgres.ts';
 
 /**
  * Every target, in run order (the baseline first, so a cut-short run still has it). Goals are
@@ -41,6 +51,14 @@ export const TARGETS: BenchTarget[] = [
   fleetSchedulesOne,
   fleetSchedulesTwo,
   fleetSchedulesOneSpread,
+  allInOneSendPostgres,
+  fleetSendPostgres,
+  fleetLatencyNatsPostgres,
+  fleetLatencyHttpPostgres,
+  fleetOneWorkerPostgres,
+  fleetTwoWorkersPostgres,
+  workflowStepsFleetPostgres,
+  fleetSchedulesOnePostgres,
   registrySearch,
   registryPublishOne,
   registryPublishEight,

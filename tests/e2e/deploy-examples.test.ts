@@ -40,14 +40,14 @@ describe('deploy examples', () => {
     const secret = readFileSync(join(DEPLOY, 'kubernetes', 'secret.yaml'), 'utf8');
     const api = readFileSync(join(DEPLOY, 'kubernetes', 'api.yaml'), 'utf8');
     for (const file of [k8s.licence.file, k8s.licence.public_key_file, k8s.audit.checkpoints.signing_key_file, k8s.backup.signing_key_file]) {
-      const name = basename(file);
+      const name = basename(file ?? '');
       expect(file).toBe(`/etc/agent-platform/secrets/${name}`);
       expect(api).toContain(`{ key: ${name}, path: ${name} }`);
       expect(secret).toContain(`  ${name}:`);
     }
     const composeFile = readFileSync(join(DEPLOY, 'docker-compose.yml'), 'utf8');
     for (const file of [compose.licence.file, compose.licence.public_key_file, compose.audit.checkpoints.signing_key_file, compose.backup.signing_key_file]) {
-      const name = basename(file);
+      const name = basename(file ?? '');
       expect(file).toBe(`/run/secrets/${name}`);
       expect(composeFile).toContain(`    - ${name}\n`);
       expect(composeFile).toContain(`    file: secrets/${name}\n`);
