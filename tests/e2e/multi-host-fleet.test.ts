@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { IDEMPOTENCY_COLLECTION, usageEventsLog, type IdempotencyRecord } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
-import { createPackageShelf, requireBinary, waitUntil, type RecordedRequest } from '@agent-platform/testkit';
+import { startWebhookPeer } from '@agent-platform/channels/testing';
+import { newWebhookSecret, signWebhook } from '@agent-platform/net';
+import { createPackageShelf, requireBinary, startWebhookReceiver, waitUntil, type RecordedRequest } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoReply } from '../support/fleet.ts';
 import { hostsUnavailable } from '../support/hosts.ts';
@@ -193,5 +195,55 @@ describe.skipIf(missing || noHosts !== null)('a multi-host fleet on PostgreSQL: 
     expect((await call(joined.url, 'GET', '/security/verify', { token })).body.valid).toBe(true);
     await fleet.restart(fleet.apis[0]!);
     expect((await call(A, 'GET', '/auth/whoami', { token })).status).toBe(200);
+  });
+
+  it('answers a channel message once through the bridge host and delivers each webhook event once, whichever api host took it', async () => {
+    const peer = await startWebhookPeer({ host: fleet.network.gateway });
+    const receiver = await startWebhookReceiver(() => 200, fleet.network.gateway);
+    try {
+      const secret = newWebhookSecret();
+      const channel = await call(A, 'POST', '/channels', { token, body: { id: 'web-mh', kind: 'webhook', config: { secret, url: peer.url }, default_agent: agent } });
+      expect(channel.status, JSON.stringify(channel.body)).toBe(201);
+      const hook = await call(B, 'POST', '/webhooks', { token, body: { agent_id: agent, url: `${receiver.url}/hook` } });
+      expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+      await waitUntil(async () => (await call(B, 'GET', '/channels/web-mh', { token })).body.status === 'Connected', {
+        timeoutMs: 20_000,
+        message: `the channel Connected on the bridge host (${fleet.logs()})`,
+      });
+      // The same inbound message through both api hosts (a peer retrying elsewhere): one reply.
+      const inbound = async (base: string, id: string, text: string) => {
+        const body = JSON.stringify({ id, conversation: 'ops', text });
+        const res = await fetch(`${base}/channels/web-mh/inbound`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...signWebhook(secret, `w-${id}`, Math.floor(Date.now() / 1000), body) },
+          body,
+        });
+        return res.status;
+      };
+      expect(await inbound(A, 'm-1', 'roof leak at the depot')).toBe(202);
+      expect(await inbound(B, 'm-1', 'roof leak at the depot')).toBe(202);
+      expect(await inbound(B, 'm-2', 'and a broken window')).toBe(202);
+      await waitUntil(() => peer.received.length >= 2, { timeoutMs: 20_000, message: `two replies at the peer (${fleet.logs()})` });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(peer.received.map((r) => r.body.in_reply_to).sort()).toEqual(['m-1', 'm-2']);
+      for (const reply of peer.received) expect(peer.verified(reply, secret)).toBe(true);
+
+      // Sends through both api hosts: each invocation.completed event delivered once, by a worker host.
+      const before = receiver.requests.length;
+      for (const [i, base] of [A, B, A, B].entries()) await call(base, 'POST', `/agents/${agent}/send`, { token, body: { message: `hook ${i}` } });
+      const delivered = () => receiver.requests.slice(before).filter((r) => JSON.parse(r.body).type === 'invocation.completed').length;
+      // Events a killed worker host had pulled (an earlier test kills one) come back after the fan-out
+      // consumer's 30 s ack wait (docs/scale-out.md "When a host dies"): late, never lost.
+      await waitUntil(() => delivered() >= 4, { timeoutMs: 45_000, message: 'four deliveries' }).catch(async (error: unknown) => {
+        const log = await call(B, 'GET', `/webhooks/${hook.body.id}/deliveries`, { token });
+        throw new Error(`${(error as Error).message}: ${delivered()} delivered; deliveries ${JSON.stringify(log.body).slice(0, 800)}\n${fleet.logs()}`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const ids = receiver.requests.slice(before).map((r) => r.headers['webhook-id']);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await peer.close();
+      await receiver.close();
+    }
   });
 });

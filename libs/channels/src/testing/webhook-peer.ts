@@ -24,7 +24,7 @@ export interface WebhookPeer {
  * The testkit's recording receiver, seen as the peer of one `webhook` channel. With `secret`, it
  * checks signatures as a real peer would: a POST not signed with it is answered 401 and not kept.
  */
-export async function startWebhookPeer(options: { secret?: string } = {}): Promise<WebhookPeer> {
+export async function startWebhookPeer(options: { secret?: string; /** Default 127.0.0.1; a multi-host test's bridge address. */ host?: string } = {}): Promise<WebhookPeer> {
   const received: ReceivedWebhook[] = [];
   let status = 200;
   const receiver = await startWebhookReceiver((_n, request) => {
@@ -32,7 +32,7 @@ export async function startWebhookPeer(options: { secret?: string } = {}): Promi
       return { status: 401, body: '{"error":"bad signature"}', headers: { 'content-type': 'application/json' } };
     if (status < 300) received.push({ headers: request.headers, raw: request.body, body: parseObject(request.body) });
     return { status, body: '{}', headers: { 'content-type': 'application/json' } };
-  });
+  }, options.host);
   return {
     url: `${receiver.url}/hook`,
     received,
