@@ -9,7 +9,7 @@ import { call } from '../support/platform-process.ts';
 // - a reply too large for the bus is answered SizeLimitExceeded at once and never charged;
 // - a client that disconnects cancels its invocation on whichever worker runs it;
 // - repeats of an idempotency key wait on any worker without a slot and wake when it settles,
-//   also when the owner's worker is killed with SIGKILL.
+//   also when the owner's worker is killed with SIGKILL (its caller's invocation is then sent again).
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
 
@@ -121,7 +121,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
     expect(modelCalls('hold: claim 31')).toHaveLength(1);
   });
 
-  it('after a SIGKILL of the worker running a key, its caller hears within 5 s, and a retry runs the key exactly once', async () => {
+  it('after a SIGKILL of the worker running a key, its caller is answered by a re-dispatch, not worker_lost, and the key runs exactly once', async () => {
     held = gate();
     const before = (await usage()).total_requests;
     const body = { source: 'Api', message: 'hold: claim 32', correlation_id: 'c-32', idempotency_key: 'fleet-kill' };
@@ -131,23 +131,18 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
     const repeat = answered(call(api, 'POST', `/agents/${agent}/invoke`, { token, body }));
     const owner = await workerHolding(fleet, 'hold: claim 32');
     await owner.kill();
-    const killedAt = Date.now();
     const replacement = await fleet.add('agent-worker');
     expect(replacement.child.pid).not.toBe(owner.child.pid);
     fleet.workers[fleet.workers.indexOf(owner)] = replacement;
-    // The killed owner's caller learns it from the missing heartbeats, long before the timeout.
-    const lost = await first;
-    expect(lost.res.status).toBe(500);
-    expect(lost.res.body.error).toMatchObject({ category: 'Internal', details: { reason: 'worker_lost' } });
-    expect(lost.at - killedAt).toBeLessThan(5_000);
     held.open();
-    // The repeat waited on a worker: on the killed one it is lost too; on another it takes the key
-    // once the dead owner's claim lapses ([agents] claim_lease_secs) and runs it, unless its own
-    // timeout runs out first (the lapse and the model call take most of TIMEOUT_SECS on a busy machine).
-    const waited = await repeat;
-    if (waited.res.body.error?.category === 'Timeout') expect(waited.res.body.error.message).toMatch(/exceeded/);
-    else if (waited.res.status === 500) expect(waited.res.body.error).toMatchObject({ details: { reason: 'worker_lost' } });
-    else expect(waited.res.body.content ?? waited.res.body.error?.details?.result?.content).toBe('hold: claim 32');
+    // The api notices the dead owner from the missing heartbeats (3 to 4 s) and sends the invocation
+    // again under its key; the next run takes the key once the dead owner's claim lapses
+    // ([agents] claim_lease_secs, 5 s), unless what is left of the caller's TIMEOUT_SECS runs out
+    // first (then a Timeout). The repeat waits on the key the same way. Never worker_lost.
+    for (const waited of [await first, await repeat]) {
+      if (waited.res.body.error?.category === 'Timeout') expect(waited.res.body.error.message).toMatch(/exceeded/);
+      else expect(waited.res.body.content ?? waited.res.body.error?.details?.result?.content, JSON.stringify(waited.res.body)).toBe('hold: claim 32');
+    }
     let retried: Awaited<ReturnType<typeof call>> | undefined;
     await waitUntil(
       async () => {
@@ -162,29 +157,24 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
     expect(again.body.error).toMatchObject({ category: 'DuplicateInvocation' });
   });
 
-  it('a SIGKILL of a worker during a burst: each of its callers is answered within 5 s, the other worker\'s finish', async () => {
+  it('a SIGKILL of a worker during a burst: each of its callers is answered by a re-dispatch, the other worker\'s finish', async () => {
     held = gate();
+    const before = (await usage()).total_requests;
     const sends = Array.from({ length: 40 }, (_, i) =>
-      call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: `hold: burst ${i}` } }).then((res) => ({ res, at: Date.now() })),
+      call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: `hold: burst ${i}` } }).then((res) => ({ res, i, at: Date.now() })),
     );
     await waitUntil(() => modelCalls('hold: burst').length === 40, { timeoutMs: 15_000, message: 'the burst to reach the model' });
     const victim = await workerHolding(fleet, 'hold: burst');
     await victim.kill();
     const killedAt = Date.now();
-    const lost = [];
-    // The survivor's calls are held until the victim's callers have all been answered.
-    const answers = sends.map((send) => send.then((a) => (a.res.status === 500 ? lost.push(a) : undefined, a)));
-    await waitUntil(() => lost.length > 0 && Date.now() - killedAt > 4_500, { timeoutMs: 10_000, message: 'the victim\'s callers to be answered' });
-    const settledEarly = lost.length;
     held.open();
-    const all = await Promise.all(answers);
-    const failed = all.filter((a) => a.res.status !== 200);
-    expect(failed.length).toBe(settledEarly);
-    expect(failed.length).toBeGreaterThan(0);
-    for (const a of failed) {
-      expect(a.res.body.error).toMatchObject({ category: 'Internal', details: { reason: 'worker_lost' } });
-      expect(a.at - killedAt).toBeLessThan(5_000);
-    }
+    const all = await Promise.all(sends);
+    for (const a of all) expect(a.res.body.content, JSON.stringify(a.res.body)).toBe(`hold: burst ${a.i}`);
+    // The victim's calls were sent again (a second model call each), within seconds of the kill.
+    const again = Array.from({ length: 40 }, (_, i) => modelCalls(`hold: burst ${i}"`).length).filter((n) => n === 2).length;
+    expect(again).toBeGreaterThan(0);
+    expect(Math.max(...all.map((a) => a.at)) - killedAt).toBeLessThan(10_000);
+    expect((await usage()).total_requests).toBe(before + 40);
     fleet.workers[fleet.workers.indexOf(victim)] = await fleet.add('agent-worker');
   });
 });

@@ -35,8 +35,9 @@ import { call } from '../support/platform-process.ts';
 // Fault injection in a fleet (docs/tools.md "The tool-call journal"): an api node and agent
 // workers over NATS, the claims system counting every create_claim request. The agent worker
 // making a state-changing call is killed (kill -9) at each point of the call's life, while a
-// workflow step makes it and while an invocation with an idempotency key makes it; another worker
-// recovers the step, or runs the client's retry. Then a step whose worker stalls after the answer
+// workflow step makes it, while an invocation with an idempotency key makes it and while one without
+// a key makes it; another worker recovers the step, or runs the api's re-dispatch of the invocation
+// (docs/invocation.md "A worker that dies"). Then a step whose worker stalls after the answer
 // was journaled is taken over by another worker, which replays the answer, and the stalled worker,
 // resumed, can no longer write anything. Each case says why it ends as it does
 // (tests/support/journal-faults.ts).
@@ -143,23 +144,50 @@ describe.skipIf(natsBinary === null || redisBinary === null)('the tool-call jour
     });
   });
 
-  describe('kill -9 of the worker making an invocation\'s state-changing call; the client retries with its key', () => {
+  describe('kill -9 of the worker making an invocation\'s state-changing call; the api sends it again under its key', () => {
     it.each(FAULT_CASES.map((c) => [c.point, c] as const))('%s', async (_, fault) => {
       const worker = await arm(fault);
       const callsBefore = (await claimsCalls(callsLog)).length;
       const body = { source: 'Api', message: CLAIM_INPUT(`fleet invoke ${fault.point}`), correlation_id: `fc-${fault.point}`, idempotency_key: `fleet-${fault.point}` };
       const first = call(api, 'POST', `/agents/${agentId}/invoke`, { token, body });
       await killAtPoint(fault, worker, callsBefore);
-      // The api node notices the silent worker and answers at once; the client then retries.
-      const lost = await first;
-      expect(lost.status, JSON.stringify(lost.body)).toBe(500);
-      expect(lost.body.error.details.reason).toBe('worker_lost');
       expect(stateAtKill(await invocationJournalAtKill(store, body.idempotency_key)), 'the journal at the kill').toBe(fault.journalAtKill);
 
+      // The api node notices the silent worker and sends the same request again (a re-dispatch waits
+      // for a worker to take it); the next run takes the key over with its journal once the dead
+      // owner's claim lapses. The client's first request itself ends 200 or 409: no retry needed.
       await recover();
-      const retry = await call(api, 'POST', `/agents/${agentId}/invoke`, { token, body: { ...body, correlation_id: `fc-${fault.point}-retry` } });
-      const key = expectRetryAnswered(fault, retry, (await claimsCalls(callsLog)).slice(callsBefore));
+      const answered = await first;
+      const key = expectRetryAnswered(fault, answered, (await claimsCalls(callsLog)).slice(callsBefore));
       if (key !== null) expect(await auditResultsOf(api, token, key, 2)).toEqual(['started', 'unknown']);
+    });
+  });
+
+  describe('kill -9 of the worker making a keyless invocation\'s state-changing call: its fence decides', () => {
+    it.each(FAULT_CASES.map((c) => [c.point, c] as const))('%s', async (_, fault) => {
+      const worker = await arm(fault);
+      const callsBefore = (await claimsCalls(callsLog)).length;
+      const body = { source: 'Api', message: CLAIM_INPUT(`fleet keyless ${fault.point}`), correlation_id: `fk-${fault.point}` };
+      const first = call(api, 'POST', `/agents/${agentId}/invoke`, { token, body });
+      await killAtPoint(fault, worker, callsBefore);
+      await recover();
+      const answered = await first;
+      const calls = (await claimsCalls(callsLog)).slice(callsBefore);
+      // Before the call was journaled, the invocation's fence was not taken: the api fences it off and
+      // sends it again, and the next worker makes the call, once. From the fence on, a call may have
+      // left: 409 naming it (the system of record got it at most once), never sent again.
+      if (fault.point === 'tool.before_journal') {
+        expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+        expect(answered.body.content).toMatch(/"claim_no":"CL-\d+"/);
+        expect(calls).toHaveLength(1);
+        return;
+      }
+      expect(answered.status, JSON.stringify(answered.body)).toBe(409);
+      expect(answered.body.error).toMatchObject({ category: 'Conflict', details: { reason: 'tool_calls_in_doubt', calls: [{ tool: 'open_claim', state: 'unknown' }] } });
+      const doubt = answered.body.error.details.calls[0];
+      expect(answered.body.error.message).toContain(doubt.idempotency_key);
+      expect(calls).toHaveLength(fault.callsAtKill);
+      expect(calls.every((c) => c.idempotency_key === doubt.idempotency_key)).toBe(true);
     });
   });
 

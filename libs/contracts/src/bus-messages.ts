@@ -40,6 +40,12 @@ export const AgentInvokeRequest = Type.Object({
    * requester notices a killed worker in seconds instead of at the invocation timeout.
    */
   progress_subject: Type.Optional(Type.String()),
+  /**
+   * Set (true) by a requester that answers heartbeats (AgentInvokeProgressAck): the worker then
+   * sends them as requests, and neither charges nor answers once the requester stopped waiting
+   * (docs/invocation.md "A worker that dies"). Absent (an older requester): notifications, as before.
+   */
+  progress_ack: Type.Optional(Type.Boolean()),
   /** The longest the invocation may run when shorter than `[agents] invocation_timeout_secs` (legacy POST /workflows/step). */
   timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
 });
@@ -80,15 +86,34 @@ export type InvocationOutcome = Static<typeof InvocationOutcome>;
 export const AgentInvokeReply = Type.Object({ result: InvocationOutcome, duplicate: Type.Boolean() });
 export type AgentInvokeReply = Static<typeof AgentInvokeReply>;
 
-/** Notification on a request's `progress_subject`: the worker took the invocation, or still runs it. */
+/**
+ * On a request's `progress_subject`: the worker took the invocation, or still runs it. A request
+ * (answered AgentInvokeProgressAck) when the invoke request had `progress_ack`, else a notification
+ * (workers of the previous version always notify; the requester takes both as a heartbeat).
+ */
 export const AgentInvokeProgress = Type.Object({
   invocation_id: Type.String({ minLength: 1 }),
   kind: Type.Union([Type.Literal('accepted'), Type.Literal('alive')]),
 });
 export type AgentInvokeProgress = Static<typeof AgentInvokeProgress>;
 
+/**
+ * The requester's answer to a heartbeat sent as a request (with `progress_ack`): whether it still
+ * waits for that invocation. `false`: it gave up on it (its worker was presumed lost and the
+ * invocation sent again, or its client went away): the worker must neither charge nor answer.
+ */
+export const AgentInvokeProgressAck = Type.Object({ waiting: Type.Boolean() });
+export type AgentInvokeProgressAck = Static<typeof AgentInvokeProgressAck>;
+
 /** How often a worker says it is alive while it runs an invocation. */
 export const INVOKE_HEARTBEAT_MS = 1_000;
+
+/**
+ * A worker that has said nothing for this long is presumed dead by its requester: three missed
+ * heartbeats. A worker whose last acknowledged heartbeat was sent longer ago than this (less a
+ * margin) may no longer charge or answer: its requester may have given up on it.
+ */
+export const INVOKE_WORKER_LOST_AFTER_MS = 3 * INVOKE_HEARTBEAT_MS;
 
 /** Notification on a request's `stream_subject`: one piece of reply text, in order. */
 export const AgentStreamToken = Type.Object({ token: Type.String() });

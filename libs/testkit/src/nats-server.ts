@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.ts';
@@ -15,6 +15,12 @@ export interface NatsServerOptions {
   binary?: string;
   /** How long a start may take before it fails; default 10 s. */
   startTimeoutMs?: number;
+  /**
+   * The server's ping interval to its clients (nats-server's `ping_interval`, with `ping_max` 2):
+   * a client cut off by a partition is dropped, and leaves its queue groups, after about 3 of
+   * these. Default: nats-server's own (2 minutes), as a test of one host needs.
+   */
+  pingIntervalSecs?: number;
 }
 
 /** A nats-server child process listening on a free loopback port. */
@@ -47,6 +53,12 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const port = await freePort(host);
   const storeDir = jetstream ? await mkdtemp(path.join(os.tmpdir(), 'nats-js-')) : undefined;
   const args = ['-a', host, '-p', String(port), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+  if (options.pingIntervalSecs !== undefined) {
+    const confDir = await mkdtemp(path.join(os.tmpdir(), 'nats-conf-'));
+    const conf = path.join(confDir, 'nats.conf');
+    await writeFile(conf, `ping_interval: "${options.pingIntervalSecs}s"\nping_max: 2\n`);
+    args.push('-c', conf);
+  }
 
   const server = await superviseProcess(() => launch(binary, args, startTimeoutMs));
 

@@ -11,7 +11,7 @@ import {
 } from '@agent-platform/contracts';
 import { BusError, type Bus, type Subscription } from '@agent-platform/bus';
 import { withCorrelation, type Logger } from '@agent-platform/observability';
-import { assertMessageWithin, Errors, PlatformError } from '@agent-platform/domain';
+import { assertMessageWithin, Errors, invocationFences, PlatformError } from '@agent-platform/domain';
 import type { ApiDeps } from '../deps.ts';
 import { withHttpStatus } from '../http/http-status.ts';
 import { createWorkerWatch, WORKER_LOST_AFTER_MS } from './worker-watch.ts';
@@ -49,16 +49,62 @@ export interface InvokeOptions {
  */
 const BUS_GRACE_SECS = 5;
 
+/**
+ * Sends after the first when its worker is lost (docs/invocation.md "A worker that dies"). Five:
+ * a worker stalled or cut off from the api node stays in NATS's queue group until the server
+ * drops it (a few pings: docs/scale-out.md), and a re-dispatch may land on it again meanwhile;
+ * each lost send costs 3 s, and the invocation timeout bounds them all anyway.
+ */
+export const MAX_REDISPATCHES = 5;
+/** A re-dispatch that finds no worker running waits for one this often, within the invocation's time. */
+const NO_WORKER_RETRY_MS = 250;
+
 const CATEGORIES = new Set<string>(ERROR_CATEGORIES);
 
-export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logger'>): AgentInvoker {
+type Attempt = { kind: 'answered'; reply: AgentInvokeReply } | { kind: 'lost' };
+
+export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logger' | 'store'>): AgentInvoker {
   const workers = createWorkerWatch(deps.bus);
+  const fences = invocationFences(deps.store);
   const cancel = (invocationId: string, reason = 'the client closed the connection'): void => {
     const message: AgentCancelMessage = { invocation_id: invocationId, reason };
     deps.bus.notify(Subjects.agentCancel, message).catch((err: unknown) => {
       deps.logger.warn({ err, invocation_id: invocationId }, 'could not send the cancel of an abandoned invocation');
     });
   };
+
+  /**
+   * One send of the invocation under `invocationId`, watched: `lost` when its worker fell silent
+   * (then cancelled, in case it is only stalled; it neither charges nor answers once this process
+   * stops acknowledging its heartbeats). A re-dispatch (`waitForWorker`) that meets no worker
+   * waits for one within `timeoutMs` instead of failing at once.
+   */
+  async function attempt(payload: AgentInvokeRequest, invocationId: string, timeoutMs: number, waitForWorker: boolean, signal: AbortSignal | undefined): Promise<Attempt> {
+    const started = performance.now();
+    for (;;) {
+      const lost = new AbortController();
+      // Watched from each send: the time spent waiting for a worker to appear is not silence.
+      const stopWatching = await workers.watch(invocationId, () => {
+        lost.abort();
+        cancel(invocationId, 'its agent worker stopped answering');
+      });
+      try {
+        const reply = await deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, payload, {
+          timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
+          signal: signal === undefined ? lost.signal : AbortSignal.any([signal, lost.signal]),
+        });
+        return { kind: 'answered', reply };
+      } catch (error) {
+        if (lost.signal.aborted && signal?.aborted !== true) return { kind: 'lost' };
+        const noWorker = error instanceof BusError && error.code === 'no_responders';
+        if (!(waitForWorker && noWorker && performance.now() - started + NO_WORKER_RETRY_MS < timeoutMs - BUS_GRACE_SECS * 1000)) throw error;
+      } finally {
+        stopWatching();
+      }
+      await new Promise((resolve) => setTimeout(resolve, NO_WORKER_RETRY_MS));
+      if (signal?.aborted === true) throw Errors.invocationCancelled('the client closed the connection');
+    }
+  }
 
   return {
     checkMessage(message) {
@@ -71,52 +117,98 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
     },
 
     async invoke(request, options = {}) {
-      const limitSecs = Math.min(deps.config.current().agents.invocation_timeout_secs, (options.timeoutMs ?? Number.POSITIVE_INFINITY) / 1000);
-      const timeoutSecs = limitSecs + BUS_GRACE_SECS;
-      const invocationId = randomUUID();
-      let stream: Subscription | null = null;
-      let payload: AgentInvokeRequest = {
-        ...request,
-        invocation_id: invocationId,
-        progress_subject: workers.subject,
-        ...(options.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs }),
-      };
+      const limitMs = Math.min(deps.config.current().agents.invocation_timeout_secs * 1000, options.timeoutMs ?? Number.POSITIVE_INFINITY);
+      const deadline = performance.now() + limitMs;
       const { onToken, signal } = options;
-      if (onToken !== undefined) {
-        // Listening before the request is sent: no token can arrive before someone hears it.
-        const subject = Subjects.agentStream(randomUUID());
-        stream = await deps.bus.listen<AgentStreamToken>(subject, (message) => onToken(message.token));
-        payload = { ...payload, stream_subject: subject };
-      }
-      const onAbort = (): void => cancel(invocationId);
+      let streamed = false;
+      let invocationId: string = randomUUID();
+      let current = invocationId;
+      const onAbort = (): void => cancel(current);
       signal?.addEventListener('abort', onAbort, { once: true });
-      // A worker silent for a few seconds is gone: answer at once rather than at the timeout, and
-      // cancel in case it is only stalled, so it cannot finish the invocation behind our back.
-      const lost = new AbortController();
-      const stopWatching = await workers.watch(invocationId, () => {
-        lost.abort();
-        cancel(invocationId, 'its agent worker stopped answering');
-      });
       try {
-        if (signal?.aborted === true) throw Errors.invocationCancelled('the client closed the connection');
-        // The invocation's correlation id on the request's span and on every span it causes
-        // (it may be the caller's own, on POST /agents/{id}/invoke); a no-op while tracing is off.
-        return await withCorrelation(request.correlation_id, () =>
-          deps.bus.request<AgentInvokeRequest, AgentInvokeReply>(Subjects.agentInvoke, payload, {
-            timeoutMs: timeoutSecs * 1000,
-            signal: signal === undefined ? lost.signal : AbortSignal.any([signal, lost.signal]),
-          }),
-        );
-      } catch (error) {
-        if (lost.signal.aborted && signal?.aborted !== true) throw Errors.workerLost(invocationId, WORKER_LOST_AFTER_MS);
-        throw fromBusError(error, timeoutSecs);
+        for (let sent = 1; ; sent++) {
+          if (signal?.aborted === true) throw Errors.invocationCancelled('the client closed the connection');
+          const leftMs = sent === 1 ? limitMs : Math.floor(deadline - performance.now());
+          const timeoutSecs = leftMs / 1000 + BUS_GRACE_SECS;
+          let payload: AgentInvokeRequest = {
+            ...request,
+            invocation_id: invocationId,
+            progress_subject: workers.subject,
+            progress_ack: true,
+            // A re-dispatch runs within what is left of the caller's time, so the worker's own Timeout comes first.
+            ...(sent > 1 ? { timeout_ms: Math.max(1, leftMs) } : options.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs }),
+          };
+          let stream: Subscription | null = null;
+          if (onToken !== undefined) {
+            // Listening before the request is sent: no token can arrive before someone hears it.
+            // One subject per send: a stalled earlier worker's text never mixes into this one's.
+            const subject = Subjects.agentStream(randomUUID());
+            stream = await deps.bus.listen<AgentStreamToken>(subject, (message) => {
+              streamed = true;
+              onToken(message.token);
+            });
+            payload = { ...payload, stream_subject: subject };
+          }
+          let outcome: Attempt;
+          try {
+            // The invocation's correlation id on the request's span and on every span it causes
+            // (it may be the caller's own, on POST /agents/{id}/invoke); a no-op while tracing is off.
+            outcome = await withCorrelation(request.correlation_id, () => attempt(payload, invocationId, timeoutSecs * 1000, sent > 1, signal));
+          } catch (error) {
+            throw fromBusError(error, Math.round(timeoutSecs));
+          } finally {
+            await stream?.drain();
+          }
+          if (outcome.kind === 'answered') {
+            const { reply } = outcome;
+            // A re-dispatch finding the key done by the lost worker: the caller's own invocation, answered.
+            if (sent > 1 && reply.duplicate && reply.result.correlation_id === request.correlation_id) return { ...reply, duplicate: false };
+            return reply;
+          }
+          const next = await redispatchable(request, invocationId, sent, deadline, streamed);
+          if (typeof next !== 'string') return next;
+          invocationId = next;
+          current = invocationId;
+        }
       } finally {
-        stopWatching();
         signal?.removeEventListener('abort', onAbort);
-        await stream?.drain();
       }
     },
   };
+
+  /**
+   * The worker of `lostId` fell silent: the id to send the invocation again under, the answer the
+   * lost worker had committed, or the error the caller gets. Its fence is taken first (which gives
+   * back a licence transaction it held): it can then neither start a state-changing call nor charge.
+   * Not sent again past MAX_REDISPATCHES or the caller's time, once text was streamed (it cannot be
+   * taken back), or, without an idempotency key, when the lost worker had started a state-changing
+   * call (409: it may have taken effect). With a key, the key's journal decides on the next worker.
+   */
+  async function redispatchable(request: InvocationCall, lostId: string, sent: number, deadline: number, streamed: boolean): Promise<string | AgentInvokeReply> {
+    const fenced = await fences.abandon(lostId).catch((err: unknown) => {
+      deps.logger.warn({ err, invocation_id: lostId }, 'could not fence off an invocation whose worker was lost: it is not sent again');
+      throw Errors.workerLost(lostId, WORKER_LOST_AFTER_MS);
+    });
+    if (fenced.kind === 'committed') {
+      deps.logger.info({ invocation_id: lostId, agent_id: request.agent_id }, 'the agent worker of an invocation was lost after it committed its answer: answered from its fence');
+      return { result: fenced.result, duplicate: false };
+    }
+    if (fenced.kind === 'in_doubt' && request.idempotency_key === undefined) throw Errors.invocationCallInDoubt(lostId, fenced.fence);
+    if (sent > MAX_REDISPATCHES || streamed || deadline - performance.now() <= 0) throw Errors.workerLost(lostId, WORKER_LOST_AFTER_MS);
+    const next = randomUUID();
+    deps.logger.info(
+      {
+        invocation_id: lostId,
+        next_invocation_id: next,
+        attempt: sent + 1,
+        agent_id: request.agent_id,
+        correlation_id: request.correlation_id,
+        keyed: request.idempotency_key !== undefined,
+      },
+      `the agent worker of an invocation stopped answering: sent again (attempt ${sent + 1} of ${MAX_REDISPATCHES + 1})`,
+    );
+    return next;
+  }
 }
 
 /** Room left in a bus payload for the rest of an invocation request (ids, source, caller...). */

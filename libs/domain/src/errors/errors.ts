@@ -105,6 +105,25 @@ export const Errors = {
       `the agent worker running this invocation stopped answering (no heartbeat for ${Math.round(silentMs / 1000)} s; it was probably killed): retry, with the same idempotency key if you sent one`,
       { retryable: true, details: { reason: 'worker_lost', invocation_id: invocationId } },
     ),
+  /**
+   * An invocation without an idempotency key whose worker was lost after it had started a
+   * state-changing tool call (its fence said `calling`): the call may have taken effect, so the
+   * invocation is not sent again (409, like a keyed invocation's call in doubt).
+   */
+  invocationCallInDoubt: (invocationId: string, call: { tool?: string | undefined; idempotency_key?: string | undefined; worker?: string | undefined }) =>
+    new PlatformError(
+      'Conflict',
+      `the agent worker running invocation ${invocationId} was lost after it started the state-changing tool call '${call.tool ?? 'unknown'}' ` +
+        `(key ${call.idempotency_key ?? 'unknown'}): its outcome is unknown, so the invocation was not run again; look the key up in the system of record ` +
+        '(send an idempotency key to have such calls journaled and replayed)',
+      {
+        details: {
+          reason: 'tool_calls_in_doubt',
+          invocation_id: invocationId,
+          calls: [{ tool: call.tool ?? null, idempotency_key: call.idempotency_key ?? null, state: 'unknown', worker: call.worker ?? null }],
+        },
+      },
+    ),
   /** The caller of an invocation went away, or cancelled it: it was stopped and nothing charged. */
   invocationCancelled: (reason: string) => new PlatformError('Internal', `invocation cancelled: ${reason}`),
   /** A model provider failed or refused (502). Not retryable: the adapter already spent its retries. */

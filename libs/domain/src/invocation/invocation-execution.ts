@@ -6,6 +6,7 @@ import type { GatewaySession } from '../gateway/model-gateway.ts';
 import type { ResolvedModel } from '../models/model-registry.ts';
 import { runToolLoop, type ToolLoopResult } from '../models/tool-loop.ts';
 import type { InvocationOptions, InvocationRequest, InvocationServiceDeps, ProviderPrices } from './invocation-types.ts';
+import { invocationFences } from './invocation-fences.ts';
 
 /** A paid-for answer and what its bookkeeping (session, usage event) needs. */
 export interface Answered {
@@ -43,8 +44,13 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
       provider_id: model.provider.id,
       ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
     });
+    // An invocation its requester may abandon and send again: a fence, written only once there is
+    // something to protect (a reserved transaction, a state-changing call), so a plain send writes nothing.
+    const fence = options.abandonable === true && request.invocation_id !== undefined ? invocationFences(deps.store, () => deps.clock.now()).of(request.invocation_id) : undefined;
     try {
-      const tools = deps.tools === undefined ? null : await deps.tools.toolsFor(agent, { request, options, signal });
+      if (fence !== undefined && typeof reservation.transaction === 'string') await fence.reserved(reservation.transaction);
+      const toolOptions = fence === undefined ? options : { ...options, fence };
+      const tools = deps.tools === undefined ? null : await deps.tools.toolsFor(agent, { request, options: toolOptions, signal });
       const loop = await runToolLoop({
         provider: model.provider,
         request: { model: model.model, messages },
@@ -81,13 +87,19 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         // An answer its caller cannot receive is not charged (issue "Hardening" 2).
         options.checkDeliverable?.(result);
         if (signal.aborted) throw signal.reason;
+        await options.beforeCommit?.();
+        if (signal.aborted) throw signal.reason;
+        // The answer goes with the fence: a requester that loses this worker from here on answers it.
+        await fence?.committing(result);
         await reservation.commit({ cost_usd: cost });
       } finally {
         await completing;
       }
       return { result, model, loop, cost };
     } catch (error) {
-      await reservation.release();
+      const how = fence === undefined ? 'release' : await fence.releasing().catch(() => 'release' as const);
+      if (how === 'disown') reservation.disown();
+      else await reservation.release();
       throw error;
     }
   }

@@ -17,6 +17,7 @@ import type {
 } from './invocation-types.ts';
 
 export type * from './invocation-types.ts';
+export * from './invocation-fences.ts';
 
 /**
  * How long past the invocation timeout a cancel that overtook its invocation is remembered: the

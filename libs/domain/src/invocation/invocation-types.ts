@@ -11,6 +11,7 @@ import type { ToolBinding } from '../models/tool-loop.ts';
 import type { Clock } from '../time/clock.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
 import type { ToolCallJournal } from '../tools/tool-call-journal.ts';
+import type { InvocationFence } from './invocation-fences.ts';
 
 /**
  * The invocation service's contract: what a caller (send, invoke, chat, a workflow step, a cron
@@ -69,6 +70,19 @@ export interface InvocationOptions {
    * invocation's key, or, without a key, nowhere (the calls are only numbered).
    */
   toolJournal?: ToolCallJournal;
+  /**
+   * The requester may abandon this invocation and send it again (the api, when it presumes the
+   * worker lost): without an idempotency key, its first state-changing tool call then takes the
+   * invocation's fence first (invocation-fences.ts), and is not made if the requester got there first.
+   */
+  abandonable?: boolean;
+  /** Set by the executor for an abandonable invocation: its fence (invocation-fences.ts), for the tools' journal. */
+  fence?: InvocationFence;
+  /**
+   * Called right before the licence reservation is committed; rejecting stops the invocation
+   * uncharged. The agent worker checks there that its requester still waits for the answer.
+   */
+  beforeCommit?: () => Promise<void>;
 }
 
 export interface InvocationExecution {

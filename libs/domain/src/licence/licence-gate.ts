@@ -38,6 +38,13 @@ export interface Reservation {
   commit(outcome: { cost_usd: number }): Promise<void>;
   /** Gives the transaction back. */
   release(): Promise<void>;
+  /**
+   * Settles without a write: someone else gave the transaction back (the requester that abandoned
+   * the invocation, invocation-fences.ts).
+   */
+  disown(): void;
+  /** The counter holding the reserved transaction; null for a call outside any workflow type. */
+  readonly transaction: string | null;
 }
 
 /**
@@ -92,6 +99,8 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
     return {
       commit: (outcome) => (settled ??= recordSpend(keys, request.provider_id, outcome.cost_usd)),
       release: () => (settled ??= reserved === null ? Promise.resolve() : counters.add(reserved, -1).then(() => undefined)),
+      disown: () => void (settled ??= Promise.resolve()),
+      transaction: reserved,
     };
   };
 

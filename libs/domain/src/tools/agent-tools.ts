@@ -8,7 +8,8 @@ import type { ToolBinding } from '../models/tool-loop.ts';
 import { contractBindings } from './contract-bindings.ts';
 import { nativeToolName, toContractResult, toNativeArgs } from './contract-translation.ts';
 import { openCallSequence } from './journaled-calls.ts';
-import { transientJournal } from './tool-call-journal.ts';
+import { transientJournal, type ToolCallJournal } from './tool-call-journal.ts';
+import { fencedJournal } from '../invocation/invocation-fences.ts';
 import { auditSubject, bindTarget, type ToolCallEffects, type ToolTarget } from './tool-target.ts';
 import { toolAllowed } from './tool-permission.ts';
 
@@ -38,7 +39,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
   async function toolsFor(agent: AgentRecord, context: ToolContext): Promise<AgentToolSet> {
     const subject = auditSubject(agent, context);
     // Opened first: a journal a re-run cannot get past refuses it before anything else is read.
-    const journal = context.options.toolJournal ?? transientJournal(context.request.invocation_id ?? context.request.correlation_id);
+    const journal = context.options.toolJournal ?? keylessJournal(context);
     const calls = await openCallSequence(journal, subject, deps);
     const competencies = await loadAgentCompetencies(deps.store, agent);
     const targets = [...(await skillTargets(agent, competencies)), ...(await integrationTargets(agent, competencies)), ...(await contractTargets(competencies))];
@@ -50,6 +51,18 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
       bindings.push(bindTarget(target, subject, deps, calls));
     }
     return { bindings, finish: () => calls.finish() };
+  }
+
+  /**
+   * An invocation without a key: a transient journal, fenced (invocation-fences.ts) when its
+   * requester may abandon it and send it again (`options.fence`, set for `options.abandonable`).
+   */
+  function keylessJournal(context: ToolContext): ToolCallJournal {
+    const invocationId = context.request.invocation_id;
+    const transient = transientJournal(invocationId ?? context.request.correlation_id);
+    const fence = context.options.fence;
+    if (invocationId === undefined || fence === undefined) return transient;
+    return fencedJournal(transient, fence, deps.worker);
   }
 
   const honoursKeys = (integration: IntegrationRecord): boolean => deps.idempotentKeys?.(integration) ?? false;
