@@ -8,7 +8,7 @@ import { createPackageShelf, requireBinary, startWebhookReceiver, waitUntil, typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoReply } from '../support/fleet.ts';
 import { hostsUnavailable } from '../support/hosts.ts';
-import { startMultiHostFleet, type MultiHostFleet } from '../support/multi-host-fleet.ts';
+import { startMultiHostFleet, type HostedApp, type MultiHostFleet } from '../support/multi-host-fleet.ts';
 import { call } from '../support/platform-process.ts';
 
 // The fleet of docs/scale-out.md on several hosts: 2 api nodes, 2 workers, a scheduler and a
@@ -54,8 +54,8 @@ describe.skipIf(missing || noHosts !== null)('a multi-host fleet on PostgreSQL: 
       schedulers: 1,
       bridges: 1,
       reply,
-      licence: { transaction_budgets: { fleet_budget: BUDGET } },
-      config: { agents: { invocation_timeout_secs: 20 }, workflows: { lease_secs: 2, retry_backoff_ms: 200 } },
+      licence: { transaction_budgets: { fleet_budget: BUDGET, burst: 10_000 } },
+      config: { agents: { invocation_timeout_secs: 30, rate_limit_per_minute: 10_000 }, workflows: { lease_secs: 2, retry_backoff_ms: 200 } },
     });
     [A, B] = fleet.urls as [string, string];
     store = await fleet.openStore();
@@ -245,5 +245,48 @@ describe.skipIf(missing || noHosts !== null)('a multi-host fleet on PostgreSQL: 
       await peer.close();
       await receiver.close();
     }
+  });
+
+  it('answers every invocation of a burst while one worker host is killed and another is cut off for 10 s, charging each once', async () => {
+    const spare = await fleet.addHost('agent-worker');
+    const [killed, cut] = fleet.workers as [HostedApp, HostedApp];
+    const usedBefore = (await call(A, 'GET', '/licence/status', { token })).body.transaction_utilization.burst.used as number;
+    // Half with an idempotency key, half without; each model answer takes 1.5 s, so many are in flight.
+    const burst = Array.from({ length: 40 }, (_, i) =>
+      call(i % 2 === 0 ? A : B, 'POST', `/agents/${agent}/invoke`, {
+        token,
+        body: {
+          source: 'Api',
+          message: `pause:1500 burst ${i}`,
+          correlation_id: `burst-${i}`,
+          workflow_type: 'burst',
+          ...(i % 4 < 2 ? { idempotency_key: `burst-${i}` } : {}),
+        },
+      }),
+    );
+    await waitUntil(() => fleet.provider.requests.filter((r) => lastUserMessage(r)?.startsWith('pause:1500 burst') === true).length >= 10, {
+      timeoutMs: 15_000,
+      message: 'the burst in flight on the workers',
+    });
+    await killed.host.killAll();
+    await cut.host.partition();
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await cut.host.heal();
+    const replies = await Promise.all(burst);
+    for (const [i, reply] of replies.entries()) {
+      expect(reply.status, `burst ${i}: ${JSON.stringify(reply.body)}`).toBe(200);
+      expect(reply.body.content).toBe(`pause:1500 burst ${i}`);
+    }
+    // Charged once per answer, on whichever worker host answered; the cut-off host, back, charged
+    // nothing for what its requester had given up on. Give it time to (wrongly) finish its work.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const used = (await call(B, 'GET', '/licence/status', { token })).body.transaction_utilization.burst.used as number;
+    expect(used - usedBefore, fleet.logs()).toBe(40);
+    // The killed and the cut-off hosts held some of the burst: those were run again elsewhere.
+    const ranOn = (host: string) => fleet.provider.requests.filter((r) => lastUserMessage(r)?.startsWith('pause:1500 burst') === true && r.remoteAddress === host).length;
+    expect(ranOn(killed.host.address) + ranOn(cut.host.address), 'the burst reached the hosts that failed').toBeGreaterThan(0);
+    expect(fleet.provider.requests.filter((r) => lastUserMessage(r)?.startsWith('pause:1500 burst') === true).length).toBeGreaterThan(40);
+    await fleet.restart(killed);
+    expect(spare.host.address).not.toBe(killed.host.address);
   });
 });

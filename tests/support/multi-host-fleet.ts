@@ -100,7 +100,8 @@ export async function startMultiHostFleet(options: MultiHostFleetOptions): Promi
   };
   try {
     const gateway = network.gateway;
-    const nats = await startNatsServer({ host: gateway });
+    // A host cut off leaves NATS's queue groups within seconds, as docs/scale-out.md asks of a fleet's nats-server.
+    const nats = await startNatsServer({ host: gateway, pingIntervalSecs: 2 });
     servers.push(nats);
     const redis = await startRedisServer({ host: gateway, persistence: 'aof' });
     servers.push(redis);
