@@ -193,7 +193,7 @@ describe.skipIf(!starlark || natsBinary === null || redisBinary === null)('traci
     });
   });
 
-  it('gives the retry of an invocation whose worker was SIGKILLed a complete trace, on the surviving worker', async () => {
+  it('gives an invocation whose worker was SIGKILLed one trace, answered by the surviving worker it was sent again to', async () => {
     held = gate();
     const pending = send('hold: the first attempt', 2);
     await waitUntil(
@@ -217,31 +217,25 @@ describe.skipIf(!starlark || natsBinary === null || redisBinary === null)('traci
     const victim = fleet.workers.find((w) => w.child.pid === victimPid)!;
     const survivor = fleet.workers.find((w) => w !== victim)!;
     await victim.kill();
-    const lost = await pending;
-    expect(lost.status).toBe(500);
-    expect(((await lost.json()) as { error: { details?: { reason?: string } } }).error).toMatchObject({
-      category: 'Internal',
-    });
+    // The api node sends it again once the dead worker's heartbeats stop (docs/invocation.md "A
+    // worker that dies"); the model answers the second attempt.
     held.open();
-
-    const retried = await send('a retry after the crash', 3);
-    expect(retried.status).toBe(200);
+    const answered = await pending;
+    expect(answered.status, await answered.clone().text()).toBe(200);
     await waitForSpans(
-      traceId(3),
+      traceId(2),
       ['POST /agents/:id/send', 'send agents.invoke', 'process agents.invoke', 'invoke_agent', 'chat m'],
-      "the retry's trace",
+      "the re-dispatched invocation's trace",
     );
-    const tree = traceTree(collector.spans, traceId(3));
+    const tree = traceTree(collector.spans, traceId(2));
     const http = spanNamed(tree.spans, 'POST /agents/:id/send');
-    const chat = spanNamed(tree.spans, 'chat m');
-    expect(tree.ancestors(chat)).toContain(http);
-    expect(chat.instance).toMatch(new RegExp(`:${survivor.child.pid}$`));
     expect(http.attributes['http.response.status_code']).toBe(200);
-    // The lost attempt's own trace still has the api's side, marked failed.
-    await waitForSpans(traceId(2), ['POST /agents/:id/send'], "the lost attempt's HTTP span");
-    const failed = spanNamed(spansOf(traceId(2)), 'POST /agents/:id/send');
-    expect(failed).toMatchObject({ service: 'api', status: 2 });
-    expect(failed.attributes['http.response.status_code']).toBe(500);
+    // Both sends are in the request's trace; the answer's model call is the survivor's, under the request.
+    expect(tree.spans.filter((s) => s.name === 'send agents.invoke').length).toBeGreaterThanOrEqual(2);
+    const chats = tree.spans.filter((s) => s.name === 'chat m');
+    const answering = chats.find((c) => new RegExp(`:${survivor.child.pid}$`).test(c.instance));
+    expect(answering, chats.map((c) => c.instance).join(', ')).toBeDefined();
+    expect(tree.ancestors(answering!)).toContain(http);
     // The fleet goes on with a new worker in place of the dead one.
     fleet.workers.splice(fleet.workers.indexOf(victim), 1, await fleet.add('agent-worker'));
   });

@@ -48,6 +48,10 @@ const PLATFORM_COLLECTIONS = [
   'compliance_attestations',
   // The privacy gateway's recent routing decisions (docs/privacy-gateway.md).
   'gateway_traffic',
+  // What every node of a fleet must hold (docs/scale-out.md "The fleet agreement"); re-recorded after a restore.
+  'fleet_agreement',
+  // The fences of invocations whose worker may be lost (docs/invocation.md "A worker that dies"), a day each.
+  'invocation_fences',
 ];
 
 const example = (name: string) => fileURLToPath(new URL(`../../../../examples/${name}`, import.meta.url));

@@ -239,9 +239,13 @@ describe('an MCP server over streamable HTTP', () => {
   it('reports Error when the server goes away and Running again once it is back', async () => {
     const port = server.port;
     await server.kill();
-    await expect(
-      api.integrationHost().call('http-claims', 'echo', { message: 'x' }, {}),
-    ).rejects.toMatchObject({ category: 'Internal', message: expect.stringContaining('unreachable') });
+    // Internal 'unreachable' when the call finds it gone; InvalidState when the host's health check
+    // got there first and marked it Error (a loaded machine): a refusal either way.
+    const refused = await api.integrationHost().call('http-claims', 'echo', { message: 'x' }, {}).then(() => null, (e: unknown) => e);
+    expect(refused, 'the call to a server that went away').not.toBeNull();
+    if ((refused as { category?: string }).category !== 'InvalidState') {
+      expect(refused).toMatchObject({ category: 'Internal', message: expect.stringContaining('unreachable') });
+    }
     await waitUntil(
       async () =>
         typeof (await api.request('GET', '/integrations/http-claims/status')).body.status === 'object',
