@@ -1,8 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPostgresStore } from '@agent-platform/store/postgres';
+import pg from 'pg';
 import { freePort, requireBinary, startPostgresServer, type PostgresServerHandle } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,12 +45,22 @@ describe.skipIf(initdb === null)('README "On PostgreSQL"', () => {
       addresses: { '127.0.0.1:5432': `127.0.0.1:${server.port}`, '127.0.0.1:4200': `127.0.0.1:${port}` },
       vars: {},
       async startPlatform(args) {
-        // The reader's shell has $USER: node-postgres, like createdb, connects as that role.
-        started = startPlatform(dir!, args, { USER: 'postgres' });
+        started = startPlatform(dir!, args);
         await started.listening(90_000);
         return started.output();
       },
-      createdb: async (name) => void (await server!.createDatabase(name)),
+      // The reader's createdb runs as their own role, which the machine's PostgreSQL has; the
+      // platform then connects as that same user (the URL names none: docs/postgres.md).
+      async createdb(name) {
+        const admin = new pg.Client({ connectionString: server!.url });
+        await admin.connect();
+        try {
+          await admin.query(`CREATE ROLE "${userInfo().username}" SUPERUSER LOGIN`);
+        } finally {
+          await admin.end();
+        }
+        await server!.createDatabase(name);
+      },
     });
     await w.next("cat >> agent-platform.toml <<'TOML'");
     await w.next('createdb agent_platform');
@@ -73,7 +84,7 @@ describe.skipIf(initdb === null)('README "On PostgreSQL"', () => {
     }
     platform.child.kill('SIGINT');
     expect(await platform.exited).toBe(0);
-    platform = startPlatform(dir, [], { USER: 'postgres' });
+    platform = startPlatform(dir);
     await platform.listening(90_000);
     expect((await call(base, 'GET', `/agents/${agent}`, { token })).body).toMatchObject({ id: agent, tasks_completed: 1 });
     expect((await call(base, 'GET', '/security/verify', { token })).body.valid).toBe(true);

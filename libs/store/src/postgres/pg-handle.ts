@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { PoolClient, QueryResultRow } from 'pg';
-import { redactPostgresUrl, secretRedactor } from './pg-url.ts';
+import { connectionUrl, redactPostgresUrl, secretRedactor } from './pg-url.ts';
 
 /** How long `health()` waits for `SELECT 1` before reporting the server down. */
 export const HEALTH_TIMEOUT_MS = 5000;
@@ -49,7 +49,7 @@ export class PgHandle {
 
   constructor(private readonly options: PgHandleOptions) {
     if (options.urls.length === 0) throw new TypeError('postgres store: at least one url is needed');
-    const effective = options.urls.map((url) => withPassword(url, options.password));
+    const effective = options.urls.map((url) => connectionUrl(url, options.password));
     this.redact = secretRedactor([...effective, ...options.urls], options.password);
     this.pools = effective.map((url) => this.createPool(url));
   }
@@ -201,23 +201,6 @@ export class PgHandle {
     });
     return pool;
   }
-}
-
-/**
- * The URL with `password` in its userinfo. node-postgres lets what the connection string says
- * override its `password` option (an absent one included), so the password goes into the URL.
- */
-function withPassword(url: string, password: string | undefined): string {
-  if (password === undefined) return url;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TypeError(`postgres store: cannot read the connection string ${redactPostgresUrl(url)}`);
-  }
-  parsed.password = encodeURIComponent(password);
-  parsed.searchParams.delete('password');
-  return parsed.toString();
 }
 
 /** True for a unique violation (SQLSTATE 23505). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { redactPostgresUrl, secretRedactor } from './pg-url.ts';
+import { userInfo } from 'node:os';
+import { connectionUrl, redactPostgresUrl, secretRedactor } from './pg-url.ts';
 
 describe('postgres connection strings', () => {
   it('redacts the userinfo password and a password query parameter, keeping user and host', () => {
@@ -14,5 +15,13 @@ describe('postgres connection strings', () => {
     const redact = secretRedactor(['postgres://ap:s3cr%40t@db/x', 'postgres://ap@db2/x?password=qpw'], 'given pw');
     const text = 'fail postgres://ap:s3cr%40t@db/x: s3cr@t; qpw; given pw; given%20pw';
     expect(redact(text)).toBe('fail postgres://ap:***@db/x: ***; ***; ***; ***');
+  });
+
+  it('connects as the operating system user when the URL names none, as psql does, and puts a given password in the URL', () => {
+    const me = encodeURIComponent(userInfo().username);
+    expect(connectionUrl('postgres://127.0.0.1:5432/agent_platform', undefined)).toBe(`postgres://${me}@127.0.0.1:5432/agent_platform`);
+    expect(connectionUrl('postgres://ap@db/x', undefined)).toBe('postgres://ap@db/x');
+    expect(connectionUrl('postgres://db/x?user=svc', undefined)).toBe('postgres://db/x?user=svc');
+    expect(connectionUrl('postgres://ap:old@db/x?password=q', 'n3w pw')).toBe('postgres://ap:n3w%20pw@db/x');
   });
 });

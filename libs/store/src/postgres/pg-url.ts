@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 /**
  * Connection-string helpers that never need a server. A PostgreSQL URL may carry a password
  * (`postgres://user:secret@host/db`), and the adapter may be given one apart (`password`), so
@@ -55,4 +56,25 @@ export function secretRedactor(urls: readonly string[], password: string | undef
     for (const secret of secrets) out = out.split(secret).join('***');
     return out;
   };
+}
+
+/**
+ * The URL node-postgres is given: the user name libpq would use when the URL names none (the
+ * operating system's user, as `psql` and `createdb` do; node-postgres would otherwise read only
+ * `$USER`, which services and containers often lack), and `password` in the userinfo (node-postgres
+ * lets what the connection string says override its `password` option, an absent one included).
+ */
+export function connectionUrl(url: string, password: string | undefined): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`postgres store: cannot read the connection string ${redactPostgresUrl(url)}`);
+  }
+  if (parsed.username === '' && !parsed.searchParams.has('user')) parsed.username = encodeURIComponent(userInfo().username);
+  if (password !== undefined) {
+    parsed.password = encodeURIComponent(password);
+    parsed.searchParams.delete('password');
+  }
+  return parsed.toString();
 }
