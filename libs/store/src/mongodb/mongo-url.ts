@@ -1,3 +1,5 @@
+import { redactUserinfoPassword, spellingsOf, userinfoPassword } from '../url-userinfo.ts';
+
 /**
  * Connection-string helpers that never need a server. Connection strings carry credentials, so
  * nothing this adapter reports (errors, health details) may contain one verbatim: every text
@@ -27,16 +29,7 @@ export function databaseNameFromUrl(url: string): string {
 
 /** The URL with its password (if any) replaced by `***`; the user name stays, for diagnosis. */
 export function redactMongoUrl(url: string): string {
-  const match = CONNECTION_STRING.exec(url);
-  if (match === null) return url.includes('@') ? '<unparseable connection string>' : url;
-  const [, scheme = '', authority = ''] = match;
-  const at = authority.lastIndexOf('@');
-  if (at < 0) return url;
-  const userinfo = authority.slice(0, at);
-  const colon = userinfo.indexOf(':');
-  if (colon < 0) return url;
-  const rest = url.slice(scheme.length + authority.length);
-  return `${scheme}${userinfo.slice(0, colon)}:***${authority.slice(at)}${rest}`;
+  return redactUserinfoPassword(url, CONNECTION_STRING);
 }
 
 /** Removes the URL's password (raw and percent-decoded) and the URL itself from `text`. */
@@ -47,17 +40,6 @@ export function redactSecrets(text: string, url: string): string {
 }
 
 function passwordSpellings(url: string): string[] {
-  const authority = CONNECTION_STRING.exec(url)?.[2] ?? '';
-  const at = authority.lastIndexOf('@');
-  const colon = authority.indexOf(':');
-  if (at < 0 || colon < 0 || colon > at) return [];
-  const raw = authority.slice(colon + 1, at);
-  if (raw === '') return [];
-  let decoded = raw;
-  try {
-    decoded = decodeURIComponent(raw);
-  } catch {
-    // A malformed escape: only the raw spelling can appear anywhere.
-  }
-  return decoded === raw ? [raw] : [raw, decoded];
+  const raw = userinfoPassword(url, CONNECTION_STRING);
+  return raw === null ? [] : spellingsOf(raw);
 }

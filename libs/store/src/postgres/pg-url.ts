@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import { redactUserinfoPassword, spellingsOf, userinfoPassword } from '../url-userinfo.ts';
 /**
  * Connection-string helpers that never need a server. A PostgreSQL URL may carry a password
  * (`postgres://user:secret@host/db`), and the adapter may be given one apart (`password`), so
@@ -11,38 +12,14 @@ const CONNECTION_STRING = /^(postgres(?:ql)?:\/\/)([^/?#]*)/i;
 
 /** The URL with its password (if any) replaced by `***`; the user name stays, for diagnosis. */
 export function redactPostgresUrl(url: string): string {
-  const match = CONNECTION_STRING.exec(url);
-  if (match === null) return url.includes('@') ? '<unparseable connection string>' : url;
-  const [, scheme = '', authority = ''] = match;
-  const at = authority.lastIndexOf('@');
-  if (at < 0) return url;
-  const userinfo = authority.slice(0, at);
-  const colon = userinfo.indexOf(':');
-  const rest = url.slice(scheme.length + authority.length);
-  const safe = colon < 0 ? url : `${scheme}${userinfo.slice(0, colon)}:***${authority.slice(at)}${rest}`;
   // `?password=...` is also read by node-postgres.
-  return safe.replace(/([?&]password=)[^&#]*/gi, '$1***');
+  return redactUserinfoPassword(url, CONNECTION_STRING).replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 /** The password spellings (raw and percent-decoded) that a URL carries, in its userinfo or query. */
 export function urlPasswords(url: string): string[] {
-  const found: string[] = [];
-  const authority = CONNECTION_STRING.exec(url)?.[2] ?? '';
-  const at = authority.lastIndexOf('@');
-  const colon = authority.indexOf(':');
-  if (at >= 0 && colon >= 0 && colon < at) found.push(authority.slice(colon + 1, at));
-  for (const match of url.matchAll(/[?&]password=([^&#]*)/gi)) found.push(match[1] ?? '');
-  const spellings = new Set<string>();
-  for (const raw of found) {
-    if (raw === '') continue;
-    spellings.add(raw);
-    try {
-      spellings.add(decodeURIComponent(raw));
-    } catch {
-      // A malformed escape: only the raw spelling can appear anywhere.
-    }
-  }
-  return [...spellings];
+  const found = [userinfoPassword(url, CONNECTION_STRING), ...[...url.matchAll(/[?&]password=([^&#]*)/gi)].map((m) => m[1] ?? '')];
+  return [...new Set(found.filter((raw): raw is string => raw !== null && raw !== '').flatMap(spellingsOf))];
 }
 
 /** A redactor removing every URL (as its redacted form) and every password from a text. */
