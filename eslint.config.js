@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/.turbo/**', '**/.agent-platform/**', 'libs/starlark/build/**', 'eslint.config.js', 'libs/client/src/generated/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/.turbo/**', '**/.agent-platform/**', 'libs/starlark/build/**', 'libs/starlark/prebuilt/**', 'eslint.config.js', 'libs/client/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -71,6 +71,30 @@ describe('bench report', () => {
     expect(renderMarkdown(report)).toContain('| per step <= 2 ms | 2.50 ms | missed |');
   });
 
+  it('shows a ratio below 0.1x with three decimals, so 0.015x is not rounded to 0.01x', () => {
+    const goal = { kind: 'throughput-ratio' as const, against: 'hello-world', atLeast: 0.1, label: 'send >= 0.1x' };
+    const markdown = renderMarkdown(
+      createReport(new Date(0), settings, 'hello-world', [outcome('hello-world', result(40_000, 0.2)), outcome('send', result(600, 15), { goal })], 0.5),
+    );
+    expect(markdown).toContain('| send | 600 | 15.00 | 30.00 | 0 / 0 / 0 | 100 | 0.015x | yes |');
+    expect(markdown).toContain('| send >= 0.1x | 0.015x | missed |');
+  });
+
+  it('judges an RSS ceiling on the memory the target\'s processes held, in MB', () => {
+    const goal = { kind: 'at-most' as const, metric: 'rssMb' as const, atMost: 250, label: 'RSS <= 250 MB' };
+    const report = createReport(new Date(0), settings, 'hello-world', [
+      outcome('lean', result(30, 1), { goal, rssBytes: 200 * 2 ** 20 }),
+      outcome('heavy', result(30, 1), { goal, rssBytes: 374 * 2 ** 20 }),
+      outcome('unread', result(30, 1), { goal, rssBytes: null }),
+    ], 0.5);
+    expect(report.goals.map((g) => [g.target, g.status, g.value])).toEqual([
+      ['lean', 'met', 200],
+      ['heavy', 'missed', 374],
+      ['unread', 'not measured', null],
+    ]);
+    expect(renderMarkdown(report)).toContain('| RSS <= 250 MB | 374 MB | missed |');
+  });
+
   it('renders one row per target, a failed one with its error, and the memory of multi-process targets', () => {
     const markdown = renderMarkdown(
       createReport(new Date(0), settings, 'hello-world', [

@@ -106,12 +106,16 @@ function evaluateCeiling(target: TargetOutcome, goal: Extract<BenchGoal, { kind:
   const value =
     metric === 'latencyP50Ms' || metric === 'latencyP99Ms'
       ? target.result[metric]
-      : target.result.details?.[metric.slice('detail:'.length)];
+      : metric === 'rssMb'
+        ? (target.rssBytes === null ? undefined : target.rssBytes / 2 ** 20)
+        : target.result.details?.[metric.slice('detail:'.length)];
   if (value === undefined) return { ...base, value: null, status: 'not measured' };
   return { ...base, value, status: value <= goal.atMost ? 'met' : 'missed' };
 }
 
 const fixed = (n: number, digits: number) => n.toFixed(digits);
+/** A ratio to the baseline: three decimals below 0.1x, where two would round 0.015x to 0.01x. */
+const times = (ratio: number) => `${fixed(ratio, ratio < 0.1 ? 3 : 2)}x`;
 const mb = (bytes: number | null) => (bytes === null ? 'n/a' : fixed(bytes / 2 ** 20, 0));
 /** An error as one table cell: its first line (process output follows it), pipes escaped. */
 const cell = (text: string) => (text.split('\n')[0] ?? '').replaceAll('|', '\\|');
@@ -139,7 +143,7 @@ export function renderMarkdown(report: BenchReport): string {
     }
     const ratio =
       baseline?.result != null && baseline.valid && t.valid && r.details === undefined
-        ? `${fixed(r.throughputRps / baseline.result.throughputRps, 2)}x`
+        ? times(r.throughputRps / baseline.result.throughputRps)
         : '–';
     lines.push(
       `| ${t.name} | ${fixed(r.throughputRps, 0)} | ${fixed(r.latencyP50Ms, 2)} | ${fixed(r.latencyP99Ms, 2)} | ` +
@@ -166,10 +170,12 @@ export function renderMarkdown(report: BenchReport): string {
         g.value === null
           ? '–'
           : g.kind === 'throughput-ratio'
-            ? `${fixed(g.value, 2)}x`
+            ? times(g.value)
             : g.metric?.startsWith('detail:') === true
               ? String(g.value)
-              : `${fixed(g.value, 2)} ms`;
+              : g.metric === 'rssMb'
+                ? `${fixed(g.value, 0)} MB`
+                : `${fixed(g.value, 2)} ms`;
       lines.push(`| ${g.label} | ${value} | ${g.status} |`);
     }
   }

@@ -68,7 +68,7 @@ export interface BenchProcess {
 export type BenchGoal =
   | { kind: 'throughput-ratio'; against: string; atLeast: number; label: string }
   | { kind: 'added-p50-ms'; against: string; atMost: number; label: string }
-  | { kind: 'at-most'; metric: 'latencyP50Ms' | 'latencyP99Ms' | `detail:${string}`; atMost: number; label: string };
+  | { kind: 'at-most'; metric: 'latencyP50Ms' | 'latencyP99Ms' | 'rssMb' | `detail:${string}`; atMost: number; label: string };
 
 export interface LoadSettings {
   connections: number;

@@ -5,6 +5,7 @@ import { allInOneWhoami } from './all-in-one-whoami.ts';
 import { fleetLatencyHttp, fleetLatencyNats } from './fleet-latency.ts';
 import { fleetSchedulesOne, fleetSchedulesOneSpread, fleetSchedulesTwo } from './fleet-schedules.ts';
 import { fleetSend } from './fleet-send.ts';
+import { fleetInFlight } from './fleet-inflight.ts';
 import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
 import { registryPublishEight, registryPublishOne } from './registry-publish.ts';
@@ -41,6 +42,7 @@ export const TARGETS: BenchTarget[] = [
   fleetLatencyHttp,
   fleetOneWorker,
   fleetTwoWorkers,
+  fleetInFlight,
   workflowStepsAllInOne,
   workflowStepsFleet,
   workflowFanOut8,

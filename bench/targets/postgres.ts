@@ -7,6 +7,7 @@ import { sendRequest } from '../platform-setup.ts';
 import type { BenchTarget } from '../target.ts';
 import { installBenchWorkflow, measureRuns, runRequest, sequentialWorkflow } from '../workflow-runs.ts';
 import { scheduleTarget } from './fleet-schedules.ts';
+import { CALLERS, MODEL_DELAY_MS, WORKER_CONCURRENCY } from './fleet-workers.ts';
 import { STEPS } from './workflow-steps-all-in-one.ts';
 
 /**
@@ -71,14 +72,14 @@ export const fleetLatencyNatsPostgres: BenchTarget = {
     ),
 };
 
-/** As fleet-1-worker / fleet-2-workers: the model waits 20 ms, 4 slots per worker, 32 callers. */
+/** As fleet-1-worker / fleet-2-workers (the same slots, model wait and callers). */
 const waiting = (workers: number): BenchTarget => ({
   name: `fleet-${workers}-worker${workers > 1 ? 's' : ''}-postgres`,
-  description: `1 api + ${workers} agent worker(s) (worker_concurrency 4), model stand-in waiting 20 ms, send at 32 connections, PostgreSQL store`,
+  description: `1 api + ${workers} agent worker(s) (worker_concurrency ${WORKER_CONCURRENCY}), model stand-in waiting ${MODEL_DELAY_MS} ms, send at ${CALLERS} connections, PostgreSQL store`,
   ...(workers === 2 ? { goal: { kind: 'throughput-ratio', against: 'fleet-1-worker-postgres', atLeast: 1.8, label: 'PostgreSQL: 2 workers >= 1.8x one' } as const } : {}),
   start: ({ nodeFlags }) =>
-    startFleetTarget({ nodeFlags, apis: 1, workers, model: { kind: 'stand-in', delayMs: 20 }, workerConcurrency: 4, ...PG }, (fleet, request, settings) =>
-      runLoad(fleet.urls, request, { ...settings, connections: 32, pipelining: 1 }),
+    startFleetTarget({ nodeFlags, apis: 1, workers, model: { kind: 'stand-in', delayMs: MODEL_DELAY_MS }, workerConcurrency: WORKER_CONCURRENCY, ...PG }, (fleet, request, settings) =>
+      runLoad(fleet.urls, request, { ...settings, connections: CALLERS, pipelining: 1 }),
     ),
 });
 export const fleetOneWorkerPostgres = waiting(1);

@@ -1,5 +1,6 @@
 import openapiTS, { astToString } from 'openapi-typescript';
 import type { OpenApiDocument } from './api-document.ts';
+import { renderApiReference } from './api-reference.ts';
 import { CLIENT_FILES, GENERATE_COMMAND } from './paths.ts';
 
 /** One generated file: its path from the repository root and its whole text. */
@@ -31,10 +32,11 @@ export async function renderTypes(document: OpenApiDocument): Promise<string> {
   return `${TYPES_HEADER}${astToString(ast)}`;
 }
 
-/** Every committed file of the client that comes from the document. */
+/** Every committed file that comes from the document: the client's two and the API reference. */
 export async function renderClientFiles(document: OpenApiDocument): Promise<ClientFile[]> {
   return [
     { path: CLIENT_FILES.document, text: renderDocument(document) },
     { path: CLIENT_FILES.types, text: await renderTypes(document) },
+    { path: CLIENT_FILES.reference, text: renderApiReference(document) },
   ];
 }

@@ -45,7 +45,8 @@ beforeAll(async () => {
   };
   await writeFile(configPath, stringify(config));
   platform = startPlatform(dir, ['--config', configPath]);
-  base = await platform.listening();
+  // 60 s, as the other platform tests: a first boot on a loaded machine (the clean-clone CI) took over 30.
+  base = await platform.listening(60_000);
   committed = JSON.parse(await readFile(join(ROOT, CLIENT_FILES.document), 'utf8')) as OpenApiDocument;
   checker = responseChecker(committed);
   // No token: the tour creates the first key, as on a fresh platform.

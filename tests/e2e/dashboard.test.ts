@@ -188,7 +188,8 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await expect.poll(() => page.locator('.topbar').textContent()).toContain('Signed in as ops-admin');
     const cards = page.locator('ul.cards');
-    await expect.poll(() => cards.textContent()).toMatch(/2 of 2 running/);
+    // The overview makes a dozen reads (the attention checks among them): give it the time they take.
+    await expect.poll(() => cards.textContent(), { timeout: 15_000 }).toMatch(/2 of 2 running/);
     await expect.poll(() => cards.textContent()).toMatch(/chain holds/);
     await expect.poll(() => cards.textContent()).toMatch(/\d+ days left/);
     await screenshot(page, SCREENSHOT_DIR, '03-overview');
@@ -201,7 +202,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     // Tabbing starts from the top of a freshly loaded page.
     await page.reload();
     await page.getByRole('button', { name: 'Suspend policy-servicing' }).waitFor();
-    const stops = await tabThrough(page, 15);
+    const stops = await tabThrough(page, 16);
     expect(stops.map((s) => s.name)).toEqual([
       'a:Skip to content',
       'a:Agent Platform',
@@ -212,6 +213,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
       'a:Schedules',
       'a:Channels',
       'a:Integrations',
+      'a:Webhooks',
       'a:Audit trail',
       'a:Licence and usage',
       'a:Compliance',
@@ -266,6 +268,11 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await screenshot(page, SCREENSHOT_DIR, '05-run-in-progress');
     await expect.poll(() => state.textContent(), { timeout: 30_000 }).toBe('Completed');
     expect(await steps.count()).toBe(5);
+    // The Collect step ("findings") called no model: it says what it did, not "0 ms · 0 tokens".
+    const findings = steps.filter({ has: page.locator('.step-head .name', { hasText: /^\d+\. findings$/ }) }).locator('.step-head');
+    expect(await findings.textContent()).toContain('collects the outputs of the steps run in parallel before it (no model call)');
+    expect(await findings.textContent()).not.toContain('tokens');
+    expect(await steps.first().locator('.step-head').textContent()).toMatch(/tokens/);
     // <progress> reflects value and max as attributes.
     const progress = page.locator('progress');
     expect([await progress.getAttribute('value'), await progress.getAttribute('max')]).toEqual(['5', '5']);
@@ -343,9 +350,11 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
       .poll(() => page.getByRole('row', { name: /Claims system/ }).textContent())
       .toMatch(/Healthy/);
     await expect.poll(() => page.getByRole('row', { name: /CRM/ }).textContent()).toMatch(/Unreachable/);
+    // Not configured is said as what it is (nothing probed), not as a failure beside a running integration.
     await expect
       .poll(() => page.getByRole('row', { name: /Payments/ }).textContent())
-      .toMatch(/NotConfigured/);
+      .toMatch(/Not probed.*no health URL in \[connectors\] urls/);
+    expect(await page.getByRole('region', { name: 'Connector health' }).textContent()).toContain('These probes are not the integrations above');
     await page.getByRole('button', { name: 'Check connector health again' }).click();
     await page.getByText('Connector health updated.').waitFor();
     await screenshot(page, SCREENSHOT_DIR, '10-integrations');
@@ -357,6 +366,11 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
     await openPage(page, 'Audit trail');
     await page.getByRole('button', { name: 'Verify the audit chain' }).click();
     await expect.poll(() => page.locator('.verify').textContent()).toContain('The chain holds');
+    // The page says which walk ran; the full one re-hashes every entry from the first.
+    await page.getByRole('button', { name: 'Verify every entry of the audit chain from the first' }).click();
+    await expect.poll(() => page.locator('.verify .walk').textContent()).toMatch(/^Full verification: every entry re-hashed from the first \((\d[\d,]*) of \1\)\.$/);
+    await page.getByRole('button', { name: 'Verify the audit chain' }).click();
+    await expect.poll(() => page.locator('.verify .walk').textContent()).toMatch(/^Quick verification: /);
     await page.getByRole('combobox', { name: 'Category' }).selectOption('workflows');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const table = page.getByRole('table', { name: /matching entr/ });
@@ -439,6 +453,7 @@ describe.skipIf(chromiumPath === null)('the dashboard in Chromium (all-in-one, a
         'Schedules',
         'Channels',
         'Integrations',
+        'Webhooks',
         'Audit trail',
         'Licence and usage',
       ]);

@@ -173,4 +173,28 @@ describe.skipIf(natsBinary === null || redisBinary === null)('re-dispatch of inv
     for (let i = 0; i < 4; i++) expect((await call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: `after ${i}` } })).body.content).toBe(`after ${i}`);
     console.info(`(b) ${mine.length} of 20 invocations were on the stalled worker; ${ok.length} answered 200, ${failed.length} worker_lost, ${answeredMs} ms after the stop; it logged ${abandoned()} abandoned invocations`);
   }, 120_000);
+
+  it('(c) a worker SIGKILLed between its licence reservation and its fence: the api gives the transaction back, the invocation answered and charged once', async () => {
+    const before = await transactions();
+    // Only the armed worker runs when the invocation is sent, so it is the one that takes it.
+    for (const worker of fleet.workers) await worker.kill();
+    const armed = await fleet.add('agent-worker', { AP_FAULT_STOP_AT: 'invocation.transaction_reserved' });
+    const body = { source: 'Api', message: 'reserved then killed', correlation_id: 'c-reserved', workflow_type: WORKFLOW_TYPE };
+    const answer = call(api, 'POST', `/agents/${agent}/invoke`, { token, body });
+    await waitUntil(() => armed.output().includes('fault point invocation.transaction_reserved reached'), {
+      timeoutMs: 30_000,
+      message: `the armed worker to stop at its reservation:\n${armed.output()}`,
+    });
+    // Stopped right after its reservation: the transaction is taken, and nothing else says so.
+    expect(await transactions()).toBe(before + 1);
+    await armed.kill();
+    fleet.workers.splice(0, fleet.workers.length, await fleet.add('agent-worker'), await fleet.add('agent-worker'));
+    const res = await answer;
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.content).toBe('reserved then killed');
+    // The dead worker's transaction given back by the api, the re-dispatch's charged: one in all.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await transactions()).toBe(before + 1);
+    expect(modelCalls('reserved then killed')).toHaveLength(1);
+  }, 120_000);
 });

@@ -8,6 +8,7 @@ import type { Store } from '@agent-platform/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimsSystemPackage, ledgerClaims, startClaimsSystem, type ExampleServer } from '../support/claims-example.ts';
 import { pidOwningPort, startFleet, type Fleet } from '../support/fleet.ts';
+import { setClaimsDelay } from '../support/journal-kit.ts';
 import { call } from '../support/platform-process.ts';
 
 // Tools in a fleet (issue 10): an integration connected through the api node is used by agents on
@@ -93,10 +94,10 @@ describe('tools in a fleet: 1 api node, 2 agent workers over NATS', () => {
   });
 
   it('a worker SIGKILLed after journaling a state-changing call leaves the run Escalated; the system of record saw the call once', async () => {
-    // The claims system now holds create_claim's answer for a while after recording the claim.
-    const port = claims.port;
-    await claims.stop();
-    claims = await startClaimsSystem(ledger, { CLAIMS_CREATE_DELAY_MS: '60000' }, port);
+    // The claims system now holds create_claim's answer for a while after recording the claim. Set
+    // on the running server: restarting it dropped the workers' connections, and a run started
+    // while they were still reconnecting (backoff, slower on a loaded machine) failed its tools.
+    await setClaimsDelay(claims.url, 60_000);
     const wfDir = join(fleet.dir, 'packages', 'open-claim');
     await mkdir(join(wfDir, 'payload'), { recursive: true });
     await writeFile(
@@ -118,7 +119,10 @@ describe('tools in a fleet: 1 api node, 2 agent workers over NATS', () => {
     await waitUntil(
       async () => (await ledgerClaims(ledger)).length === before + 1 && (await runs.get(runId))?.doc.pending['0.0']?.journal?.[0]?.state === 'started',
       { timeoutMs: 30_000, message: 'the claim recorded and its call journaled, unconfirmed' },
-    );
+    ).catch(async (error: unknown) => {
+      const doc = (await runs.get(runId))?.doc;
+      throw new Error(`${(error as Error).message}: ${(await ledgerClaims(ledger)).length - before} claims recorded; run ${JSON.stringify(doc)?.slice(0, 1500)}\n${fleet.logs()}`);
+    });
     for (const worker of fleet.workers) await worker.kill();
     fleet.workers.length = 0;
     fleet.workers.push(await fleet.add('agent-worker'));

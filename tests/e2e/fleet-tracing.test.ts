@@ -132,6 +132,16 @@ describe.skipIf(!starlark || natsBinary === null || redisBinary === null)('traci
       ],
       'the spans of the send and its webhook',
     );
+    // Each process exports in batches: the fan-out's own consumer span (the delivery job's parent)
+    // can reach the collector after the spans named above (two processes consume platform.events).
+    await waitUntil(
+      () => {
+        const spans = traceTree(collector.spans, traceId(1));
+        const delivery = spans.spans.find((s) => s.name === 'webhook.deliver');
+        return delivery !== undefined && spans.ancestors(delivery).some((s) => s.name === 'invoke_agent');
+      },
+      { timeoutMs: 20_000, message: "the webhook delivery's spans linked up to the invocation" },
+    ).catch(() => undefined);
     const tree = traceTree(collector.spans, traceId(1));
     const http = spanNamed(tree.spans, 'POST /agents/:id/send');
     const invocation = spanNamed(tree.spans, 'invoke_agent');

@@ -19,7 +19,9 @@ import { createWalkthrough, type StepResult, type Walkthrough, type WalkthroughO
 // Escalated with the call unknown and no second request; with it, the re-run asks again with the
 // same key and the run completes on the claim already opened.
 const SECTION = 'A kill mid-claim: what the tool-call journal does';
-const KILL = 'pkill -9 -f apps/platform/src/main.ts';
+const KILL = 'kill -9 $PID';
+/** Before each kill: the reader reads the platform's pid from GET /status and pastes it. */
+const KILL_PID = { status: 'curl -s -H "$H" $B/status' };
 const CONTROL = 'curl -s -X POST http://127.0.0.1:4310/control';
 let dir: string | undefined;
 let platform: PlatformProcess | undefined;
@@ -32,30 +34,31 @@ afterAll(async () => {
 });
 
 /**
- * The section's commands, but `pkill -9 -f <pattern>`, which the README runner does not run, is
- * `kill(pattern)`; the commands after it go on with the variables set before it.
+ * The section's commands, but `kill -9 $PID`, which the README runner does not run, is
+ * `kill(pid)` with the PID the README had the reader paste from GET /status; the commands after
+ * it go on with the variables set before it.
  */
-function walkthroughWithKills(commands: readonly ReadmeCommand[], options: WalkthroughOptions, kill: (pattern: string) => Promise<void>): Pick<Walkthrough, 'next' | 'remaining'> {
+function walkthroughWithKills(commands: readonly ReadmeCommand[], options: WalkthroughOptions, kill: (pid: string) => Promise<void>): Pick<Walkthrough, 'next' | 'remaining'> {
   const parts: ReadmeCommand[][] = [[]];
   const kills: ReadmeCommand[] = [];
   for (const c of commands) {
-    if (c.text.startsWith('pkill ')) {
+    if (c.text.startsWith('kill -9 ')) {
       kills.push(c);
       parts.push([]);
     } else parts.at(-1)!.push(c);
   }
   let part = 0;
   let current = createWalkthrough(parts[0]!, options);
-  const where = (c: ReadmeCommand): string => `README.md:${c.line} \`${c.text}\``;
+  const where = (c: ReadmeCommand): string => `${c.file}:${c.line} \`${c.text}\``;
   /** The kills not done yet, each followed by the commands after it. */
   const later = (): string[] => kills.slice(part).flatMap((k, i) => [where(k), ...parts[part + 1 + i]!.map(where)]);
   return {
     async next(expected, opts): Promise<StepResult> {
-      if (!expected.startsWith('pkill ')) return current.next(expected, opts);
+      if (!expected.startsWith('kill -9 ')) return current.next(expected, opts);
       const c = kills[part];
       if (current.remaining().length > 0 || c?.text.startsWith(expected) !== true)
         throw new Error(`the test expected '${expected}' next; the README has ${[...current.remaining(), ...later()][0] ?? 'nothing left'}`);
-      await kill(/^pkill -9 -f (\S+)/.exec(c.text)![1]!);
+      await kill(current.vars.PID ?? '');
       part++;
       current = createWalkthrough(parts[part]!, { ...options, vars: current.vars });
       return { command: c, text: '' };
@@ -117,9 +120,9 @@ describe('README tool-call journal walkthrough against the all-in-one platform',
           return platform.output();
         },
       },
-      async (pattern) => {
-        // pkill -f matches the whole command line: the all-in-one's, started as npm start starts it.
-        expect(platform!.child.spawnargs.join(' ')).toContain(pattern);
+      async (pid) => {
+        // The README kills the process GET /status names: it must be this platform, nothing else.
+        expect(pid).toBe(String(platform!.child.pid));
         platform!.kill();
         await platform!.exited;
       },
@@ -146,6 +149,7 @@ describe('README tool-call journal walkthrough against the all-in-one platform',
     expect(journaled.json.tool_calls).toEqual([expect.objectContaining({ step: 'open', idempotency_key: key1, tool: 'open_claim', state: 'started' })]);
     await claimRecorded(key1);
     // Point: after the claims system recorded the claim, before it answered.
+    await w.next('PID=', { value: String((await w.next(KILL_PID.status)).json.pid) });
     await w.next(KILL);
     const ledger1 = await w.next('curl -s http://127.0.0.1:4310/claims');
     expect(ledger1.json.claims.map((c: Json) => [c.claim_no, c.idempotency_key])).toEqual([
@@ -183,6 +187,7 @@ describe('README tool-call journal walkthrough against the all-in-one platform',
     const journaled2 = await w.next('curl -s -H "$H" $B/runs/$RUN2', { untilMs: 30_000 });
     expect(journaled2.json.tool_calls).toEqual([expect.objectContaining({ idempotency_key: key2, state: 'started', idempotent_keys: true })]);
     await claimRecorded(key2);
+    await w.next('PID=', { value: String((await w.next(KILL_PID.status)).json.pid) });
     await w.next(KILL);
     await w.next(`${CONTROL} -d '{"create_delay_ms":0}'`);
     await w.next('npm start');

@@ -68,6 +68,9 @@ describe('README tour against the all-in-one platform', () => {
     expect(repeat.status).toBe(200);
     expect(repeat.body.error.category).toBe('DuplicateInvocation');
     expect((await call(base, 'GET', '/usage', { token })).body.total_requests).toBe(2);
+    // The README's crash walkthroughs kill this platform by the pid GET /status names (never every
+    // platform on the machine): it must be the process that serves the port.
+    expect((await call(base, 'GET', '/status', { token })).body.pid).toBe(platform.child.pid);
     const licence = await call(base, 'GET', '/licence/status', { token });
     expect(licence.body.transaction_utilization.claims_intake).toEqual({ budget: null, used: 1, remaining: null });
 

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stringify } from 'smol-toml';
 
 /** The repository root, where `--import tsx` resolves, as for `npm start`. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,6 +47,17 @@ export function startPlatform(cwd: string, args: string[] = [], env: Record<stri
       if (child.exitCode === null) child.kill('SIGKILL');
     },
   };
+}
+
+/**
+ * The all-in-one on a config of the test's own: `config` written as `<dir>/agent-platform.toml`,
+ * the platform started on it in `dir`, resolved once it listens (its base URL beside it).
+ */
+export async function startConfiguredPlatform(dir: string, config: Record<string, unknown>): Promise<{ platform: PlatformProcess; base: string }> {
+  const file = join(dir, 'agent-platform.toml');
+  await writeFile(file, stringify(config));
+  const platform = startPlatform(dir, ['--config', file]);
+  return { platform, base: await platform.listening(60_000) };
 }
 
 /**

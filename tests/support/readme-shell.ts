@@ -1,42 +1,65 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// Reads a README section's `sh` blocks as the commands a user types, so that an end-to-end test
-// can run exactly those commands and check the answers the README shows after them (`# => ...`).
+// Reads a README or guide section's `sh` blocks as the commands a user types, so that an
+// end-to-end test can run exactly those commands and check the answers the text shows after them
+// (`# => ...`). Sections are looked up by heading in README.md, then in docs/guides/*.md.
 // Only the small shell subset the README uses is understood; anything else is an error naming the
 // line, so a README edit the test cannot follow fails loudly instead of being skipped.
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Where walkthrough sections live, relative to the repository root, in the order searched. */
+async function walkthroughFiles(): Promise<string[]> {
+  const guides = (await readdir(join(ROOT, 'docs', 'guides'))).filter((f) => f.endsWith('.md')).sort();
+  return ['README.md', ...guides.map((f) => `docs/guides/${f}`)];
+}
 
 /** One command of a README `sh` block. */
 export interface ReadmeCommand {
   /** The command as written, continuation lines joined, without its heredoc body. */
   text: string;
-  /** README.md line of the command, for messages. */
+  /** Line of the command in `file`, for messages. */
   line: number;
+  /** The file the command is in, relative to the repository root (README.md or docs/guides/<guide>.md). */
+  file: string;
   /** A heredoc (`<<'TOML'` or `<<TOML`) the command reads: its body, and whether it is expanded. */
   heredoc?: { body: string; expand: boolean };
   /** The README's answer after the command (`# => ...` and its indented continuation lines). */
   answer?: string;
 }
 
-/** The lines of the README section headed `### <title>`, to the next heading, and the README line of its heading. */
-export async function readmeSection(title: string): Promise<{ lines: string[]; firstLine: number }> {
-  const lines = (await readFile(README, 'utf8')).split('\n');
-  const start = lines.findIndex((l) => l === `### ${title}`);
-  if (start < 0) throw new Error(`README.md has no section '### ${title}'`);
-  const end = lines.findIndex((l, i) => i > start && /^#{2,3} /.test(l));
-  return { lines: lines.slice(start, end < 0 ? undefined : end), firstLine: start + 1 };
+/**
+ * The lines of the section headed `<title>` (at level 1 to 3) in README.md or a guide, to the next
+ * heading of its level or higher, with its file and the line of its heading.
+ */
+export async function readmeSection(title: string): Promise<{ lines: string[]; firstLine: number; file: string }> {
+  for (const file of await walkthroughFiles()) {
+    const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n');
+    // A heading is a `#` line outside fenced code (a `# comment` in a sh block is not one).
+    let fenced = false;
+    const heading = lines.map((l) => {
+      if (l.trimStart().startsWith('```')) fenced = !fenced;
+      return !fenced && /^#{1,3} /.test(l);
+    });
+    const start = lines.findIndex((l, i) => heading[i] === true && l.replace(/^#{1,3} /, '') === title);
+    if (start < 0) continue;
+    // To the next heading of the same or a higher level (a guide titled like its one section spans the file).
+    const level = (i: number): number => /^#+/.exec(lines[i] ?? '')![0].length;
+    const end = lines.findIndex((_l, i) => i > start && heading[i] === true && level(i) <= level(start));
+    return { lines: lines.slice(start, end < 0 ? undefined : end), firstLine: start + 1, file };
+  }
+  throw new Error(`neither README.md nor docs/guides/*.md has a section '${title}'`);
 }
 
-/** The commands of the README section headed `### <title>`, in order. */
+/** The commands of the section headed `<title>` (README.md or a guide), in order. */
 export async function readmeCommands(title: string): Promise<ReadmeCommand[]> {
-  const { lines, firstLine } = await readmeSection(title);
-  return sectionCommands(lines, firstLine);
+  const { lines, firstLine, file } = await readmeSection(title);
+  return sectionCommands(lines, firstLine, file);
 }
 
 /** The commands of the ```sh blocks among `lines` (the first of which is README line `firstLine`). */
-export function sectionCommands(lines: readonly string[], firstLine = 1): ReadmeCommand[] {
+export function sectionCommands(lines: readonly string[], firstLine = 1, file = 'README.md'): ReadmeCommand[] {
   const commands: ReadmeCommand[] = [];
   let inBlock = false;
   let answering = false;
@@ -55,7 +78,7 @@ export function sectionCommands(lines: readonly string[], firstLine = 1): Readme
     const trimmed = raw.trim();
     if (trimmed.startsWith('# =>')) {
       const last = commands.at(-1);
-      if (last === undefined || last.answer !== undefined) throw new Error(`README.md:${line}: an answer (# =>) with no command before it`);
+      if (last === undefined || last.answer !== undefined) throw new Error(`${file}:${line}: an answer (# =>) with no command before it`);
       last.answer = trimmed.slice(4).trim();
       answering = true;
       continue;
@@ -72,12 +95,12 @@ export function sectionCommands(lines: readonly string[], firstLine = 1): Readme
       i++;
       text = `${text.slice(0, -1)}\n${(lines[i] ?? '').trimEnd()}`;
     }
-    const command: ReadmeCommand = { text: text.trim(), line };
+    const command: ReadmeCommand = { text: text.trim(), line, file };
     const heredoc = /<<('?)([A-Z]+)\1(?:\s|$)/.exec(text);
     if (heredoc !== null) {
       const body: string[] = [];
       for (i++; i < lines.length && lines[i] !== heredoc[2]; i++) body.push(lines[i] ?? '');
-      if (i >= lines.length) throw new Error(`README.md:${line}: heredoc ${heredoc[2]} is never closed`);
+      if (i >= lines.length) throw new Error(`${file}:${line}: heredoc ${heredoc[2]} is never closed`);
       command.heredoc = { body: `${body.join('\n')}\n`, expand: heredoc[1] === '' };
     }
     commands.push(command);

@@ -87,7 +87,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
   const processes: StartedProcess[] = [];
   let position = 0;
 
-  const where = (c: ReadmeCommand) => `README.md:${c.line} \`${c.text.split('\n')[0]}\``;
+  const where = (c: ReadmeCommand) => `${c.file}:${c.line} \`${c.text.split("\n")[0]}\``;
 
   function checkAnswer(c: ReadmeCommand, result: StepResult): void {
     if (c.answer === undefined) return;

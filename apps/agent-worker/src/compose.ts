@@ -106,6 +106,7 @@ export function composeInvocationService(sources: InvocationSources, tools?: Age
   const service = createInvocationService({
     gateway,
     ...(tools === undefined ? {} : { tools }),
+    ...(sources.faults === undefined ? {} : { faults: sources.faults }),
     store: sources.store,
     clock: sources.clock,
     agents: sources.agents,

@@ -50,7 +50,7 @@ import { createLogger, createMetrics, platformInstruments } from '@agent-platfor
 import { createProviders } from '@agent-platform/providers';
 import { openEngines, platformVersion } from '@agent-platform/engines';
 import { createBackupService } from '@agent-platform/backup';
-import { storeSnapshotsOf } from '@agent-platform/store';
+import { storeSnapshotsOf, type Store } from '@agent-platform/store';
 import { afterRestore } from './backup/after-restore.ts';
 import { backupKeyPath, loadBackupSigner, trustedBackupKeys } from './backup/backup-keys.ts';
 import { guardedPoster } from '@agent-platform/net';
@@ -73,6 +73,8 @@ export interface ComposeApiOptions {
   requestShutdown?: () => void;
   /** Which process this is (`api`, `platform`): the NATS connection name. */
   processName?: string;
+  /** Test instrument: wraps the store the whole composition uses (OpenEnginesOptions.decorateStore). */
+  decorateStore?: (store: Store) => Store;
   /** The channel kinds POST /channels accepts; default every kind of libs/channels. */
   channelKinds?: readonly ChannelKind[];
 }
@@ -118,6 +120,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     dataDir,
     env: options.env,
     ...(options.processName === undefined ? {} : { processName: options.processName }),
+    ...(options.decorateStore === undefined ? {} : { decorateStore: options.decorateStore }),
   });
   const { store, bus, queue } = engines;
   // The interpreter npm install built (null on a machine without Go): install checks of starlark

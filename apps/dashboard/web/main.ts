@@ -24,6 +24,7 @@ import { runDetailPage } from './pages/run-detail.ts';
 import { runsPage } from './pages/runs.ts';
 import { schedulesPage } from './pages/schedules.ts';
 import { renderSignIn } from './pages/sign-in.ts';
+import { webhooksPage } from './pages/webhooks.ts';
 
 /** Navigation order; the run page is reached from the runs list. */
 const PAGES: readonly Page[] = [
@@ -33,6 +34,7 @@ const PAGES: readonly Page[] = [
   schedulesPage,
   channelsPage,
   integrationsPage,
+  webhooksPage,
   auditPage,
   licencePage,
   compliancePage,

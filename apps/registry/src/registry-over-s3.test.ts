@@ -100,5 +100,20 @@ describe('the registry over S3', () => {
     expect(body.error.category).toBe('ProviderError');
     expect(body.error.message).toMatch(/the archive store did not answer for loss-summary@1\.0\.0/);
     expect(JSON.stringify(body)).not.toContain(S3RVER_KEY.secret_access_key);
+
+    // A publish needs the bucket too: 502 naming the archive store (not "internal error"), and
+    // nothing recorded, so the publisher can send it again once the bucket is back.
+    const published = await fetch(`${registry.url}/packages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/gzip' },
+      body: await examples.build('fnol-triage'),
+    });
+    const refused = (await published.json()) as { error: { category: string; message: string } };
+    expect(published.status, JSON.stringify(refused)).toBe(502);
+    expect(refused.error.category).toBe('ProviderError');
+    expect(refused.error.message).toMatch(/^the archive store did not take the archive of fnol-triage@\S+: S3 put of s3:\/\/registry-archives\/carrier-a\/packages\/fnol-triage\//);
+    expect(JSON.stringify(refused)).not.toContain(S3RVER_KEY.secret_access_key);
+    expect((await get('/packages/fnol-triage')).status).toBe(404);
+    expect((await get('/packages/fnol-triage/1.0.0')).status).toBe(404);
   });
 });

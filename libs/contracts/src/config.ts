@@ -119,7 +119,7 @@ export const CatalogConfig = Type.Object(
     revocation_poll_secs: Positive('How often the revocation feed is polled when the registry does not share this bus.', 30),
     request_timeout_ms: Positive('A registry call with no answer after this long fails with 502.', 10000),
   },
-  section('Installing by name from a registry, and the revocations it publishes (DECISIONS D5; docs/catalog.md).'),
+  section('Installing by name from a registry, and the revocations it publishes (docs/catalog.md).'),
 );
 
 export const StorageConfig = Type.Object(
@@ -218,7 +218,7 @@ export const LicenceConfig = Type.Object(
     file: Type.Optional(Type.String({ minLength: 1, description: 'The signed licence (a JWT).' })),
     public_key_file: Type.Optional(Type.String({ minLength: 1, description: 'PEM (SPKI) Ed25519 key that signed it.' })),
   },
-  section('The signed carrier licence (DECISIONS D3); without one every model invocation is refused.'),
+  section('The signed carrier licence; without one every model invocation is refused.'),
 );
 
 export const ProviderConfig = Type.Object(
@@ -253,7 +253,7 @@ export const ProviderConfig = Type.Object(
 
 export const ModelsConfig = Type.Object(
   { default: Type.String({ default: 'local/echo', description: 'provider/model every agent uses.' }) },
-  section('Model selection (DECISIONS D6).'),
+  section('Model selection.'),
 );
 
 export const ModelCallsConfig = Type.Object(

@@ -30,6 +30,11 @@ export interface OpenEnginesOptions {
   processName?: string;
   /** The process environment main.ts read: `[runtime] postgres_password_env` is looked up here. */
   env?: Record<string, string | undefined>;
+  /**
+   * Wraps the opened store before anything uses it: the store-operation guard's counter
+   * (`StoreOperationCounter.wrap`, docs/performance.md). Never set by a production root.
+   */
+  decorateStore?: (store: Store) => Store;
 }
 
 /** The embedded store's file: one SQLite database in WAL mode, shareable by the processes of one host. */
@@ -130,7 +135,8 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
           }),
     );
     const traced = tracingEnabled();
-    return { store, bus: traced ? traceBus(bus) : bus, queue: traced ? traceQueue(queue) : queue, close };
+    const decorated = options.decorateStore ? options.decorateStore(store) : store;
+    return { store: decorated, bus: traced ? traceBus(bus) : bus, queue: traced ? traceQueue(queue) : queue, close };
   } catch (error) {
     await close();
     throw error;

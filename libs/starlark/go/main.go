@@ -1,7 +1,7 @@
 //go:build js && wasm
 
 // Command starlark is the Starlark interpreter of the platform, built to WebAssembly
-// (GOOS=js GOARCH=wasm) by scripts/build-starlark.mjs and run by libs/starlark in a worker thread.
+// (GOOS=js GOARCH=wasm) by scripts/build-starlark.ts and run by libs/starlark in a worker thread.
 //
 // It exposes two synchronous functions on globalThis and then blocks forever:
 //

@@ -2,11 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { isInterpreterBuilt } from './interpreter-build.ts';
+import { findInterpreter } from './prebuilt.ts';
 import { requireStarlark } from './testing.ts';
 
-// The rule every Starlark-dependent test follows, with the lookup pointed at a directory holding
-// no interpreter (the build itself is left alone): fail under CI=true, skip with a reason elsewhere.
+const MISSING =
+  'the Starlark interpreter is missing, neither built nor prebuilt (restore libs/starlark/prebuilt, or run: apt-get install golang-go golang-starlark-dev && npm install)';
+
+// The rule every Starlark-dependent test follows, with the lookup pointed at directories holding
+// no interpreter (the build and the prebuilt one are left alone): fail under CI=true, skip with a
+// reason elsewhere.
 describe('requireStarlark', () => {
   let missing: string;
   beforeAll(async () => {
@@ -16,29 +20,28 @@ describe('requireStarlark', () => {
   });
   afterAll(() => vi.restoreAllMocks());
 
-  it('fails the suite under CI=true when the interpreter is missing, naming the suite and the fix', () => {
-    expect(() =>
-      requireStarlark('the tracing tests', { CI: 'true', STARLARK_TEST_BUILD_DIR: missing }),
-    ).toThrow(
-      'the tracing tests: the Starlark interpreter is not built (run: apt-get install golang-go golang-starlark-dev && npm install); CI must build it',
-    );
+  it('fails the suite under CI=true when no interpreter is there, naming the suite and the fix', () => {
+    const env = { CI: 'true', STARLARK_TEST_BUILD_DIR: missing, STARLARK_TEST_PREBUILT_DIR: missing };
+    expect(() => requireStarlark('the tracing tests', env)).toThrow(`the tracing tests: ${MISSING}; CI must have it`);
   });
 
   it('skips it elsewhere, printing why', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
-    expect(requireStarlark('the tracing tests', { STARLARK_TEST_BUILD_DIR: missing })).toBe(false);
-    expect(warn).toHaveBeenCalledWith(
-      'skipping the tracing tests: the Starlark interpreter is not built (run: apt-get install golang-go golang-starlark-dev && npm install)',
-    );
+    expect(requireStarlark('the tracing tests', { STARLARK_TEST_BUILD_DIR: missing, STARLARK_TEST_PREBUILT_DIR: missing })).toBe(false);
+    expect(warn).toHaveBeenCalledWith(`skipping the tracing tests: ${MISSING}`);
   });
 
-  // This machine's own answer, by the same rule: a machine without Go skips it, CI fails it.
-  it.skipIf(!requireStarlark('the check of a built interpreter'))(
-    'runs it where the interpreter is built, CI or not',
-    () => {
-      expect(isInterpreterBuilt()).toBe(true);
-      expect(requireStarlark('x', { CI: 'true' })).toBe(true);
-      expect(requireStarlark('x', {})).toBe(true);
-    },
-  );
+  it('runs it on the prebuilt interpreter where nothing was built (a machine without Go), CI or not', () => {
+    expect(findInterpreter({ dir: missing })).toMatchObject({ kind: 'prebuilt' });
+    expect(requireStarlark('x', { CI: 'true', STARLARK_TEST_BUILD_DIR: missing })).toBe(true);
+    expect(requireStarlark('x', { STARLARK_TEST_BUILD_DIR: missing })).toBe(true);
+  });
+
+  // This machine's own answer, by the same rule: a checkout without the prebuilt interpreter and
+  // without Go skips it, CI fails it.
+  it.skipIf(!requireStarlark('the check of an available interpreter'))('runs it where an interpreter is there', () => {
+    expect(findInterpreter()).not.toBeNull();
+    expect(requireStarlark('x', { CI: 'true' })).toBe(true);
+    expect(requireStarlark('x', {})).toBe(true);
+  });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildInterpreter, ENABLE_STARLARK, isInterpreterBuilt } from './interpreter-build.ts';
+import { PREBUILT_DIR } from './prebuilt.ts';
 import { loadStarlarkRunner } from './wasm-starlark-runner.ts';
 import { requireStarlarkRunner } from './testing.ts';
 
@@ -104,13 +105,19 @@ describe.skipIf(runner === null)('the Starlark interpreter (WebAssembly in a wor
   });
 });
 
-describe('without the interpreter', () => {
-  it('the build says how to enable starlark when Go is missing, and no runner loads', async () => {
+describe('without a build of the interpreter', () => {
+  it('the build says how to build it when Go is missing; the runner then loads the prebuilt one, or none without it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'starlark-build-'));
     try {
       expect(await buildInterpreter({ env: { PATH: join(dir, 'no-bin') }, dir })).toEqual({ status: 'no-go', hint: ENABLE_STARLARK });
       expect(isInterpreterBuilt(dir)).toBe(false);
-      expect(loadStarlarkRunner({ dir })).toBeNull();
+      expect(loadStarlarkRunner({ dir })?.interpreter).toEqual({
+        kind: 'prebuilt',
+        dir: PREBUILT_DIR,
+        wasmGz: join(PREBUILT_DIR, 'starlark.wasm.gz'),
+        wasmExec: join(PREBUILT_DIR, 'wasm_exec.js'),
+      });
+      expect(loadStarlarkRunner({ dir, prebuiltDir: join(dir, 'no-prebuilt') })).toBeNull();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,40 +1,39 @@
-import { readFile } from 'node:fs/promises';
 import { InterpreterWorker, type WorkerJob } from './interpreter-worker.ts';
-import { DEFAULT_BUILD_DIR, interpreterFiles, isInterpreterBuilt } from './interpreter-build.ts';
+import { findInterpreter, readInterpreter, type InterpreterLocation, type InterpreterSource } from './prebuilt.ts';
 import { compileWasm, type WasmModule } from './wasm-module.ts';
 import type { StarlarkLimits, StarlarkModuleInfo, StarlarkOutcome, StarlarkRunner } from './starlark-types.ts';
 
-export interface WasmStarlarkRunnerOptions {
-  /** Where the build put the interpreter; default libs/starlark/build. */
-  dir?: string;
+export interface WasmStarlarkRunnerOptions extends InterpreterLocation {
   /** Runs at once (one worker thread each); default 2. Further runs wait for a free worker. */
   maxWorkers?: number;
 }
 
 export interface WasmStarlarkRunner extends StarlarkRunner {
+  /** Where its interpreter comes from: this machine's build, or the committed prebuilt one. */
+  readonly interpreter: InterpreterSource;
   /** Terminates the worker threads; later runs start new ones. */
   close(): Promise<void>;
 }
 
 /**
- * The interpreter `npm install` built (libs/starlark/go, WebAssembly), run in worker threads;
- * null when this machine has not built it (no Go: see `ENABLE_STARLARK`). The module is
- * compiled once, on first use, and shared by every worker; a worker stays loaded between runs
- * and is replaced when a run is stopped by its time limit or signal.
+ * The interpreter (libs/starlark/go, WebAssembly), run in worker threads: the one `npm install`
+ * built on this machine, else the committed prebuilt one (libs/starlark/prebuilt, for a machine
+ * without Go); null only when neither is there. The module is compiled once, on first use, and
+ * shared by every worker; a worker stays loaded between runs and is replaced when a run is
+ * stopped by its time limit or signal.
  */
 export function loadStarlarkRunner(options: WasmStarlarkRunnerOptions = {}): WasmStarlarkRunner | null {
-  const dir = options.dir ?? DEFAULT_BUILD_DIR;
-  if (!isInterpreterBuilt(dir)) return null;
-  return createWasmStarlarkRunner(dir, options.maxWorkers ?? 2);
+  const interpreter = findInterpreter(options);
+  if (interpreter === null) return null;
+  return createWasmStarlarkRunner(interpreter, options.maxWorkers ?? 2);
 }
 
-function createWasmStarlarkRunner(dir: string, maxWorkers: number): WasmStarlarkRunner {
-  const files = interpreterFiles(dir);
+function createWasmStarlarkRunner(interpreter: InterpreterSource, maxWorkers: number): WasmStarlarkRunner {
   let loaded: Promise<{ module: WasmModule; wasmExec: string }> | null = null;
   const load = (): Promise<{ module: WasmModule; wasmExec: string }> => {
     loaded ??= (async () => {
-      const [bytes, wasmExec] = await Promise.all([readFile(files.wasm), readFile(files.wasmExec, 'utf8')]);
-      return { module: await compileWasm(bytes), wasmExec };
+      const { wasm, wasmExec } = await readInterpreter(interpreter);
+      return { module: await compileWasm(wasm), wasmExec };
     })();
     loaded.catch(() => (loaded = null));
     return loaded;
@@ -89,6 +88,7 @@ function createWasmStarlarkRunner(dir: string, maxWorkers: number): WasmStarlark
   }
 
   return {
+    interpreter,
     async check(source, filename, limits) {
       const job = { op: 'check' as const, args: [source, filename, steps(limits)], timeoutMs: time(limits) };
       return (await run(job)) as StarlarkOutcome<StarlarkModuleInfo>;

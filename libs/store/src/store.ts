@@ -147,6 +147,37 @@ export interface CounterAddOptions {
    * expiry; an add without one keeps whatever expiry the counter has (none: it never expires).
    */
   expiresAt?: string;
+  /**
+   * Makes the add idempotent under an id: it applies at most once per id, and only while the id
+   * has not been used (applied, or withdrawn by `Counters.withdraw`). A repeated add changes
+   * nothing and answers `applied: false, repeated: true` with the counter's value. An add refused
+   * by its limit does not use the id. The id is remembered until `once.until`.
+   */
+  once?: CounterOnce;
+}
+
+/** The id of an idempotent add (`CounterAddOptions.once`, `Counters.withdraw`). */
+export interface CounterOnce {
+  id: string;
+  /** ISO timestamp until which the id is remembered (after it, the id may be used again). */
+  until: string;
+}
+
+/** What `Counters.withdraw` did. */
+export type CounterWithdrawal =
+  /** The add made under the id was applied: its delta was given back, once. */
+  | 'withdrawn'
+  /** No add was made under the id: the id is used up, so none ever will be. */
+  | 'prevented'
+  /** The id was withdrawn (or prevented) before: nothing changed. */
+  | 'already';
+
+/** What `Counters.add` did. */
+export interface CounterAddResult {
+  value: number;
+  applied: boolean;
+  /** Present (true) when an add under the same `once` id was made or withdrawn before: nothing changed. */
+  repeated?: true;
 }
 
 /** One increment of `Counters.addMany`. */
@@ -163,7 +194,16 @@ export interface Counters {
    * `expiresAt`, the counter expires then (CounterAddOptions): rate-limit windows and the like
    * leave nothing behind.
    */
-  add(key: string, delta: number, options?: CounterAddOptions): Promise<{ value: number; applied: boolean }>;
+  add(key: string, delta: number, options?: CounterAddOptions): Promise<CounterAddResult>;
+  /**
+   * Undoes the idempotent add made under `once.id`, atomically and at most once, whoever calls it
+   * and however often: the delta it applied is given back ('withdrawn'); when no add was made
+   * under the id, the id is used up so that a later add under it changes nothing ('prevented').
+   * This is how two processes that may each be the one to settle a reservation (a worker and the
+   * requester that gave up on it) settle it exactly once, whichever of them dies where
+   * (docs/invocation.md "A worker that dies").
+   */
+  withdraw(once: CounterOnce): Promise<CounterWithdrawal>;
   /**
    * Adds every delta, in one round trip (one transaction in SQLite, one bulk write in MongoDB,
    * one statement in PostgreSQL), for bookkeeping that moves several counters at once (agent

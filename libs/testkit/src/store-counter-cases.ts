@@ -141,5 +141,120 @@ export function counterCases(h: () => StoreHarness): void {
       expect(await counters.get('e:1')).toBe(0);
       expect(await counters.get('e:forever')).toBe(1);
     });
+
+    describe('idempotent adds (once) and their withdrawal', () => {
+      const day = (harness: StoreHarness) => new Date(harness.now().getTime() + 86_400_000).toISOString();
+
+      it('applies an add once per id and answers a repeat with the value, changing nothing', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const once = { id: 'hold:a', until: day(harness) };
+        expect(await counters.add('tx', 1, { once, limit: 5 })).toEqual({ value: 1, applied: true });
+        expect(await counters.add('tx', 1, { once, limit: 5 })).toEqual({
+          value: 1,
+          applied: false,
+          repeated: true,
+        });
+        expect(await counters.add('tx', 1, { once })).toEqual({ value: 1, applied: false, repeated: true });
+        expect(await counters.add('tx', 1, { once: { id: 'hold:b', until: day(harness) } })).toEqual({
+          value: 2,
+          applied: true,
+        });
+        expect(await counters.get('tx')).toBe(2);
+      });
+
+      it('does not use the id of an add its limit refused', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const once = { id: 'hold:refused', until: day(harness) };
+        await counters.add('full', 3);
+        expect(await counters.add('full', 1, { once, limit: 3 })).toEqual({ value: 3, applied: false });
+        await counters.add('full', -1);
+        expect(await counters.add('full', 1, { once, limit: 3 })).toEqual({ value: 3, applied: true });
+      });
+
+      it('withdraws an applied add exactly once, and a later add under its id changes nothing', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const once = { id: 'hold:w', until: day(harness) };
+        await counters.add('held', 10);
+        await counters.add('held', 3, { once });
+        expect(await counters.withdraw(once)).toBe('withdrawn');
+        expect(await counters.get('held')).toBe(10);
+        expect(await counters.withdraw(once)).toBe('already');
+        expect(await counters.add('held', 3, { once })).toEqual({
+          value: 10,
+          applied: false,
+          repeated: true,
+        });
+        expect(await counters.get('held')).toBe(10);
+      });
+
+      it('a withdrawal before the add prevents it', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const once = { id: 'hold:p', until: day(harness) };
+        expect(await counters.withdraw(once)).toBe('prevented');
+        expect(await counters.add('prevented', 1, { once, limit: 10 })).toEqual({
+          value: 0,
+          applied: false,
+          repeated: true,
+        });
+        expect(await counters.withdraw(once)).toBe('already');
+        expect(await counters.get('prevented')).toBe(0);
+      });
+
+      it('applies once and withdraws once under 20 concurrent adds and withdrawals of one id', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const once = { id: 'hold:race', until: day(harness) };
+        const adds = await Promise.all(
+          Array.from({ length: 20 }, () => counters.add('raced', 1, { once, limit: 100 })),
+        );
+        expect(adds.filter((r) => r.applied)).toHaveLength(1);
+        expect(await counters.get('raced')).toBe(1);
+        const withdrawals = await Promise.all(Array.from({ length: 20 }, () => counters.withdraw(once)));
+        expect(withdrawals.filter((w) => w === 'withdrawn')).toHaveLength(1);
+        expect(await counters.get('raced')).toBe(0);
+      });
+
+      it('settles each id exactly once when its add races its withdrawal', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const ids = Array.from({ length: 30 }, (_, i) => ({ id: `hold:rw:${i}`, until: day(harness) }));
+        const outcomes = await Promise.all(
+          ids.map(async (once, i) => {
+            // Both orders, started together: whichever lands first, the counter ends where it began.
+            const [add, withdrawal] =
+              i % 2 === 0
+                ? await Promise.all([counters.add('rw', 1, { once }), counters.withdraw(once)])
+                : ((
+                    await Promise.all([counters.withdraw(once), counters.add('rw', 1, { once })])
+                  ).reverse() as [
+                    Awaited<ReturnType<typeof counters.add>>,
+                    Awaited<ReturnType<typeof counters.withdraw>>,
+                  ]);
+            return { add, withdrawal };
+          }),
+        );
+        for (const { add, withdrawal } of outcomes) {
+          if (add.applied) expect(withdrawal).toBe('withdrawn');
+          else expect([add.repeated, withdrawal]).toEqual([true, 'prevented']);
+        }
+        expect(await counters.get('rw')).toBe(0);
+      });
+
+      it('forgets an id after its until: the id may then be used again', async () => {
+        const harness = h();
+        const { counters } = harness.store;
+        const once = { id: 'hold:old', until: new Date(harness.now().getTime() + 1_000).toISOString() };
+        await counters.add('aged', 1, { once });
+        harness.advance(2_000);
+        expect(await counters.add('aged', 1, { once: { ...once, until: day(harness) } })).toEqual({
+          value: 2,
+          applied: true,
+        });
+      });
+    });
   });
 }

@@ -33,7 +33,10 @@ export async function installOpenApiDocument(app: ApiApp, options: OpenApiDocume
     transformObject: (document) =>
       'openapiObject' in document ? defaultedParamsOptional(document.openapiObject) : document.swaggerObject,
   });
-  if (options.uiPrefix !== undefined) await app.register(swaggerUi, { routePrefix: options.uiPrefix });
+  if (options.uiPrefix !== undefined) {
+    // The page's requests ("Try it out") carry the key entered under Authorize.
+    await app.register(swaggerUi, { routePrefix: options.uiPrefix, uiConfig: { tryItOutEnabled: true } });
+  }
   app.get(
     '/openapi.json',
     {
@@ -74,7 +77,11 @@ function defaultedParamsOptional<D extends object>(document: D): D {
   return document;
 }
 
-/** The api's document, with Swagger UI at /docs. Both need a credential like every route but /health. */
+/**
+ * The api's document, with Swagger UI at /docs. GET /openapi.json needs a credential like every
+ * route but /health; the UI (and its copy of the document at /docs/json) is public, its Authorize
+ * button takes the key the requests it sends then carry.
+ */
 export async function installOpenApi(app: ApiApp, deps: ApiDeps): Promise<void> {
   await installOpenApiDocument(app, {
     title: 'Agent Platform API',

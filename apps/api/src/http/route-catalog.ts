@@ -16,20 +16,25 @@ export interface RouteRecord {
 
 const catalogs = new WeakMap<object, RouteRecord[]>();
 
-/** Prefix of the Swagger UI routes; they need a credential like any route (spec rule 2). */
+/**
+ * Prefix of the Swagger UI routes: the page, its assets and the document it shows are public, so
+ * that a browser can open it and the user enter a key with its Authorize button (docs/http.md
+ * "OpenAPI and Swagger UI"). They serve documentation only; every route they describe keeps its
+ * credential (spec §Authentication), and GET /openapi.json stays authenticated.
+ */
 export const DOCS_PREFIX = '/docs';
 
 /**
  * Records every route as it is registered (the completeness test walks this list) and gives the
- * framework-owned Swagger UI routes their access rule: `authenticated`, so they are open exactly
- * when authentication is disabled. Must be installed before any route is registered.
+ * framework-owned Swagger UI routes their access rule: `public` (see DOCS_PREFIX). Must be
+ * installed before any route is registered.
  */
 export function trackRoutes(app: ApiApp): void {
   const records: RouteRecord[] = [];
   catalogs.set(app, records);
   app.addHook('onRoute', (route: RouteOptions) => {
     const isDocs = route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`);
-    if (isDocs) route.config = { ...route.config, action: 'authenticated' };
+    if (isDocs) route.config = { ...route.config, action: 'public' };
     const isPreflight = route.method === 'OPTIONS' && route.url === '*';
     const config = route.config as { action?: string; ids?: Record<string, string> } | undefined;
     const schema = route.schema;

@@ -20,20 +20,25 @@ describe('every route declares itself', () => {
       .map((r) => `${r.method} ${r.url}`);
     expect(incomplete).toEqual([]);
     const docsWithoutAccess = routes.filter(
-      (r) => r.framework && r.url !== '*' && r.action !== 'authenticated',
+      (r) => r.framework && r.url !== '*' && r.action !== 'public',
     );
     expect(docsWithoutAccess).toEqual([]);
   });
 
-  it('makes only GET /health public (spec §Authentication rule 2), and the channel inbound route the peer signs (docs/channels.md)', () => {
+  it('makes public only GET /health (spec §Authentication rule 2), the channel inbound route the peer signs (docs/channels.md), the favicon and the Swagger UI pages (docs/http.md)', () => {
     const publicRoutes = registeredRoutes(api.app)
       .filter((r) => r.action === 'public')
-      .map((r) => `${r.method} ${r.url}`);
+      .map((r) => `${r.method} ${r.url}`)
+      .filter((route) => !/^[A-Z,]+ \/docs(\/|$)/.test(route));
     expect([...new Set(publicRoutes)].sort()).toEqual([
+      'GET /favicon.ico',
       'GET /health',
+      'HEAD /favicon.ico',
       'HEAD /health',
       'POST /channels/:id/inbound',
     ]);
+    const docs = registeredRoutes(api.app).filter((r) => r.url === '/docs' || r.url.startsWith('/docs/'));
+    expect(docs.every((r) => r.action === 'public' && /^(GET|HEAD)/.test(r.method))).toBe(true);
   });
 });
 
@@ -63,11 +68,28 @@ describe('OpenAPI and Swagger UI', () => {
     expect(id).toMatchObject({ in: 'path', required: true });
   });
 
-  it('serves Swagger UI at /docs behind authentication', async () => {
-    expect((await api.request('GET', '/docs')).status).toBe(401);
-    const res = await api.request('GET', '/docs/', { token: admin });
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toContain('text/html');
-    expect(res.body).toContain('swagger');
+  it('serves Swagger UI at /docs and the document it shows without a key; the API it describes keeps its credential', async () => {
+    const page = await api.request('GET', '/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('swagger');
+    const initializer = await api.request('GET', '/docs/static/swagger-initializer.js');
+    expect(initializer.status).toBe(200);
+    const document = await api.request('GET', '/docs/json');
+    expect(document.status).toBe(200);
+    expect(document.body.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer' });
+    expect(document.body.security).toEqual([{ bearer: [] }]);
+    expect((await api.request('GET', '/openapi.json')).status).toBe(401);
+    expect((await api.request('GET', '/agents')).status).toBe(401);
+    expect((await api.request('POST', '/docs/json')).status).toBe(401);
+  });
+
+  it("answers a browser's automatic /favicon.ico with 204, without auditing a failed authentication", async () => {
+    for (let i = 0; i < 3; i++) expect((await api.request('GET', '/favicon.ico')).status).toBe(204);
+    // The same browser without a key on an API route: that one is a failed authentication.
+    expect((await api.request('GET', '/agents?from=favicon-test')).status).toBe(401);
+    const entries = (await api.request('GET', '/security/audit?limit=100', { token: admin })).body.entries as Array<{ target: string; result: string }>;
+    expect(entries.filter((e) => e.target === '/favicon.ico')).toEqual([]);
+    expect(entries.filter((e) => e.target.startsWith('/agents') && e.result === 'failure').length).toBeGreaterThanOrEqual(1);
   });
 });

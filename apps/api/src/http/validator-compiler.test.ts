@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { hasDefaults, validatorCompiler } from './validator-compiler.ts';
+import { hasDefaults, isObjectOfStrings, validatorCompiler } from './validator-compiler.ts';
 
 function validate(schema: TSchema, httpPart: string, input: unknown) {
   const run = validatorCompiler({ schema, httpPart, method: 'POST', url: '/x' }) as (value: unknown) => {
@@ -35,6 +35,19 @@ describe('request validator', () => {
       since: Type.Optional(Type.Integer()),
     });
     expect(validate(schema, 'querystring', { since: '5' })).toEqual({ value: { limit: 20, since: 5 } });
+  });
+
+  it('checks string-only params and headers as they are, and still refuses a wrong one', () => {
+    const params = Type.Object({ id: Type.String({ format: 'uuid' }) });
+    const input = { id: '00000000-0000-4000-8000-000000000000' };
+    expect(validate(params, 'params', input).value).toBe(input);
+    expect(validate(params, 'params', { id: 'not-a-uuid' }).error).toBeDefined();
+    expect(validate(params, 'params', {}).error).toBeDefined();
+    // A number in a path or a query is still converted from its string.
+    expect(validate(Type.Object({ n: Type.Integer() }), 'params', { n: '7' })).toEqual({ value: { n: 7 } });
+    expect(isObjectOfStrings(Type.Object({ a: Type.String(), b: Type.Optional(Type.String()) }))).toBe(true);
+    expect(isObjectOfStrings(Type.Object({ a: Type.String(), n: Type.Integer() }))).toBe(false);
+    expect(isObjectOfStrings(Type.Object({ a: Type.Union([Type.String(), Type.Number()]) }))).toBe(false);
   });
 
   it('finds a default at any depth', () => {

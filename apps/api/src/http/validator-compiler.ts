@@ -18,17 +18,20 @@ import type { SchemaError } from './schema-errors.ts';
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   const bodyOptional = isObjectWithoutRequired(schema);
+  const defaults = hasDefaults(schema);
   // A body is freshly parsed JSON that nothing else holds: without defaults to fill in, there is
   // nothing to copy or walk (the interpreted Default + Clone were most of a small body's cost).
-  const bodyAsIs = httpPart === 'body' && !hasDefaults(schema);
+  // Path params and headers whose properties are all strings (an agent id, an idempotency key)
+  // have nothing to convert either: the compiled check alone (docs/performance.md, issue 23).
+  const asIs = !defaults && (httpPart === 'body' || isObjectOfStrings(schema));
   return (input: unknown) => {
     let value = input;
     if (httpPart === 'body' && (value === null || value === undefined)) {
       if (!bodyOptional) return { error: [bodyRequired] };
       value = {};
     }
-    let candidate = bodyAsIs ? value : Value.Default(schema, Value.Clone(value));
-    if (httpPart !== 'body') candidate = Value.Convert(schema, candidate);
+    let candidate = asIs ? value : Value.Default(schema, Value.Clone(value));
+    if (httpPart !== 'body' && !asIs) candidate = Value.Convert(schema, candidate);
     if (check.Check(candidate)) return { value: candidate };
     return { error: check.Errors(candidate) as unknown as SchemaError[] };
   };
@@ -46,6 +49,21 @@ function isObjectWithoutRequired(schema: unknown): boolean {
   if (typeof schema !== 'object' || schema === null) return false;
   const s = schema as { type?: unknown; required?: unknown };
   return s.type === 'object' && (!Array.isArray(s.required) || s.required.length === 0);
+}
+
+/** An object schema whose every property is a plain string (no union, no nested object): strings need no conversion. */
+export function isObjectOfStrings(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const s = schema as { type?: unknown; properties?: unknown };
+  if (s.type !== 'object' || typeof s.properties !== 'object' || s.properties === null) return false;
+  const combinators = ['anyOf', 'oneOf', 'allOf', 'not'];
+  return Object.values(s.properties).every(
+    (property) =>
+      typeof property === 'object' &&
+      property !== null &&
+      (property as { type?: unknown }).type === 'string' &&
+      !combinators.some((keyword) => Object.hasOwn(property, keyword)),
+  );
 }
 
 /**

@@ -152,49 +152,6 @@ describe('the surface on, [auth] mode local', () => {
     ],
     ['tools/call without params', { jsonrpc: '2.0', id: 13, method: 'tools/call' }, 200, -32602, 13],
     ['an unknown tool', call(14, 'delete_everything', {}), 200, -32602, 14],
-    [
-      'send_message without its message',
-      call(15, 'send_message', { agent: 'claims-intake' }),
-      200,
-      -32602,
-      15,
-    ],
-    [
-      'send_message with an unknown argument',
-      call(16, 'send_message', { agent: 'a', message: 'm', urgent: true }),
-      200,
-      -32602,
-      16,
-    ],
-    [
-      'send_message with a message of the wrong type',
-      call(17, 'send_message', { agent: 'a', message: 5 }),
-      200,
-      -32602,
-      17,
-    ],
-    [
-      'run_workflow waiting too long',
-      call(18, 'run_workflow', { workflow: 'w', input: 'i', wait_secs: 301 }),
-      200,
-      -32602,
-      18,
-    ],
-    [
-      'run_workflow with a business_key holding a control character',
-      call(21, 'run_workflow', { workflow: 'w', input: 'i', business_key: 'CLM\n1' }),
-      200,
-      -32602,
-      21,
-    ],
-    ['get_run with a malformed id', call(19, 'get_run', { run_id: 'run-1' }), 200, -32602, 19],
-    [
-      'search_audit with an unknown category',
-      call(20, 'search_audit', { category: 'gossip' }),
-      200,
-      -32602,
-      20,
-    ],
   ])('answers %s with its JSON-RPC error code and changes nothing', async (_what, body, status, code, id) => {
     const before = await auditCount();
     const res = await rpc(api, body, { token: admin });
@@ -205,17 +162,42 @@ describe('the surface on, [auth] mode local', () => {
     expect(await api.deps.workflows.runs({ limit: 10 })).toEqual([]);
   });
 
-  it('names the bad argument in -32602', async () => {
+  // MCP 2025-11-25 ("Tools", error handling): arguments that do not fit the input schema are a
+  // tool error the model can read and correct, not a protocol error.
+  it.each([
+    ['send_message without its message', call(15, 'send_message', { agent: 'claims-intake' }), 'ValidationError', 'message'],
+    ['send_message with an unknown argument', call(16, 'send_message', { agent: 'a', message: 'm', urgent: true }), 'ValidationError', 'urgent'],
+    ['send_message with a message of the wrong type', call(17, 'send_message', { agent: 'a', message: 5 }), 'MalformedBody', 'message'],
+    ['run_workflow waiting too long', call(18, 'run_workflow', { workflow: 'w', input: 'i', wait_secs: 301 }), 'ValidationError', 'wait_secs'],
+    ['run_workflow with a business_key holding a control character', call(21, 'run_workflow', { workflow: 'w', input: 'i', business_key: 'CLM\n1' }), 'ValidationError', 'business_key'],
+    ['get_run with a malformed id', call(19, 'get_run', { run_id: 'run-1' }), 'ValidationError', 'run_id'],
+    ['search_audit with an unknown category', call(20, 'search_audit', { category: 'gossip' }), 'ValidationError', 'category'],
+  ])('answers %s with a tool error naming the argument, and changes nothing', async (_what, body, category, field) => {
+    const before = await auditCount();
+    const res = await rpc(api, body, { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.body.error).toBeUndefined();
+    expect(res.body.result.isError).toBe(true);
+    expect(res.body.result.structuredContent).toBeUndefined();
+    const envelope = JSON.parse(res.body.result.content[0].text);
+    expect(envelope.error).toMatchObject({ category, details: { field } });
+    expect(envelope.error.message).toContain(field);
+    expect(await auditCount()).toBe(before);
+    expect(await api.deps.workflows.runs({ limit: 10 })).toEqual([]);
+  });
+
+  it('names the bad argument, and lists the tools for an unknown one', async () => {
     const missing = await rpc(api, call(1, 'send_message', { agent: 'claims-intake' }), { token: admin });
-    expect(missing.body.error.message).toBe(
+    expect(JSON.parse(missing.body.result.content[0].text).error.message).toBe(
       "invalid arguments for send_message: missing required field 'message'",
     );
     const unknown = await rpc(api, call(2, 'delete_everything', {}), { token: admin });
+    expect(unknown.body.error.code).toBe(-32602);
     expect(unknown.body.error.message).toContain(
       'list_agents, send_message, run_workflow, get_run, search_audit',
     );
     const category = await rpc(api, call(3, 'search_audit', { category: 'gossip' }), { token: admin });
-    expect(category.body.error.message).toContain('workflows');
+    expect(JSON.parse(category.body.result.content[0].text).error.message).toContain('workflows');
   });
 
   it.each([

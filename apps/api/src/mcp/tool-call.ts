@@ -73,7 +73,11 @@ const TOOLS = new Map<string, Tool>(
  * 2. the role check with the permission matrix, before the arguments are looked at (an
  *    unauthorized caller learns nothing about its input, as a 403 comes before 400/422 over HTTP):
  *    a tool result with `isError` and the flat 403 body, audited under `access`;
- * 3. arguments against the tool's input schema (defaults filled in): -32602 naming the field;
+ * 3. arguments against the tool's input schema (defaults filled in): a tool result with `isError`
+ *    and the spec's envelope naming the argument (`ValidationError`, or `MalformedBody` for a
+ *    wrong JSON type), not audited: nothing was attempted. A tool error, not a protocol error, as
+ *    MCP 2025-11-25 asks ("Tools", error handling), so that the model that wrote the arguments
+ *    reads what is wrong and can call again;
  * 4. the handler. A PlatformError becomes a result with `isError` holding the spec's error
  *    envelope; anything else is `Internal` with a generic message (logged in full, never sent).
  * State-changing tools are audited like their routes, with the status the route would answer.
@@ -98,8 +102,8 @@ export async function callTool(
   }
   const input = Value.Default(tool.contract.input, Value.Clone(args));
   if (!tool.check.Check(input)) {
-    const problem = schemaErrorToPlatformError(tool.check.Errors(input), 'body');
-    throw new InvalidParams(`invalid arguments for ${name}: ${problem.message}`, problem.details);
+    const { body } = toErrorReply(schemaErrorToPlatformError(tool.check.Errors(input), 'body'));
+    return errorResult({ error: { ...body.error, message: `invalid arguments for ${name}: ${body.error.message}` } });
   }
   try {
     const output = await tool.handler(context, input, note);

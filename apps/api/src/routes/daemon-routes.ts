@@ -36,6 +36,15 @@ export const daemonRoutes: RoutePlugin = (app, deps) => {
     },
   );
 
+  // What a browser asks for on its own when it opens any page of the origin (Swagger UI at /docs,
+  // the dashboard): no icon, and above all not a failed authentication to audit and count towards
+  // the client's lockout (docs/http.md).
+  app.get(
+    '/favicon.ico',
+    { config: { action: 'public' }, schema: { hide: true, response: { 204: Type.Null() } } },
+    async (_request, reply) => reply.code(204).send(null),
+  );
+
   app.get(
     '/metrics',
     {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@agent-platform/config';
 import type { PlatformConfig, Role } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
+import type { Store } from '@agent-platform/store';
 import type { ApiApp, RoutePlugin } from '../api-app.ts';
 import { buildApi } from '../build-api.ts';
 import { composeApi, type ComposedApi } from '../compose.ts';
@@ -32,6 +33,8 @@ export interface StartTestApiOptions {
    * agent worker): started before the listener, stopped after it, restarted by `restart()`.
    */
   services?: (deps: ApiDeps) => ProcessService[];
+  /** Wraps the store the composition uses (the store-operation guard's `StoreOperationCounter.wrap`). */
+  decorateStore?: (store: Store) => Store;
 }
 
 export interface TestApi {
@@ -102,6 +105,7 @@ export async function startTestApi(options: StartTestApiOptions = {}): Promise<T
       cwd: dataDir,
       logDestination: 'silent',
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.decorateStore ? { decorateStore: options.decorateStore } : {}),
       requestShutdown: () => {
         shutdown ??= (service?.stop() ?? Promise.resolve()).then(() => undefined);
       },

@@ -48,6 +48,24 @@ export function statusText(status: unknown): string {
   return String(status);
 }
 
+/**
+ * An enum value in words, as a person reads it: `NotConfigured` -> `Not configured`, `not_sent` ->
+ * `not sent`, `skipped_overlap` -> `skipped overlap`, `expiring_soon` -> `expiring soon`. The raw
+ * value still decides the badge's tone (table.ts `toneOf`).
+ */
+export function words(value: string): string {
+  return value
+    .replace(/_/g, ' ')
+    .replace(/([a-z])([A-Z])/g, (_m, a: string, b: string) => `${a} ${b.toLowerCase()}`);
+}
+
+/** `statusText` with its enum part in words (`{Error: "..."}` -> `Error: ...`). */
+export function statusWords(status: unknown): string {
+  const text = statusText(status);
+  const colon = text.indexOf(': ');
+  return colon < 0 ? words(text) : `${words(text.slice(0, colon))}${text.slice(colon)}`;
+}
+
 /** The first `max` characters of a long text, with an ellipsis. */
 export function clip(text: string | null | undefined, max = 160): string {
   if (text === null || text === undefined) return '';

@@ -1,4 +1,5 @@
 import { h, type Child } from './dom.ts';
+import { words } from './format.ts';
 
 export interface Column<T> {
   header: string;
@@ -52,6 +53,11 @@ export function dataTable<T>(
 /** A word with a colour that matches its meaning; the word itself carries the meaning (not the colour alone). */
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | 'neutral' | 'info'): HTMLElement {
   return h('span', { class: `badge ${tone}` }, text);
+}
+
+/** A state shown as a badge: the value in words, the tone from the raw value. */
+export function stateBadge(state: string): HTMLElement {
+  return badge(words(state), toneOf(state));
 }
 
 /** The tone of a state word across the pages. */

@@ -2,7 +2,7 @@ import type { AgentList, AgentStatusView, AgentSummary } from '@agent-platform/c
 import { describeError } from '../lib/api.ts';
 import { actionButton, h } from '../lib/dom.ts';
 import { formatDuration, formatNumber } from '../lib/format.ts';
-import { badge, dataTable, toneOf } from '../lib/table.ts';
+import { dataTable, stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { tablePage } from './common.ts';
 
@@ -61,7 +61,7 @@ function table(context: PageContext, rows: Row[], reload: () => Promise<void>): 
             a.title === null ? null : h('span', { class: 'sub' }, a.name),
           ),
       },
-      { header: 'State', cell: (a) => badge(a.state, toneOf(a.state)) },
+      { header: 'State', cell: (a) => stateBadge(a.state) },
       {
         header: 'Uptime',
         numeric: true,

@@ -1,7 +1,7 @@
 import type { AgentList, ChannelDetail } from '@agent-platform/contracts';
 import { describeError } from '../lib/api.ts';
 import { actionButton, fill, h } from '../lib/dom.ts';
-import { statusText } from '../lib/format.ts';
+import { statusText, statusWords } from '../lib/format.ts';
 import { badge, dataTable, toneOf } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, pageHeader, refreshButton } from './common.ts';
@@ -76,7 +76,7 @@ function table(
     [
       { header: 'Channel', rowHeader: true, cell: (c) => h('span', { class: 'name' }, c.id) },
       { header: 'Kind', cell: (c) => c.kind },
-      { header: 'Status', cell: (c) => badge(statusText(c.status), toneOf(statusText(c.status))) },
+      { header: 'Status', cell: (c) => badge(statusWords(c.status), toneOf(statusText(c.status))) },
       { header: 'Enabled', cell: (c) => (c.enabled ? 'yes' : 'no') },
       {
         header: 'Delivers to',

@@ -1,7 +1,7 @@
 import { ApiError, describeError } from '../lib/api.ts';
 import { actionButton, fill, h } from '../lib/dom.ts';
 import { formatTime } from '../lib/format.ts';
-import { badge, dataTable, toneOf } from '../lib/table.ts';
+import { badge, dataTable, stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, facts, pageHeader, refreshButton, section } from './common.ts';
 
@@ -171,7 +171,7 @@ function reportView(report: Report): HTMLElement {
           cell: (c) => h('span', { class: 'mono nowrap' }, c.control_id),
         },
         { header: 'Requirement', cell: (c) => c.requirement },
-        { header: 'Status', cell: (c) => badge(c.status, toneOf(c.status)) },
+        { header: 'Status', cell: (c) => stateBadge(c.status) },
         { header: 'Evidence', cell: (c) => c.evidence_description },
         { header: 'Platform controls', cell: (c) => c.platform_controls.join(', ') },
       ],

@@ -6,8 +6,8 @@ import type {
 } from '@agent-platform/contracts';
 import { describeError } from '../lib/api.ts';
 import { actionButton, fill, h } from '../lib/dom.ts';
-import { formatTime, statusText } from '../lib/format.ts';
-import { badge, dataTable, toneOf } from '../lib/table.ts';
+import { formatTime, statusText, statusWords } from '../lib/format.ts';
+import { badge, dataTable, toneOf, stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, pageHeader, refreshButton, section } from './common.ts';
 
@@ -59,13 +59,20 @@ export const integrationsPage: Page = {
             'Connector health, probed just now',
             [
               { header: 'Connector', rowHeader: true, cell: (c) => c.name },
-              { header: 'Status', cell: (c) => badge(c.status, toneOf(c.status)) },
+              {
+                header: 'Status',
+                // Not configured is not a failure: nothing was probed (and an integration may still be running).
+                cell: (c) => (c.status === 'NotConfigured' ? badge('Not probed', 'neutral') : stateBadge(c.status)),
+              },
               {
                 header: 'Latency',
                 numeric: true,
                 cell: (c) => (c.latency_ms === null ? '—' : `${c.latency_ms} ms`),
               },
-              { header: 'Error', cell: (c) => c.error ?? '' },
+              {
+                header: 'Error',
+                cell: (c) => (c.status === 'NotConfigured' ? 'no health URL in [connectors] urls' : (c.error ?? '')),
+              },
             ],
             health.connectors,
             'No connectors.',
@@ -83,6 +90,11 @@ export const integrationsPage: Page = {
       section('Integrations', integrations),
       section(
         'Connector health',
+        h(
+          'p',
+          { class: 'lead' },
+          'Whether the systems of record the agents depend on answer from where the platform runs, probed at the health URLs of [connectors] urls in the config. These probes are not the integrations above: an integration can be running (its tool server connected) while the probe of the system behind it is not configured, and the other way round.',
+        ),
         h(
           'div',
           { class: 'toolbar' },
@@ -124,7 +136,7 @@ function integrationTable(
       },
       { header: 'Version', cell: (i) => i.version },
       { header: 'Transport', cell: (i) => i.transport },
-      { header: 'Status', cell: (i) => badge(statusText(i.status), toneOf(statusText(i.status))) },
+      { header: 'Status', cell: (i) => badge(statusWords(i.status), toneOf(statusText(i.status))) },
       ...(!mayManage
         ? []
         : [

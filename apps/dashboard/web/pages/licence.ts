@@ -9,7 +9,7 @@ import { describeError } from '../lib/api.ts';
 import { fill, h } from '../lib/dom.ts';
 import { barChart, budgetMeter } from '../lib/chart.ts';
 import { formatDay, formatNumber, formatTime, formatUsd } from '../lib/format.ts';
-import { badge, dataTable, toneOf } from '../lib/table.ts';
+import { badge, dataTable, stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, facts, notAllowed, pageHeader, section } from './common.ts';
 
@@ -55,7 +55,7 @@ async function licenceSection(context: PageContext): Promise<HTMLElement> {
     'Licence',
     facts([
       ['Carrier', `${licence.carrier_name} (${licence.carrier_id})`],
-      ['Status', badge(licence.status.replace('_', ' '), toneOf(licence.status))],
+      ['Status', stateBadge(licence.status)],
       [
         'Expires',
         `${formatTime(licence.expires_at)} — ${licence.days_remaining} day${licence.days_remaining === 1 ? '' : 's'} left`,

@@ -4,6 +4,7 @@ import { fill, h, type Child } from '../lib/dom.ts';
 import { formatNumber } from '../lib/format.ts';
 import { badge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
+import { attentionPanel } from './attention.ts';
 import { pageHeader, refreshButton } from './common.ts';
 
 /** A tile: a figure, what it means, and the page with the details. */
@@ -24,18 +25,47 @@ async function tile(load: () => Promise<Child>): Promise<Child> {
   }
 }
 
-/** The platform at a glance: which agents run, which runs are going or failed, whether the audit chain holds, how much licence is left. */
+/**
+ * The platform at a glance: first what needs a person (attention.ts), then which agents run, which
+ * runs are going or failed, whether the audit chain holds, how much licence is left.
+ */
 export const overviewPage: Page = {
   path: '',
   title: 'Overview',
   needs: ['AgentList'],
   async render(context) {
     const grid = h('ul', { class: 'cards' });
-    const load = async (): Promise<void> => fill(grid, ...(await cards(context)));
-    fill(context.root, pageHeader('Overview', refreshButton('Refresh overview', load)), grid);
+    const attention = h('div');
+    const load = async (): Promise<void> => {
+      const once = readingOnce(context);
+      // Each part shown as soon as it is ready: the cards do not wait for the slowest check.
+      await Promise.all([
+        attentionPanel(once).then((panel) => fill(attention, panel)),
+        cards(once).then((tiles) => fill(grid, ...tiles)),
+      ]);
+    };
+    fill(context.root, pageHeader('Overview', refreshButton('Refresh overview', load)), attention, grid);
     await load();
   },
 };
+
+/**
+ * The context of one load of the overview: the attention panel and the cards ask for some of the
+ * same things (`/security/verify`, which walks the audit chain, `/licence/status`, the failed
+ * runs); each path is read once per load and shared.
+ */
+function readingOnce(context: PageContext): PageContext {
+  const reads = new Map<string, Promise<unknown>>();
+  const get = <T>(path: string, signal?: AbortSignal): Promise<T> => {
+    let read = reads.get(path);
+    if (read === undefined) {
+      read = context.api.get<T>(path, signal);
+      reads.set(path, read);
+    }
+    return read as Promise<T>;
+  };
+  return { ...context, api: { ...context.api, get } };
+}
 
 async function cards(context: PageContext): Promise<HTMLElement[]> {
   const { api, session, signal } = context;

@@ -8,7 +8,7 @@ import { ApiError, describeError } from '../lib/api.ts';
 import { actionButton, fill, h, uid } from '../lib/dom.ts';
 import { formatDuration, formatNumber, formatTime } from '../lib/format.ts';
 import { readEventStream } from '../lib/sse.ts';
-import { badge, toneOf } from '../lib/table.ts';
+import { stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, facts, pageHeader, section } from './common.ts';
 import { createToolCallsView } from './run-tool-calls.ts';
@@ -75,7 +75,7 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
     fill(
       factsBox,
       facts([
-        ['State', badge(run.state, toneOf(run.state))],
+        ['State', stateBadge(run.state)],
         ['Run id', h('span', { class: 'mono' }, run.id)],
         ['Started', formatTime(run.started_at)],
         ['Finished', formatTime(run.completed_at)],
@@ -109,6 +109,13 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
     }
   };
 
+  // A Collect step calls no agent (docs/workflows.md "Step modes"): its result is the FanOut
+  // group's outputs joined, not "0 ms, 0 tokens" of a call that never happened.
+  const collects = new Set(
+    (definition?.steps ?? [])
+      .filter((step) => (typeof step.mode === 'string' ? step.mode : Object.keys(step.mode)[0]) === 'Collect')
+      .map((step) => step.name),
+  );
   const stepItem = (result: StepResultView, index: number): HTMLElement =>
     h(
       'li',
@@ -117,12 +124,20 @@ function createRunView(context: PageContext, definition: WorkflowDetailView | nu
         'div',
         { class: 'step-head' },
         h('span', { class: 'name' }, `${index + 1}. ${result.step_name}`),
-        h('span', { class: 'sub' }, `by ${result.agent_name}`),
-        h(
-          'span',
-          { class: 'sub' },
-          `${formatDuration(result.duration_ms)} · ${formatNumber(result.tokens_used)} tokens`,
-        ),
+        collects.has(result.step_name)
+          ? h(
+              'span',
+              { class: 'sub' },
+              'collects the outputs of the steps run in parallel before it (no model call)',
+            )
+          : [
+              h('span', { class: 'sub' }, `by ${result.agent_name}`),
+              h(
+                'span',
+                { class: 'sub' },
+                `${formatDuration(result.duration_ms)} · ${formatNumber(result.tokens_used)} tokens`,
+              ),
+            ],
       ),
       h(
         'details',

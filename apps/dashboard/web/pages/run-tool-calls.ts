@@ -1,6 +1,6 @@
 import type { JournaledToolCall, RunToolCall, WorkflowRunStatus } from '@agent-platform/contracts';
 import { fill, h } from '../lib/dom.ts';
-import { formatNumber, formatTime } from '../lib/format.ts';
+import { formatNumber, formatTime, words } from '../lib/format.ts';
 import { badge, dataTable } from '../lib/table.ts';
 import type { PageContext } from '../app/page.ts';
 import { section } from './common.ts';
@@ -124,7 +124,7 @@ const STATE_TONE = { started: 'info', answered: 'ok', unknown: 'bad', not_sent: 
 function stateCell(call: JournaledToolCall): HTMLElement[] {
   const tone = call.state === 'answered' && call.is_error === true ? 'warn' : STATE_TONE[call.state];
   return [
-    badge(call.state, tone),
+    badge(words(call.state), tone),
     ...(call.state === 'answered' && call.is_error === true
       ? [h('span', { class: 'sub' }, 'the system answered with an error')]
       : []),
@@ -188,7 +188,7 @@ function callInDoubt(context: PageContext, call: JournaledToolCall, sameToolTwic
       'span',
       { class: 'sub' },
       `${call.provider_id}${call.native_tool === call.tool ? '' : ` (${call.native_tool})`} · sent ${formatTime(call.at)} by worker ${call.worker} · `,
-      badge(call.state, STATE_TONE[call.state]),
+      badge(words(call.state), STATE_TONE[call.state]),
     ),
     h('div', { class: 'key-row' }, h('span', { class: 'muted' }, 'Key'), key, copy),
   );

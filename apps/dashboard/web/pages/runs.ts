@@ -7,7 +7,7 @@ import type {
 import { describeError } from '../lib/api.ts';
 import { field, fill, h, select } from '../lib/dom.ts';
 import { clip, formatDuration, formatTime } from '../lib/format.ts';
-import { badge, dataTable, toneOf } from '../lib/table.ts';
+import { dataTable, stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { errorBox, pageHeader, refreshButton, section } from './common.ts';
 
@@ -80,7 +80,7 @@ function runTable(runs: WorkflowRunStatus[], state: string): HTMLElement {
             h('span', { class: 'sub mono' }, r.id.slice(0, 8)),
           ),
       },
-      { header: 'State', cell: (r) => badge(r.state, toneOf(r.state)) },
+      { header: 'State', cell: (r) => stateBadge(r.state) },
       { header: 'Started', cell: (r) => formatTime(r.started_at) },
       { header: 'Time', numeric: true, cell: (r) => age(r) },
       { header: 'Steps done', numeric: true, cell: (r) => r.step_results.length },

@@ -2,7 +2,7 @@ import type { AgentList, CronJob, CronJobList, ScheduleFireList } from '@agent-p
 import { describeError } from '../lib/api.ts';
 import { actionButton, h } from '../lib/dom.ts';
 import { formatDuration, formatNumber, formatTime } from '../lib/format.ts';
-import { badge, dataTable, toneOf } from '../lib/table.ts';
+import { badge, dataTable, stateBadge } from '../lib/table.ts';
 import type { Page, PageContext } from '../app/page.ts';
 import { tablePage } from './common.ts';
 
@@ -126,7 +126,7 @@ function fires(row: Row): HTMLElement | string {
     h(
       'summary',
       { 'aria-label': `Recent fires of ${row.agent}: latest ${latest.outcome}` },
-      badge(latest.outcome, toneOf(latest.outcome)),
+      stateBadge(latest.outcome),
       ` ${formatTime(latest.slot_at)}`,
     ),
     h(
@@ -136,7 +136,7 @@ function fires(row: Row): HTMLElement | string {
         h(
           'li',
           null,
-          badge(fire.outcome, toneOf(fire.outcome)),
+          stateBadge(fire.outcome),
           ` ${formatTime(fire.slot_at)}`,
           fire.trigger === 'manual' ? ' (run by hand)' : '',
           fire.missed_count > 0

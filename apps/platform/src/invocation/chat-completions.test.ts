@@ -77,3 +77,53 @@ describe('POST /chat/completions', () => {
     expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
   });
 });
+
+describe('the /v1 routes (baseURL http://host:port/v1, as OpenAI clients are configured)', () => {
+  async function startV1() {
+    api = await startPlatformTestApi({ config: { auth: { mode: 'local' } } });
+    const running = await insertAgent(api, { name: 'claims-intake' });
+    const suspended = await insertAgent(api, { name: 'dormant-agent', state: 'Suspended' });
+    const client = new OpenAI({ baseURL: `${api.url}/v1`, apiKey: await api.issueKey('service'), maxRetries: 0 });
+    return { client, running, suspended };
+  }
+
+  it('lists the Running agents as models (models.list) and retrieves one by name or id', async () => {
+    const { client, running } = await startV1();
+    const models = [];
+    for await (const model of client.models.list()) models.push(model);
+    expect(models).toEqual([{ id: 'claims-intake', object: 'model', created: Math.floor(Date.parse(running.created_at) / 1000), owned_by: 'agent-platform' }]);
+    expect(await client.models.retrieve('claims-intake')).toMatchObject({ id: 'claims-intake', object: 'model' });
+    expect(await client.models.retrieve(running.id)).toMatchObject({ id: 'claims-intake' });
+    const dormant = await client.models.retrieve('dormant-agent').catch((e: unknown) => e);
+    expect(dormant).toBeInstanceOf(OpenAI.NotFoundError);
+    const missing = await client.models.retrieve('nobody').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).message).toContain('nobody');
+  });
+
+  it('answers chat completions, streamed or not, and reports errors as the SDK error classes', async () => {
+    const { client } = await startV1();
+    const completion = await client.chat.completions.create({ model: 'claims-intake', messages: [{ role: 'user', content: 'Hail on the roof' }] });
+    expect(completion.choices[0]?.message.content).toBe('Hail on the roof');
+    const stream = await client.chat.completions.create({ model: 'claims-intake', messages: [{ role: 'user', content: 'A tree fell on the car' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('A tree fell on the car');
+    const suspended = await client.chat.completions.create({ model: 'dormant-agent', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    // spec §Errors: InvalidState is HTTP 500, so the SDK raises InternalServerError (and retries it unless maxRetries is 0).
+    expect(suspended).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((suspended as InstanceType<typeof OpenAI.APIError>).message).toMatch(/Suspended; activate it first/);
+    const badRequest = await client.chat.completions.create({ model: 'claims-intake', messages: [] }).catch((e: unknown) => e);
+    expect(badRequest).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((badRequest as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/messages/);
+  });
+
+  it('refuses the model list without a key and to roles without AgentInvoke', async () => {
+    const { running } = await startV1();
+    expect(running.state).toBe('Running');
+    const anonymous = await api!.request('GET', '/v1/models');
+    expect(anonymous.status).toBe(401);
+    const viewer = new OpenAI({ baseURL: `${api!.url}/v1`, apiKey: await api!.issueKey('viewer'), maxRetries: 0 });
+    expect(await viewer.models.list().catch((e: unknown) => e)).toBeInstanceOf(OpenAI.PermissionDeniedError);
+  });
+});

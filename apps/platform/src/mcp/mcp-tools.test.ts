@@ -125,6 +125,18 @@ describe('the five tools through the official SDK client', () => {
     });
   });
 
+  it('answers arguments that do not fit as a tool error naming the argument, so the caller can correct itself; an unknown tool stays a protocol error', async () => {
+    const client = await connect(admin);
+    const missing = errorOf(await call(client, 'send_message', { agent: 'claims-intake', text: 'A hailstorm' }));
+    expect(missing.error).toMatchObject({ category: 'ValidationError', details: { field: 'message' } });
+    expect(missing.error.message).toBe("invalid arguments for send_message: missing required field 'message'");
+    const unknown = errorOf(await call(client, 'send_message', { agent: 'claims-intake', message: 'A hailstorm', urgent: true }));
+    expect(unknown.error.message).toBe("invalid arguments for send_message: unknown field 'urgent'");
+    // What a model does next: the same call with the argument the error named.
+    expect(ok(await call(client, 'send_message', { agent: 'claims-intake', message: 'A hailstorm' })).content).toBe('A hailstorm');
+    await expect(call(client, 'delete_everything', {})).rejects.toMatchObject({ code: -32602 });
+  });
+
   it('send_message to a Suspended agent is a tool error with the InvalidState envelope, and nothing is invoked', async () => {
     const client = await connect(admin);
     const agent = (await api.deps.agents.getByName('policy-servicing'))!;

@@ -1,5 +1,6 @@
 import type { LicenceClaims, PlatformConfig, Role } from '@agent-platform/contracts';
 import type { DeepPartial } from '@agent-platform/api/testing';
+import type { Store } from '@agent-platform/store';
 import { createPackageShelf, waitUntil, type PackageShelf } from '@agent-platform/testkit';
 import { expect } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from './platform-test-api.ts';
@@ -81,6 +82,8 @@ export interface WorkflowPlatformOptions {
   agents: readonly string[];
   /** With a key: auth mode `local` and a key of this role and name; without: auth disabled. */
   key?: { role: Role; name?: string };
+  /** Wraps the platform's store (the store-operation guard: StoreOperationCounter.wrap). */
+  decorateStore?: (store: Store) => Store;
 }
 
 export async function startWorkflowPlatform(options: WorkflowPlatformOptions): Promise<WorkflowPlatform> {
@@ -90,6 +93,7 @@ export async function startWorkflowPlatform(options: WorkflowPlatformOptions): P
   const api = await startPlatformTestApi({
     config: { ...model.config, ...auth, ...options.config },
     ...(options.licence === undefined ? {} : { licence: options.licence }),
+    ...(options.decorateStore === undefined ? {} : { decorateStore: options.decorateStore, listen: false }),
   });
   const token = options.key === undefined ? '' : await api.issueKey(options.key.role, options.key.name);
   for (const name of options.agents) await shelf.agent(name);

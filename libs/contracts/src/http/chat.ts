@@ -50,3 +50,19 @@ export const ChatCompletion = Type.Object({
   usage: ChatCompletionUsage,
 });
 export type ChatCompletion = Static<typeof ChatCompletion>;
+
+/** One agent in GET /v1/models: OpenAI's model object, the agent's name as its id. */
+export const OpenAiModel = Type.Object({
+  id: Type.String({ description: 'The agent\'s name: what `model` of a chat completion takes.' }),
+  object: Type.Literal('model'),
+  created: Type.Integer({ description: 'When the agent was installed, seconds since the epoch.' }),
+  owned_by: Type.String({ description: 'Always `agent-platform`.' }),
+});
+export type OpenAiModel = Static<typeof OpenAiModel>;
+
+/** GET /v1/models: OpenAI's list shape, so that `client.models.list()` finds the agents. */
+export const OpenAiModelList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(OpenAiModel),
+});
+export type OpenAiModelList = Static<typeof OpenAiModelList>;

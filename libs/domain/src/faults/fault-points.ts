@@ -15,6 +15,8 @@ export const FAULT_POINTS = [
   'tool.recorded',
   /** A trigger fire is claimed (`running`) and counted; its agent is not invoked yet. */
   'trigger.before_invoke',
+  /** An invocation's licence transaction is reserved (under its hold); its fence does not say so yet. */
+  'invocation.transaction_reserved',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -20,33 +20,36 @@ type BookkeepingDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'sessions
 export function createInvocationBookkeeping(deps: BookkeepingDeps): InvocationBookkeeping {
   async function answered(agent: AgentRecord, request: InvocationRequest, { model, loop, cost }: Answered, stateless: boolean): Promise<void> {
     const at = deps.clock.now().toISOString();
-    if (!stateless) {
-      await deps.sessions
-        .append(
-          agent.id,
-          [
-            { role: 'user', content: request.message, at },
-            { role: 'assistant', content: loop.content, at },
-          ],
-          deps.settings().session_max_turns,
-          deps.settings().session_max_bytes,
-        )
-        .catch((err: unknown) => deps.warn({ err, agent_id: agent.id }, 'could not append to the agent session'));
-    }
     const workflowType = request.workflow_type ?? null;
-    await recordUsageEvent(deps.store, {
-      at,
-      agent_id: agent.id,
-      provider_id: model.provider.id,
-      model: model.model,
-      input_tokens: loop.usage.input_tokens,
-      output_tokens: loop.usage.output_tokens,
-      model_calls: loop.rounds,
-      cost_usd: cost,
-      workflow_type: workflowType,
-      value_class: workflowType === null ? null : valueClassOf(workflowType),
-      source: sourceName(request.source),
-    }).catch((err: unknown) => deps.warn({ err, agent_id: agent.id }, 'could not record a usage event'));
+    // Both at once: one group commit of the embedded store, not two (docs/performance.md).
+    await Promise.all([
+      stateless
+        ? undefined
+        : deps.sessions
+            .append(
+              agent.id,
+              [
+                { role: 'user', content: request.message, at },
+                { role: 'assistant', content: loop.content, at },
+              ],
+              deps.settings().session_max_turns,
+              deps.settings().session_max_bytes,
+            )
+            .catch((err: unknown) => deps.warn({ err, agent_id: agent.id }, 'could not append to the agent session')),
+      recordUsageEvent(deps.store, {
+        at,
+        agent_id: agent.id,
+        provider_id: model.provider.id,
+        model: model.model,
+        input_tokens: loop.usage.input_tokens,
+        output_tokens: loop.usage.output_tokens,
+        model_calls: loop.rounds,
+        cost_usd: cost,
+        workflow_type: workflowType,
+        value_class: workflowType === null ? null : valueClassOf(workflowType),
+        source: sourceName(request.source),
+      }).catch((err: unknown) => deps.warn({ err, agent_id: agent.id }, 'could not record a usage event')),
+    ]);
   }
 
   return { answered };

@@ -6,7 +6,7 @@ import type { GatewaySession } from '../gateway/model-gateway.ts';
 import type { ResolvedModel } from '../models/model-registry.ts';
 import { runToolLoop, type ToolLoopResult } from '../models/tool-loop.ts';
 import type { InvocationOptions, InvocationRequest, InvocationServiceDeps, ProviderPrices } from './invocation-types.ts';
-import { invocationFences } from './invocation-fences.ts';
+import { invocationFences, invocationHold } from './invocation-fences.ts';
 
 /** A paid-for answer and what its bookkeeping (session, usage event) needs. */
 export interface Answered {
@@ -14,6 +14,11 @@ export interface Answered {
   model: ResolvedModel;
   loop: ToolLoopResult;
   cost: number;
+  /**
+   * The gateway's closing writes (traffic row, hydrated entry), still under way: the caller awaits
+   * them beside its own bookkeeping, so they share one group commit. Never rejects.
+   */
+  gatewaySettled: Promise<void>;
 }
 
 export interface InvocationExecutor {
@@ -25,7 +30,7 @@ export interface InvocationExecutor {
   answer(agent: AgentRecord, request: InvocationRequest, signal: AbortSignal, options: InvocationOptions, startedMs: number): Promise<Answered>;
 }
 
-type ExecutionDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'sessions' | 'models' | 'licence' | 'settings' | 'prices' | 'tools' | 'gateway'>;
+type ExecutionDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'sessions' | 'models' | 'licence' | 'settings' | 'prices' | 'tools' | 'gateway' | 'faults'>;
 
 export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecutor {
   async function answer(
@@ -40,14 +45,19 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
     const messages = await conversation(agent, request.message, options.stateless === true);
     const gateway = await openGateway(agent, request, messages);
     const model = gateway.model;
+    // An invocation its requester may abandon and send again: a fence, written only once there is
+    // something to protect (a reserved transaction, a state-changing call), so a plain send writes
+    // nothing; its transaction is reserved under the invocation's hold, which the requester withdraws
+    // when it gives up, even if this worker dies before the fence says what it holds.
+    const abandonable = options.abandonable === true ? request.invocation_id : undefined;
+    const fence = abandonable === undefined ? undefined : invocationFences(deps.store, () => deps.clock.now()).of(abandonable);
     const reservation = await deps.licence.authorize({
       provider_id: model.provider.id,
       ...(request.workflow_type === undefined ? {} : { workflow_type: request.workflow_type }),
+      ...(abandonable === undefined ? {} : { hold: invocationHold(abandonable, deps.clock.now()) }),
     });
-    // An invocation its requester may abandon and send again: a fence, written only once there is
-    // something to protect (a reserved transaction, a state-changing call), so a plain send writes nothing.
-    const fence = options.abandonable === true && request.invocation_id !== undefined ? invocationFences(deps.store, () => deps.clock.now()).of(request.invocation_id) : undefined;
     try {
+      if (reservation.transaction !== null) deps.faults?.reach('invocation.transaction_reserved');
       if (fence !== undefined && typeof reservation.transaction === 'string') await fence.reserved(reservation.transaction);
       const toolOptions = fence === undefined ? options : { ...options, fence };
       const tools = deps.tools === undefined ? null : await deps.tools.toolsFor(agent, { request, options: toolOptions, signal });
@@ -92,10 +102,11 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
         // The answer goes with the fence: a requester that loses this worker from here on answers it.
         await fence?.committing(result);
         await reservation.commit({ cost_usd: cost });
-      } finally {
+      } catch (error) {
         await completing;
+        throw error;
       }
-      return { result, model, loop, cost };
+      return { result, model, loop, cost, gatewaySettled: completing };
     } catch (error) {
       const how = fence === undefined ? 'release' : await fence.releasing().catch(() => 'release' as const);
       if (how === 'disown') reservation.disown();

@@ -9,7 +9,7 @@ import { ToolLoopHalt } from '../models/tool-loop.ts';
 import { argsHash } from '../tools/args-hash.ts';
 import { openCallSequence, type JournaledTarget } from '../tools/journaled-calls.ts';
 import { transientJournal } from '../tools/tool-call-journal.ts';
-import { fencedJournal, invocationFences, INVOCATION_FENCES_COLLECTION, type InvocationFenceDoc } from './invocation-fences.ts';
+import { fencedJournal, invocationFences, invocationHold, INVOCATION_FENCES_COLLECTION, type InvocationFenceDoc } from './invocation-fences.ts';
 
 // The fence of an invocation its requester may abandon (docs/invocation.md "A worker that dies"):
 // the api abandoning an invocation whose worker it presumes lost, and that worker about to make
@@ -90,21 +90,90 @@ describe('invocation fences (an invocation whose worker may be presumed lost)', 
     expect(await docOf('inv-3')).toMatchObject({ state: 'calling', idempotency_key: 'inv-3:0' });
   });
 
+  /** The worker's reservation of `invocationId`'s transaction under its hold (what the licence gate does). */
+  const reserve = (invocationId: string) => store.counters.add('tx', 1, { once: invocationHold(invocationId, new Date()) });
+  /** The worker's own release (Reservation.release under a hold). */
+  const release = (invocationId: string) => store.counters.withdraw(invocationHold(invocationId, new Date()));
+
   it('a reserved transaction of a lost worker is given back by the api, once; the worker, should it wake, neither charges nor gives it back again', async () => {
-    await store.counters.add('tx', 1);
     const fence = invocationFences(store).of('inv-4');
+    await reserve('inv-4');
     await fence.reserved('tx');
     expect(await invocationFences(store).abandon('inv-4')).toEqual({ kind: 'abandoned' });
     expect(await store.counters.get('tx')).toBe(0);
     await expect(fence.committing(RESULT)).rejects.toThrow(/abandoned by its requester/);
-    expect(await fence.releasing()).toBe('disown');
+    expect(await fence.releasing()).toBe('release');
+    expect(await release('inv-4')).toBe('already');
     expect(await invocationFences(store).abandon('inv-4')).toEqual({ kind: 'abandoned' });
     expect(await store.counters.get('tx')).toBe(0);
   });
 
-  it('a worker that committed before it was lost: the api answers its result, and the transaction stays charged', async () => {
+  it('a worker killed between its reservation and its fence: the api gives the transaction back all the same', async () => {
+    // The window the multi-host burst found (41 charged for 40): reserved, then SIGKILL before the fence said so.
+    await reserve('inv-7');
+    expect(await store.counters.get('tx')).toBe(1);
+    expect(await invocationFences(store).abandon('inv-7')).toEqual({ kind: 'abandoned' });
+    expect(await store.counters.get('tx')).toBe(0);
+    expect(await docOf('inv-7')).toMatchObject({ state: 'abandoned' });
+  });
+
+  it('a worker cut off until after the abandon: its reservation is refused, and nothing is charged', async () => {
+    expect(await invocationFences(store).abandon('inv-8')).toEqual({ kind: 'abandoned' });
+    expect(await reserve('inv-8')).toEqual({ value: 0, applied: false, repeated: true });
+    await expect(invocationFences(store).of('inv-8').reserved('tx')).rejects.toThrow(/abandoned by its requester.*nothing was charged/);
+    expect(await release('inv-8')).toBe('already');
+    expect(await store.counters.get('tx')).toBe(0);
+  });
+
+  it('a worker killed at any point of its write, racing the abandon: charged exactly when the api answers from the fence', async () => {
+    // Each worker stops for good after 1-3 of its steps (reserve, fence, commit), or lives and
+    // settles (commits, or releases when the api got there first); the api abandons at a random moment. Whatever the interleaving, the
+    // transactions left charged are exactly the answers the api takes from a committed fence.
+    const pause = () => new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 4)));
+    let answered = 0;
+    await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const id = `race-${i}`;
+        const diesAfter = i % 4; // 3: lives to the end
+        const worker = async (): Promise<void> => {
+          const fence = invocationFences(store).of(id);
+          await pause();
+          const reserved = await reserve(id);
+          if (!reserved.applied || diesAfter === 0) return;
+          try {
+            await pause();
+            await fence.reserved('tx');
+            if (diesAfter === 1) return;
+            await pause();
+            await fence.committing(RESULT);
+          } catch {
+            if ((await fence.releasing()) === 'release') await release(id);
+          }
+        };
+        const api = async () => {
+          await pause();
+          await pause();
+          return invocationFences(store).abandon(id);
+        };
+        const [, outcome] = await Promise.all([worker(), api()]);
+        if (outcome.kind === 'committed') answered++;
+      }),
+    );
+    expect(await store.counters.get('tx')).toBe(answered);
+  });
+
+  it('a fence written by a worker of an earlier release (no hold): the api gives its transaction back directly', async () => {
     await store.counters.add('tx', 1);
+    const fences = store.collection<InvocationFenceDoc>(INVOCATION_FENCES_COLLECTION, { ttlField: 'expires_at' });
+    await fences.insert({ id: 'inv-9', state: 'reserved', counter: 'tx', at: new Date().toISOString(), expires_at: new Date(Date.now() + 60_000).toISOString() });
+    expect(await invocationFences(store).abandon('inv-9')).toEqual({ kind: 'abandoned' });
+    expect(await docOf('inv-9')).toMatchObject({ state: 'abandoned', released: true });
+    expect(await store.counters.get('tx')).toBe(0);
+  });
+
+  it('a worker that committed before it was lost: the api answers its result, and the transaction stays charged', async () => {
     const fence = invocationFences(store).of('inv-5');
+    await reserve('inv-5');
     await fence.reserved('tx');
     await fence.committing(RESULT);
     expect(await invocationFences(store).abandon('inv-5')).toEqual({ kind: 'committed', result: RESULT });
@@ -112,11 +181,11 @@ describe('invocation fences (an invocation whose worker may be presumed lost)', 
   });
 
   it('a worker that failed and gave its transaction back: the api gives nothing back again', async () => {
-    await store.counters.add('tx', 1);
     const fence = invocationFences(store).of('inv-6');
+    await reserve('inv-6');
     await fence.reserved('tx');
     expect(await fence.releasing()).toBe('release');
-    await store.counters.add('tx', -1);
+    expect(await release('inv-6')).toBe('withdrawn');
     expect(await invocationFences(store).abandon('inv-6')).toEqual({ kind: 'abandoned' });
     expect(await store.counters.get('tx')).toBe(0);
   });

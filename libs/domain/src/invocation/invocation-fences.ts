@@ -1,5 +1,5 @@
 import type { InvocationOutcome } from '@agent-platform/contracts';
-import { StoreConflictError, StoreDuplicateError, type Store, type Versioned } from '@agent-platform/store';
+import { StoreConflictError, StoreDuplicateError, type CounterOnce, type Store, type Versioned } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { PlatformError } from '../errors/platform-error.ts';
 import type { ToolCallJournal } from '../tools/tool-call-journal.ts';
@@ -17,9 +17,16 @@ import type { ToolCallJournal } from '../tools/tool-call-journal.ts';
  * - `released`: it failed and gave its transaction back.
  *
  * The requester, when it presumes the worker lost, moves it to `abandoned` (inserting the document
- * when there is none): from then on the worker can neither start a state-changing call nor commit;
- * a transaction it held is given back by the requester (`released: true`), as the worker may be dead.
+ * when there is none): from then on the worker can neither start a state-changing call nor commit.
  * Whichever side writes first decides. The documents expire after a day.
+ *
+ * The licence transaction is reserved under the invocation's hold (`invocationHold`, an idempotent
+ * counter add) BEFORE the fence can say so: a worker killed between the two leaves a transaction
+ * nobody else knows of. So the requester that abandons withdraws the hold whatever the fence says
+ * (`Counters.withdraw`): the transaction comes back if it was taken, is never taken if it was not,
+ * and comes back once however the worker and the requester race (the worker's own release is the
+ * same withdrawal). A fence without `hold` was written by a worker of an earlier release: its
+ * transaction is given back directly (`released: true`), as before.
  */
 export interface InvocationFenceDoc {
   /** The invocation id. */
@@ -27,6 +34,8 @@ export interface InvocationFenceDoc {
   state: 'reserved' | 'calling' | 'committed' | 'released' | 'abandoned';
   /** The licence transaction counter the worker reserved, if any. */
   counter?: string;
+  /** The transaction was reserved under the invocation's hold (`invocationHold`): the requester withdraws it. */
+  hold?: true;
   /** `abandoned`: the requester gave the reserved transaction back. */
   released?: boolean;
   /** The worker that started the state-changing call, the tool and the call's idempotency key. */
@@ -41,6 +50,14 @@ export interface InvocationFenceDoc {
 
 export const INVOCATION_FENCES_COLLECTION = 'invocation_fences';
 const FENCE_TTL_MS = 24 * 3_600_000;
+
+/**
+ * The hold under which a worker reserves the licence transaction of an invocation its requester
+ * may abandon (LicenceRequest.hold): remembered as long as the fence, longer than any invocation.
+ */
+export function invocationHold(invocationId: string, now: Date): CounterOnce {
+  return { id: `invocation:${invocationId}`, until: new Date(now.getTime() + FENCE_TTL_MS).toISOString() };
+}
 
 /** The requester's verdict on an invocation whose worker it lost. */
 export type AbandonOutcome =
@@ -104,7 +121,7 @@ export function invocationFences(store: Store, now: () => Date = () => new Date(
         }
       };
       return {
-        reserved: (counter) => insert({ state: 'reserved', counter }, 'nothing was charged'),
+        reserved: (counter) => insert({ state: 'reserved', counter, hold: true }, 'nothing was charged'),
         async calling(call) {
           if (!written) return insert({ state: 'calling', ...call }, `'${call.tool}' was not called`);
           await move(invocationId, (doc) => {
@@ -135,29 +152,41 @@ export function invocationFences(store: Store, now: () => Date = () => new Date(
     },
 
     async abandon(invocationId) {
-      for (let attempt = 0; attempt < 10; attempt++) {
-        try {
-          await fences.insert({ id: invocationId, state: 'abandoned', ...stamp() });
-          return { kind: 'abandoned' };
-        } catch (error) {
-          if (!(error instanceof StoreDuplicateError)) throw error;
-        }
-        const current = await fences.get(invocationId);
-        if (current === null) continue;
-        const { doc } = current;
-        if (doc.state === 'committed' && doc.result !== undefined) return { kind: 'committed', result: doc.result };
-        if (doc.state === 'abandoned') return doc.tool === undefined ? { kind: 'abandoned' } : { kind: 'in_doubt', fence: doc };
-        if (!(await takeOver(current))) continue;
-        return doc.tool === undefined ? { kind: 'abandoned' } : { kind: 'in_doubt', fence: doc };
-      }
-      throw Errors.unavailable(`the fence of invocation ${invocationId} kept changing`);
+      const outcome = await fenceOff(invocationId);
+      // Whatever the fence says, the worker may hold a transaction it had no time to record (it
+      // reserves before it writes the fence): withdrawn under the hold, once, or never taken.
+      if (outcome.kind !== 'committed') await store.counters.withdraw(invocationHold(invocationId, now()));
+      return outcome;
     },
   };
 
-  /** `reserved`, `calling` or `released` -> `abandoned`, giving back a transaction the worker still held. */
+  /** Moves the fence to `abandoned` (inserting it when absent) unless the worker committed. */
+  async function fenceOff(invocationId: string): Promise<AbandonOutcome> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        await fences.insert({ id: invocationId, state: 'abandoned', ...stamp() });
+        return { kind: 'abandoned' };
+      } catch (error) {
+        if (!(error instanceof StoreDuplicateError)) throw error;
+      }
+      const current = await fences.get(invocationId);
+      if (current === null) continue;
+      const { doc } = current;
+      if (doc.state === 'committed' && doc.result !== undefined) return { kind: 'committed', result: doc.result };
+      if (doc.state === 'abandoned') return doc.tool === undefined ? { kind: 'abandoned' } : { kind: 'in_doubt', fence: doc };
+      if (!(await takeOver(current))) continue;
+      return doc.tool === undefined ? { kind: 'abandoned' } : { kind: 'in_doubt', fence: doc };
+    }
+    throw Errors.unavailable(`the fence of invocation ${invocationId} kept changing`);
+  }
+
+  /**
+   * `reserved`, `calling` or `released` -> `abandoned`. A fence of an earlier release's worker
+   * (no `hold`) that still held its transaction has it given back here, directly.
+   */
   async function takeOver(current: Versioned<InvocationFenceDoc>): Promise<boolean> {
     const { doc } = current;
-    const holds = doc.counter !== undefined && doc.state !== 'released';
+    const holds = doc.counter !== undefined && doc.hold !== true && doc.state !== 'released';
     try {
       await fences.replace({ ...doc, state: 'abandoned', ...(holds ? { released: true } : {}) }, current.version);
     } catch (error) {

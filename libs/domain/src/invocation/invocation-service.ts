@@ -88,7 +88,9 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
     claim: OwnedClaim | null,
   ): Promise<InvocationExecution> {
     const source = sourceName(request.source);
-    await deps.stats.received(agent.id, source);
+    // Counted beside the answer's first writes rather than before them: one group commit fewer on
+    // the way to the model (docs/performance.md "Store operations per route").
+    const receiving = deps.stats.received(agent.id, source).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not count a received invocation'));
     const started = nowMs();
     try {
       // A workflow step brings its run's journal; an invocation with a key uses its claim's.
@@ -98,8 +100,14 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       // loses one usage event, instead of leaving a pending key that a retry would run again
       // (no idempotency key may ever execute twice).
       await claim?.complete(answered.result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result'));
-      await bookkeeping.answered(agent, request, answered, options.stateless === true);
-      await deps.stats.finished(agent.id, source, { ok: true, duration_ms: answered.result.duration_ms });
+      // Gateway record, session, usage and stats do not depend on each other: submitted together,
+      // they share one group commit of the embedded store (one sync) instead of taking one each.
+      await Promise.all([
+        answered.gatewaySettled,
+        receiving,
+        bookkeeping.answered(agent, request, answered, options.stateless === true),
+        deps.stats.finished(agent.id, source, { ok: true, duration_ms: answered.result.duration_ms }),
+      ]);
       void deps.events?.emit('invocation.completed', {
         ...eventIdOf(request, 'completed'),
         agent_id: agent.id,
@@ -112,6 +120,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       const settling = isInDoubt(error) ? claim?.fail(error) : claim?.release();
       await settling?.catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not settle an idempotency key'));
       const durationMs = nowMs() - started;
+      await receiving;
       await deps.stats.finished(agent.id, source, { ok: false, duration_ms: durationMs });
       void deps.events?.emit('invocation.failed', {
         ...eventIdOf(request, 'failed'),

@@ -1,6 +1,7 @@
 import type { InvocationOutcome, InvocationSourceWire, PlatformConfig } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
+import type { FaultPoints } from '../faults/fault-points.ts';
 import type { AgentStats } from '../agents/agent-stats.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
 import type { SessionStore } from '../agents/session-store.ts';
@@ -136,6 +137,8 @@ export interface InvocationServiceDeps {
    * personal data, routing, audit. Absent: the default model, called as it is.
    */
   gateway?: ModelGateway;
+  /** Fault injection for the crash tests (docs/tools.md "Fault points"); absent: none. */
+  faults?: FaultPoints;
 }
 
 /** Where an invocation's tools come from (docs/tools.md): skills, integrations and contracts. */

@@ -46,17 +46,20 @@ export function usageEventsLog(store: Store) {
 }
 
 /**
- * Appends the event and adds it to the all-time totals (one batch; a zero, such as the cost of
+ * Appends the event and adds it to the all-time totals (submitted together; a zero, such as the cost of
  * the `local` provider, is not written). The log is an append-only sequence (rather than a
  * collection) because every reader asks for "events since t", which the log answers with an
  * ordered range read.
  */
 export async function recordUsageEvent(store: Store, event: UsageEvent): Promise<void> {
-  await usageEventsLog(store).append(() => event);
-  await store.counters.addMany([
-    { key: USAGE_TOTAL_KEYS.input_tokens, delta: event.input_tokens },
-    { key: USAGE_TOTAL_KEYS.output_tokens, delta: event.output_tokens },
-    { key: USAGE_TOTAL_KEYS.requests, delta: event.model_calls },
-    { key: USAGE_TOTAL_KEYS.cost_micro_usd, delta: toMicroUsd(event.cost_usd) },
+  // Submitted together: one group commit of the embedded store for both (docs/performance.md).
+  await Promise.all([
+    usageEventsLog(store).append(() => event),
+    store.counters.addMany([
+      { key: USAGE_TOTAL_KEYS.input_tokens, delta: event.input_tokens },
+      { key: USAGE_TOTAL_KEYS.output_tokens, delta: event.output_tokens },
+      { key: USAGE_TOTAL_KEYS.requests, delta: event.model_calls },
+      { key: USAGE_TOTAL_KEYS.cost_micro_usd, delta: toMicroUsd(event.cost_usd) },
+    ]),
   ]);
 }

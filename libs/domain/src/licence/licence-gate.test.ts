@@ -126,6 +126,24 @@ describe('LicenceGate: transaction budgets', () => {
     expect((await gate.usage()).transactions).toEqual({ claims_intake: 1 });
   });
 
+  it('under a hold, gives the transaction back once whoever withdraws it, and refuses a call whose hold was withdrawn first', async () => {
+    state = { kind: 'loaded', licence: licence({ transaction_budgets: { claims_intake: 5 } }) };
+    const hold = { id: 'invocation:i-1', until: new Date(Date.now() + 86_400_000).toISOString() };
+    const held = await gate.authorize({ provider_id: 'local', workflow_type: 'claims_intake', hold });
+    expect((await gate.usage()).transactions).toEqual({ claims_intake: 1 });
+    // The requester that gave up on it withdraws the hold; the worker's own release is then a no-op.
+    expect(await store.counters.withdraw(hold)).toBe('withdrawn');
+    await held.release();
+    expect((await gate.usage()).transactions).toEqual({});
+    const late = { id: 'invocation:i-2', until: hold.until };
+    expect(await store.counters.withdraw(late)).toBe('prevented');
+    const error = await gate.authorize({ provider_id: 'local', workflow_type: 'claims_intake', hold: late }).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PlatformError);
+    expect((error as PlatformError).message).toMatch(/^invocation cancelled/);
+    expect((error as PlatformError).message).toMatch(/hold 'invocation:i-2' was withdrawn.*nothing was charged/);
+    expect((await gate.usage()).transactions).toEqual({});
+  });
+
   it('counts uncapped types (null or absent) without refusing, and calls outside a workflow type not at all', async () => {
     state = { kind: 'loaded', licence: licence({ transaction_budgets: { servicing: null } }) };
     for (let i = 0; i < 3; i++) await gate.authorize({ provider_id: 'local', workflow_type: 'servicing' });

@@ -1,5 +1,5 @@
 import type { LicenceStatus } from '@agent-platform/contracts';
-import type { Store } from '@agent-platform/store';
+import type { CounterOnce, Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import type { PlatformError } from '../errors/platform-error.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
@@ -25,6 +25,13 @@ export interface LicenceRequest {
   provider_id: string;
   /** The workflow type the call serves; absent for a call outside any workflow type (no transaction). */
   workflow_type?: string;
+  /**
+   * Reserves the transaction as an idempotent add under this id (Counters.add `once`), so that
+   * whoever settles the call (the process running it, or one that gave up on it) gives it back
+   * exactly once with `Counters.withdraw` (invocation-fences.ts). A hold withdrawn before the
+   * reservation refuses it: an "invocation cancelled" error, nothing reserved.
+   */
+  hold?: CounterOnce;
 }
 
 /**
@@ -36,7 +43,7 @@ export interface LicenceRequest {
 export interface Reservation {
   /** Keeps the transaction and records what the call cost (USD, from the provider's usage). */
   commit(outcome: { cost_usd: number }): Promise<void>;
-  /** Gives the transaction back. */
+  /** Gives the transaction back (with a hold: withdraws it, a no-op when someone already did). */
   release(): Promise<void>;
   /**
    * Settles without a write: someone else gave the transaction back (the requester that abandoned
@@ -98,10 +105,15 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
     let settled: Promise<void> | null = null;
     return {
       commit: (outcome) => (settled ??= recordSpend(keys, request.provider_id, outcome.cost_usd)),
-      release: () => (settled ??= reserved === null ? Promise.resolve() : counters.add(reserved, -1).then(() => undefined)),
+      release: () => (settled ??= reserved === null ? Promise.resolve() : giveBack(reserved, request.hold)),
       disown: () => void (settled ??= Promise.resolve()),
       transaction: reserved,
     };
+  };
+
+  const giveBack = async (reserved: string, hold: CounterOnce | undefined): Promise<void> => {
+    if (hold === undefined) await counters.add(reserved, -1);
+    else await counters.withdraw(hold);
   };
 
   const recordSpend = async (keys: LicenceCounterKeys, providerId: string, costUsd: number): Promise<void> => {
@@ -224,7 +236,13 @@ async function reserveTransaction(
   const key = keys.transactions(type);
   // Uncapped types are counted too, so that their usage shows in the status.
   const budget = licence.transaction_budgets?.[type] ?? null;
-  const { applied, value } = await counters.add(key, 1, budget === null ? {} : { limit: budget });
+  const { applied, value, repeated } = await counters.add(key, 1, {
+    ...(budget === null ? {} : { limit: budget }),
+    ...(request.hold === undefined ? {} : { once: request.hold }),
+  });
+  if (repeated === true) {
+    throw Errors.invocationCancelled(`model invocation refused: its transaction hold '${request.hold?.id}' was withdrawn (its requester gave up on it); nothing was charged`);
+  }
   if (applied && budget !== null) {
     const move = { key, budget: `transactions:${type}`, before: value - 1, after: value, limit: budget, scale: 1, period_start: licence.period_start };
     await emitBudgetCrossings(counters, events, move).catch(() => undefined);

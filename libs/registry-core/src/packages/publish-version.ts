@@ -62,7 +62,13 @@ export async function publishVersion(
 
   const archiveSha256 = sha256Tagged(archive);
   const key = archiveKey(name, version, archiveSha256);
-  await ctx.archives.put(key, archive);
+  try {
+    await ctx.archives.put(key, archive);
+  } catch (error) {
+    // An S3 outage or a full disk: an upstream error naming the store (502), never "internal
+    // error"; nothing is recorded, so the same publish can simply be sent again.
+    throw RegistryErrors.storage(`the archive store did not take the archive of ${id}: ${(error as Error).message}`, { name, version });
+  }
   const record: RegistryVersionRecord = {
     id,
     archive_key: key,

@@ -1,11 +1,23 @@
 import { prefixUpperBound } from '../prefix-range.ts';
-import type { CounterAddOptions, CounterDelta, Counters } from '../store.ts';
+import type { CounterAddOptions, CounterAddResult, CounterDelta, CounterOnce, Counters, CounterWithdrawal } from '../store.ts';
 import type { SqliteHandle } from './sqlite-handle.ts';
-import { COUNTERS_TABLE_SQL } from './sqlite-layout.ts';
+import { COUNTER_ONCE_TABLE_SQL, COUNTERS_TABLE_SQL } from './sqlite-layout.ts';
 
 const UPSERT_SQL =
   'INSERT INTO counters (key, value, expires_at) VALUES (?, ?, ?) ' +
   'ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at';
+
+/**
+ * An add without a limit in one statement (no read first): the row's value plus the delta while it
+ * is live, the delta alone once it expired (it counts from 0 again, its old expiry dropped), a
+ * new expiry when `@exp` is given. `RETURNING` gives the new value. STRICT refuses the REAL that an
+ * int64 overflow would produce (SQLITE_CONSTRAINT_DATATYPE).
+ */
+const ADD_SQL =
+  'INSERT INTO counters (key, value, expires_at) VALUES (@key, @delta, @exp) ON CONFLICT(key) DO UPDATE SET ' +
+  'value = CASE WHEN expires_at IS NULL OR expires_at >= @now THEN value + excluded.value ELSE excluded.value END, ' +
+  'expires_at = COALESCE(@exp, CASE WHEN expires_at IS NULL OR expires_at >= @now THEN expires_at END) ' +
+  'RETURNING value';
 
 /** A live row: no expiry, or one not yet passed (epoch ms bound as the second parameter). */
 const LIVE = '(expires_at IS NULL OR expires_at >= ?)';
@@ -18,6 +30,15 @@ const LIST_ALL_FROM_SQL = `SELECT key, value FROM counters WHERE key >= ? AND ${
 const PURGE_EVERY_MS = 60_000;
 const PURGE_BATCH = 1_000;
 
+/** Records the use of an idempotent add's id (replacing a forgotten, expired use of it). */
+const ONCE_UPSERT_SQL = 'INSERT OR REPLACE INTO counter_once (id, key, delta, state, expires_at) VALUES (?, ?, ?, ?, ?)';
+
+interface OnceRow {
+  key: string | null;
+  delta: number;
+  state: 'applied' | 'withdrawn' | 'prevented';
+}
+
 interface Row {
   value: number;
   expires_at: number | null;
@@ -26,7 +47,8 @@ interface Row {
 /**
  * Counters live in one `counters` table (key -> integer, optional expiry in epoch ms). `add`
  * reads and writes inside one write (`SqliteHandle.write`, under the write lock), so the limit
- * check and the write are atomic across every process sharing the file. `addMany` does all of its
+ * check and the write are atomic across every process sharing the file; an add under an id
+ * (`once`) and a withdrawal read and write `counter_once` in that same write. `addMany` does all of its
  * keys in one write: all or nothing. An expired counter reads as 0 at once; its row is deleted by
  * the purge that expiring adds run at most once a minute, a bounded batch at a time (indexed), so
  * rate-limit windows do not pile up. Prefix reads are key ranges, which the primary key serves.
@@ -49,22 +71,39 @@ export class SqliteCounters implements Counters {
       }
     }
     db.exec(COUNTERS_TABLE_SQL[1]!);
+    for (const sql of COUNTER_ONCE_TABLE_SQL) db.exec(sql);
   }
 
-  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<{ value: number; applied: boolean }> {
-    const { limit } = options;
+  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<CounterAddResult> {
+    const { limit, once } = options;
     if (!Number.isSafeInteger(delta)) throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
     if (limit !== undefined && Number.isNaN(limit)) throw new RangeError('counters: limit must be a number');
     const expiresAt = options.expiresAt === undefined ? undefined : epochMs(options.expiresAt);
-    return this.db.write(() => {
+    const until = once === undefined ? undefined : epochMs(once.until);
+    return this.db.write((): CounterAddResult => {
       const now = this.clock().getTime();
-      const current = this.live(key, now);
-      const next = (current?.value ?? 0) + delta;
-      if (limit !== undefined && next > limit) return { value: current?.value ?? 0, applied: false };
-      if (!Number.isSafeInteger(next)) throw new RangeError(`counters: '${key}' would overflow`);
-      this.db.statement(UPSERT_SQL).run(key, next, expiresAt ?? current?.expires_at ?? null);
-      if (expiresAt !== undefined) this.purgeExpired(now);
-      return { value: next, applied: true };
+      // An id used before (applied, withdrawn or prevented) and still remembered: nothing changes.
+      if (once !== undefined && this.onceRow(once.id, now) !== undefined) return { value: this.live(key, now)?.value ?? 0, applied: false, repeated: true };
+      const result = limit === undefined ? { value: this.addRow(key, delta, now, expiresAt ?? null), applied: true } : this.addWithin(key, delta, limit, now, expiresAt);
+      if (once !== undefined && result.applied) this.db.statement(ONCE_UPSERT_SQL).run(once.id, key, delta, 'applied', until!);
+      if (expiresAt !== undefined || once !== undefined) this.purgeExpired(now);
+      return result;
+    });
+  }
+
+  async withdraw(once: CounterOnce): Promise<CounterWithdrawal> {
+    const until = epochMs(once.until);
+    return this.db.write((): CounterWithdrawal => {
+      const now = this.clock().getTime();
+      const row = this.onceRow(once.id, now);
+      if (row === undefined) {
+        this.db.statement(ONCE_UPSERT_SQL).run(once.id, null, 0, 'prevented', until);
+        return 'prevented';
+      }
+      if (row.state !== 'applied' || row.key === null) return 'already';
+      this.addRow(row.key, -row.delta, now, null);
+      this.db.statement("UPDATE counter_once SET state = 'withdrawn' WHERE id = ?").run(once.id);
+      return 'withdrawn';
     });
   }
 
@@ -76,14 +115,8 @@ export class SqliteCounters implements Counters {
     if (applied.length === 0) return;
     await this.db.write(() => {
       const now = this.clock().getTime();
-      const upsert = this.db.statement(UPSERT_SQL);
-      for (const { key, delta } of applied) {
-        const current = this.live(key, now);
-        const next = (current?.value ?? 0) + delta;
-        // Thrown inside the transaction: it rolls back every delta of the batch.
-        if (!Number.isSafeInteger(next)) throw new RangeError(`counters: '${key}' would overflow`);
-        upsert.run(key, next, current?.expires_at ?? null);
-      }
+      // Thrown inside the transaction, an overflow rolls back every delta of the batch.
+      for (const { key, delta } of applied) this.addRow(key, delta, now, null);
     });
   }
 
@@ -100,6 +133,35 @@ export class SqliteCounters implements Counters {
     return Object.fromEntries(rows.map((row) => [row.key, row.value]));
   }
 
+  /** Inside a write: adds `delta` in one statement (ADD_SQL) and returns the new value; throws on overflow. */
+  private addRow(key: string, delta: number, now: number, expiresAt: number | null): number {
+    let value: number;
+    try {
+      value = (this.db.statement(ADD_SQL).get({ key, delta, now, exp: expiresAt }) as { value: number }).value;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_DATATYPE') throw new RangeError(`counters: '${key}' would overflow`, { cause: error });
+      throw error;
+    }
+    // Past 2^53 the value is exact in SQLite but not in JavaScript: refused like an int64 overflow.
+    if (!Number.isSafeInteger(value)) throw new RangeError(`counters: '${key}' would overflow`);
+    return value;
+  }
+
+  /** Inside a write: the add under `limit` (a read, then the row written only when it fits). */
+  private addWithin(key: string, delta: number, limit: number, now: number, expiresAt: number | undefined): CounterAddResult {
+    const current = this.live(key, now);
+    const next = (current?.value ?? 0) + delta;
+    if (next > limit) return { value: current?.value ?? 0, applied: false };
+    if (!Number.isSafeInteger(next)) throw new RangeError(`counters: '${key}' would overflow`);
+    this.db.statement(UPSERT_SQL).run(key, next, expiresAt ?? current?.expires_at ?? null);
+    return { value: next, applied: true };
+  }
+
+  /** The remembered use of an idempotent add's id, unless absent or past its `until`. */
+  private onceRow(id: string, now: number): OnceRow | undefined {
+    return this.db.statement('SELECT key, delta, state FROM counter_once WHERE id = ? AND expires_at >= ?').get(id, now) as OnceRow | undefined;
+  }
+
   /** The counter's row unless absent or expired (an expired one counts from 0 again). */
   private live(key: string, now: number): Row | undefined {
     return this.db.statement(`SELECT value, expires_at FROM counters WHERE key = ? AND ${LIVE}`).get(key, now) as Row | undefined;
@@ -111,6 +173,9 @@ export class SqliteCounters implements Counters {
     this.lastPurgeMs = now;
     this.db
       .statement('DELETE FROM counters WHERE rowid IN (SELECT rowid FROM counters WHERE expires_at < ? LIMIT ?)')
+      .run(now, PURGE_BATCH);
+    this.db
+      .statement('DELETE FROM counter_once WHERE rowid IN (SELECT rowid FROM counter_once WHERE expires_at < ? LIMIT ?)')
       .run(now, PURGE_BATCH);
   }
 }

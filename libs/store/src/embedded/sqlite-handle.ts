@@ -9,7 +9,7 @@ export type Durability = 'full' | 'normal';
 /** The slice of better-sqlite3 this adapter uses (the package ships no TypeScript types). */
 export interface SqliteStatement {
   run(...params: SqlValue[]): { changes: number };
-  get(...params: SqlValue[]): unknown;
+  get(...params: SqlValue[] | [Record<string, SqlValue>]): unknown;
   all(...params: SqlValue[]): unknown[];
 }
 

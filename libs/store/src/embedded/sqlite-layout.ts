@@ -28,6 +28,16 @@ export const COUNTERS_TABLE_SQL: readonly string[] = [
   'CREATE INDEX IF NOT EXISTS counters__expires_at ON counters(expires_at) WHERE expires_at IS NOT NULL',
 ];
 
+/**
+ * `counter_once`: the ids of idempotent counter adds (CounterAddOptions.once): the counter and
+ * delta the add applied, its state (`applied`, `withdrawn`, `prevented`) and until when it is
+ * remembered (epoch ms). Not part of a snapshot (sqlite-snapshots.ts drops it): ids live a day.
+ */
+export const COUNTER_ONCE_TABLE_SQL: readonly string[] = [
+  'CREATE TABLE IF NOT EXISTS counter_once (id TEXT PRIMARY KEY NOT NULL, key TEXT, delta INTEGER NOT NULL, state TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT',
+  'CREATE INDEX IF NOT EXISTS counter_once__expires_at ON counter_once(expires_at)',
+];
+
 /** The SQL expression of a top-level field of the JSON `body` (the same text in indexes and queries). */
 export function sqliteJsonField(field: string): string {
   return `json_extract(body, '$.${field}')`;

@@ -16,6 +16,18 @@ const SOURCE = 'restore_src';
 /** A copy of a large database takes a while; its read lock is never refused in WAL mode anyway. */
 const JOB_TIMEOUT_MS = 60_000;
 
+/**
+ * Tables this adapter makes that no snapshot carries: `counter_once` (the ids of idempotent counter
+ * adds, kept a day; sqlite-layout.ts). A snapshot drops them; one that holds them (a snapshot file
+ * opened as a store) is still read, and a restore leaves the live store's own.
+ */
+const TRANSIENT = new Set(['counter_once']);
+
+/** Whether `table` is one of the tables no snapshot carries (TRANSIENT): a reader of a snapshot skips it. */
+export function isTransientTable(table: string): boolean {
+  return TRANSIENT.has(table.toLowerCase());
+}
+
 export type Owner = { kind: 'collection' | 'log'; name: string } | { kind: 'counters' };
 
 export function ownerOf(table: string): Owner | null {
@@ -124,17 +136,18 @@ export async function inspectSnapshot(path: string): Promise<SnapshotSummary> {
     );
   }
   const tables = ((rows[1] ?? []) as Array<{ name: string }>).map((r) => r.name);
-  const foreign = tables.filter((t) => ownerOf(t) === null);
+  const kept = tables.filter((t) => !isTransientTable(t));
+  const foreign = kept.filter((t) => ownerOf(t) === null);
   if (foreign.length > 0)
     throw new SnapshotError(
       `the store snapshot holds tables this platform does not make: ${foreign.slice(0, 5).join(', ')}`,
     );
   const counts = await runSqliteJob(
     path,
-    tables.map((t) => ({ sql: `SELECT count(*) AS n FROM ${quote(t)}`, read: true })),
+    kept.map((t) => ({ sql: `SELECT count(*) AS n FROM ${quote(t)}`, read: true })),
   );
   const summary: SnapshotSummary = { collections: {}, logs: {}, counters: 0 };
-  tables.forEach((table, i) => {
+  kept.forEach((table, i) => {
     const n = ((counts[i] ?? []) as Array<{ n: number }>)[0]?.n ?? 0;
     const owner = ownerOf(table)!;
     if (owner.kind === 'counters') summary.counters = n;

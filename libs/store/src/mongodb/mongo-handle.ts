@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError } from 'mongodb';
-import type { Collection, Db, Document } from 'mongodb';
+import type { ClientSession, Collection, Db, Document } from 'mongodb';
 import { redactMongoUrl, redactSecrets } from './mongo-url.ts';
 
 /** How long `health()` waits for a ping before reporting the server down. */
@@ -54,6 +54,16 @@ export class MongoHandle {
   collection<T extends Document>(name: string): Collection<T> {
     if (this.db === null) throw new Error('mongodb store is closed');
     return this.db.collection<T>(name);
+  }
+
+  /**
+   * `fn` in one multi-document transaction (the driver retries it on a transient error, so `fn`
+   * must only write through `session`). Needs a replica set or a sharded cluster: MongoDB has no
+   * transactions on a standalone server (docs/architecture.md "Store (MongoDB)").
+   */
+  async transaction<R>(fn: (session: ClientSession) => Promise<R>): Promise<R> {
+    if (this.client === null) throw new Error('mongodb store is closed');
+    return this.client.withSession((session) => session.withTransaction(() => fn(session)));
   }
 
   /** One `ping` command, abandoned (not cancelled) after `timeoutMs` unless that is null. */

@@ -1,4 +1,6 @@
-import type { CounterAddOptions, CounterDelta, Counters } from '../store.ts';
+import { onceUntil } from '../counter-once.ts';
+import type { PoolClient } from 'pg';
+import type { CounterAddOptions, CounterAddResult, CounterDelta, CounterOnce, Counters, CounterWithdrawal } from '../store.ts';
 import { prefixUpperBound } from '../prefix-range.ts';
 import type { PgHandle } from './pg-handle.ts';
 import { quoteIdent } from './pg-sql.ts';
@@ -14,7 +16,7 @@ const expired = (alias: string, param: string) => `(${alias}.expires_at IS NOT N
 
 /**
  * Counters are rows of one table `ap_counters` (key text COLLATE "C" primary key, value bigint,
- * expires_at timestamptz), created by the migrations. Every operation is ONE statement:
+ * expires_at timestamptz), created by the migrations. Each operation is ONE statement but those under an id:
  *
  * - `add` is `INSERT ... ON CONFLICT (key) DO UPDATE ... WHERE <fits the limit> RETURNING`: the
  *   conflicting row is locked and the WHERE re-checked on its latest version, so concurrent adds
@@ -23,11 +25,21 @@ const expired = (alias: string, param: string) => `(${alias}.expires_at IS NOT N
  * - `addMany` is one `INSERT ... SELECT ... FROM unnest(...) ON CONFLICT DO UPDATE`: one round
  *   trip and one transaction, so the batch is all-or-nothing. Keys are summed per key (a key may
  *   repeat) and locked in key order, so two batches never deadlock each other.
+ * - an add under an id (`once`) and a withdrawal are one transaction over `ap_counter_once` and the
+ *   counter (migration 2): the id claimed first, so a concurrent call under it waits, then sees it.
  * - `list(prefix)` is a `key >= prefix AND key < bound` range on the primary key; the "C"
  *   collation compares code points, the order `prefixUpperBound` assumes.
  */
 export class PgCounters implements Counters {
   readonly table: string;
+  private readonly onceTable: string;
+  /** The add: $1 key, $2 delta, $3 limit (null: none), $4 expiry (null: keep), $5 now. */
+  private readonly addSql: string;
+  /**
+   * Claims an idempotent add's id: $1 id, $2 key, $3 delta, $4 state, $5 until, $6 now. A row only
+   * when the id is unused (or its use was forgotten, past its until).
+   */
+  private readonly claimSql: string;
 
   constructor(
     private readonly handle: PgHandle,
@@ -35,33 +47,72 @@ export class PgCounters implements Counters {
     private readonly clock: () => Date,
   ) {
     this.table = `${quoteIdent(schema)}.ap_counters`;
+    this.onceTable = `${quoteIdent(schema)}.ap_counter_once`;
+    const fits = (current: string) => `($3::float8 IS NULL OR (${current} + $2::bigint)::float8 <= $3::float8)`;
+    const live = `(SELECT 1 FROM ${this.table} l WHERE l.key = $1 AND NOT ${expired('l', '$5')})`;
+    this.addSql =
+      `INSERT INTO ${this.table} AS c (key, value, expires_at) ` +
+      // No row to create when even a fresh counter would break the limit and no live one exists.
+      `SELECT $1, $2::bigint, $4::timestamptz WHERE ${fits('0')} OR EXISTS ${live} ` +
+      'ON CONFLICT (key) DO UPDATE SET ' +
+      `value = CASE WHEN ${expired('c', '$5')} THEN 0 ELSE c.value END + $2::bigint, ` +
+      `expires_at = COALESCE($4::timestamptz, CASE WHEN ${expired('c', '$5')} THEN NULL ELSE c.expires_at END) ` +
+      `WHERE ${fits(`CASE WHEN ${expired('c', '$5')} THEN 0 ELSE c.value END`)} ` +
+      'RETURNING value';
+    this.claimSql =
+      `INSERT INTO ${this.onceTable} AS o (id, key, delta, state, expires_at) VALUES ($1, $2, $3::bigint, $4, $5::timestamptz) ` +
+      'ON CONFLICT (id) DO UPDATE SET key = excluded.key, delta = excluded.delta, state = excluded.state, expires_at = excluded.expires_at ' +
+      'WHERE o.expires_at < $6::timestamptz RETURNING id';
   }
 
-  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<{ value: number; applied: boolean }> {
-    const { limit, expiresAt } = options;
+  async add(key: string, delta: number, options: CounterAddOptions = {}): Promise<CounterAddResult> {
+    const { limit, expiresAt, once } = options;
     if (!Number.isSafeInteger(delta)) throw new RangeError(`counters: delta must be an integer, got ${String(delta)}`);
     if (limit !== undefined && Number.isNaN(limit)) throw new RangeError('counters: limit must be a number');
     const expiry = expiresAt === undefined ? null : new Date(expiresAt);
     if (expiry !== null && Number.isNaN(expiry.getTime())) {
       throw new TypeError(`counters: expiresAt must be an ISO timestamp, got ${JSON.stringify(expiresAt)}`);
     }
-    const now = this.clock();
-    // $1 key, $2 delta, $3 limit (null: none), $4 expiry (null: keep), $5 now.
-    const fits = (current: string) => `($3::float8 IS NULL OR (${current} + $2::bigint)::float8 <= $3::float8)`;
-    const live = `(SELECT 1 FROM ${this.table} l WHERE l.key = $1 AND NOT ${expired('l', '$5')})`;
-    const rows = await this.write<{ value: string }>(
-      `INSERT INTO ${this.table} AS c (key, value, expires_at) ` +
-        // No row to create when even a fresh counter would break the limit and no live one exists.
-        `SELECT $1, $2::bigint, $4::timestamptz WHERE ${fits('0')} OR EXISTS ${live} ` +
-        'ON CONFLICT (key) DO UPDATE SET ' +
-        `value = CASE WHEN ${expired('c', '$5')} THEN 0 ELSE c.value END + $2::bigint, ` +
-        `expires_at = COALESCE($4::timestamptz, CASE WHEN ${expired('c', '$5')} THEN NULL ELSE c.expires_at END) ` +
-        `WHERE ${fits(`CASE WHEN ${expired('c', '$5')} THEN 0 ELSE c.value END`)} ` +
-        'RETURNING value',
-      [key, delta, limit === undefined ? null : limit, expiry, now],
-    );
-    if (rows[0] !== undefined) return { value: Number(rows[0].value), applied: true };
-    return { value: await this.get(key), applied: false };
+    const params = [key, delta, limit === undefined ? null : limit, expiry, this.clock()];
+    if (once === undefined) {
+      const rows = await this.write<{ value: string }>(this.addSql, params);
+      if (rows[0] !== undefined) return { value: Number(rows[0].value), applied: true };
+      return { value: await this.get(key), applied: false };
+    }
+    // One transaction: the id is claimed first (a concurrent add under the same id waits on it and
+    // then finds it used), the add made, and both rolled back when the limit refuses the add.
+    const until = onceUntil(once);
+    const outcome = await this.inTransaction(async (client) => {
+      const claimed = await client.query(this.claimSql, [once.id, key, delta, 'applied', until, this.clock()]);
+      if (claimed.rowCount === 0) return { kind: 'repeated' as const };
+      const rows = (await client.query<{ value: string }>(this.addSql, params)).rows;
+      if (rows[0] === undefined) throw new RolledBack();
+      return { kind: 'applied' as const, value: Number(rows[0].value) };
+    }).catch((err: unknown) => {
+      if (err instanceof RolledBack) return { kind: 'refused' as const };
+      throw err;
+    });
+    if (outcome.kind === 'applied') return { value: outcome.value, applied: true };
+    const value = await this.get(key);
+    return outcome.kind === 'repeated' ? { value, applied: false, repeated: true } : { value, applied: false };
+  }
+
+  async withdraw(once: CounterOnce): Promise<CounterWithdrawal> {
+    const until = onceUntil(once);
+    return this.inTransaction(async (client): Promise<CounterWithdrawal> => {
+      // Claimed as prevented when no add was made under the id; else the row is locked and read.
+      const claimed = await client.query(this.claimSql, [once.id, null, 0, 'prevented', until, this.clock()]);
+      if (claimed.rowCount === 1) return 'prevented';
+      const { rows } = await client.query<{ key: string | null; delta: string; state: string }>(
+        `SELECT key, delta, state FROM ${this.onceTable} WHERE id = $1 FOR UPDATE`,
+        [once.id],
+      );
+      const row = rows[0];
+      if (row === undefined || row.state !== 'applied' || row.key === null) return 'already';
+      await client.query(`UPDATE ${this.onceTable} SET state = 'withdrawn' WHERE id = $1`, [once.id]);
+      await client.query(this.addSql, [row.key, -Number(row.delta), null, null, this.clock()]);
+      return 'withdrawn';
+    });
   }
 
   async addMany(deltas: ReadonlyArray<CounterDelta>): Promise<void> {
@@ -98,17 +149,21 @@ export class PgCounters implements Counters {
     return Object.fromEntries(rows.map((row) => [row.key, Number(row.value)]));
   }
 
+  /** `fn` in one transaction, with the overflow translation of `write`. */
+  private async inTransaction<R>(fn: (client: PoolClient) => Promise<R>): Promise<R> {
+    try {
+      return await this.handle.transaction(fn);
+    } catch (err) {
+      throw overflowOr(err);
+    }
+  }
+
   /** A write; a value leaving the safe integers (the table's CHECK) is a RangeError, nothing written. */
   private async write<R extends object>(text: string, params: unknown[]): Promise<R[]> {
     try {
       return await this.handle.query<R & Record<string, unknown>>(text, params);
     } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code;
-      // 23514: the safe-integer CHECK; 22003: past bigint itself (a sum of deltas in addMany).
-      if (code === '23514' || code === '22003') {
-        throw new RangeError('counters: the add would overflow the largest safe integer; nothing was applied', { cause: err });
-      }
-      throw err;
+      throw overflowOr(err);
     }
   }
 
@@ -116,5 +171,18 @@ export class PgCounters implements Counters {
   async purgeExpired(): Promise<void> {
     const before = new Date(this.clock().getTime() - COUNTER_PURGE_GRACE_MS);
     await this.handle.query(`DELETE FROM ${this.table} c WHERE ${expired('c', '$1')}`, [before]);
+    await this.handle.query(`DELETE FROM ${this.onceTable} WHERE expires_at < $1`, [before]);
   }
+}
+
+/** Thrown inside a transaction to roll it back when a limited add under an id was refused. */
+class RolledBack extends Error {}
+
+/** 23514 (the safe-integer CHECK) and 22003 (past bigint itself, a sum of deltas in addMany) as the port's RangeError; else `err`. */
+function overflowOr(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === '23514' || code === '22003') {
+    return new RangeError('counters: the add would overflow the largest safe integer; nothing was applied', { cause: err });
+  }
+  return err;
 }

@@ -16,6 +16,12 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string[]> = [
       'expires_at timestamptz)',
     `CREATE INDEX IF NOT EXISTS ap_counters__expires_at ON ${schema}.ap_counters (expires_at) WHERE expires_at IS NOT NULL`,
   ],
+  // 2: the ids of idempotent counter adds (CounterAddOptions.once, pg-counters.ts), kept a while.
+  (schema) => [
+    `CREATE TABLE IF NOT EXISTS ${schema}.ap_counter_once (id text COLLATE "C" PRIMARY KEY, key text COLLATE "C", ` +
+      "delta bigint NOT NULL, state text NOT NULL CHECK (state IN ('applied', 'withdrawn', 'prevented')), expires_at timestamptz NOT NULL)",
+    `CREATE INDEX IF NOT EXISTS ap_counter_once__expires_at ON ${schema}.ap_counter_once (expires_at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -9,7 +9,7 @@ import {
   type StorePart,
   type StoreSnapshots,
 } from '../store-snapshots.ts';
-import { inPart, inspectSnapshot, ownerOf, prefixFilter, type Owner } from '../embedded/sqlite-snapshots.ts';
+import { inPart, inspectSnapshot, isTransientTable, ownerOf, prefixFilter, type Owner } from '../embedded/sqlite-snapshots.ts';
 import {
   COUNTERS_TABLE_SQL,
   FIELD_INDEX_NAME,
@@ -301,7 +301,8 @@ function sourceTables(file: Database.Database): Map<string, string> {
   const rows = file
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
     .all() as Array<{ name: string }>;
-  return new Map(rows.map((r) => [r.name.toLowerCase(), r.name]));
+  // A snapshot opened as an embedded store gains its transient tables (ids of idempotent adds): not data.
+  return new Map(rows.filter((r) => !isTransientTable(r.name)).map((r) => [r.name.toLowerCase(), r.name]));
 }
 
 function columnsOf(file: Database.Database, table: string): string[] {
