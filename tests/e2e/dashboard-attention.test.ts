@@ -113,7 +113,7 @@ describe.skipIf(chromiumPath === null)('the dashboard overview: needs attention 
     // The webhooks page names the events given up on, and what went wrong.
     const page = await (await browser.newContext()).newPage();
     await signInWithKey(page, base, admin);
-    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Webhooks', exact: true }).click();
     const dead = page.getByRole('table', { name: /given up on in the last 24 hours/ });
     await dead.waitFor();
     expect(await dead.getByRole('caption').textContent()).toBe(`${given} events given up on in the last 24 hours`);
@@ -137,7 +137,7 @@ describe.skipIf(chromiumPath === null)('the dashboard overview: needs attention 
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await context.newPage();
     await signInWithKey(page, base, admin);
-    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Agents', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
     await page.locator('table.data').first().waitFor();
     // The page itself never scrolls sideways; a wide table scrolls inside its own box. (Strings,

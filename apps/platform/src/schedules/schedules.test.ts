@@ -117,11 +117,13 @@ describe('schedules firing through the scheduler', () => {
       await api.request('POST', '/cron/jobs', { body: { agent_id: agent.id, every_secs: 1, prompt: 'p' } })
     ).body.id;
     expect((await api.request('POST', `/agents/${agent.id}/suspend`)).status).toBe(200);
-    await waitUntil(
-      async () => (await fires(id)).fires.some((f: { outcome: string }) => f.outcome === 'refused'),
-      { timeoutMs: 5_000, message: 'a refused fire' },
-    );
-    const refused = (await fires(id)).fires.find((f: { outcome: string }) => f.outcome === 'refused');
+    // A fire already in flight when the suspension lands is aborted ('... was suspended', with its
+    // lateness); the fires after it are refused before they start (no lateness).
+    type Fire = { outcome: string; late_ms: number | null; reason?: string };
+    const refusals = async (): Promise<Fire[]> => (await fires(id)).fires.filter((f: Fire) => f.outcome === 'refused');
+    await waitUntil(async () => (await refusals()).some((f) => f.late_ms === null), { timeoutMs: 5_000, message: 'a refused fire' });
+    for (const f of await refusals()) expect(f.reason).toMatch(/^InvalidState: .*(Suspended|was suspended)/);
+    const refused = (await refusals()).find((f) => f.late_ms === null);
     expect(refused).toMatchObject({
       trigger: 'schedule',
       reason: expect.stringMatching(/^InvalidState: .*Suspended/),

@@ -96,13 +96,13 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       // A workflow step brings its run's journal; an invocation with a key uses its claim's.
       const journal = options.toolJournal ?? claim?.journal;
       const answered = await executor.answer(agent, request, signal, journal === undefined ? options : { ...options, toolJournal: journal }, started);
-      // The key is settled before the bookkeeping: a worker killed between the two writes then
-      // loses one usage event, instead of leaving a pending key that a retry would run again
-      // (no idempotency key may ever execute twice).
-      await claim?.complete(answered.result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result'));
-      // Gateway record, session, usage and stats do not depend on each other: submitted together,
-      // they share one group commit of the embedded store (one sync) instead of taking one each.
+      // The key's result, gateway record, session, usage and stats are submitted in the same turn:
+      // the embedded store commits them in one transaction (one sync), so a worker killed around
+      // it leaves either the settled key with its usage event or neither (a pending key, which a
+      // retry takes over and runs, recorded once). On PostgreSQL they are separate statements
+      // (docs/invocation.md "A worker that dies").
       await Promise.all([
+        claim?.complete(answered.result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result')),
         answered.gatewaySettled,
         receiving,
         bookkeeping.answered(agent, request, answered, options.stateless === true),
