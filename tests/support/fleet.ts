@@ -125,13 +125,13 @@ export interface Fleet {
   readonly configPath: string;
   /** Starts one more app process on the fleet's config (with `env`, e.g. `AP_FAULT_STOP_AT`) and waits for its boot line. */
   add(app: AppName, env?: Record<string, string>): Promise<AppProcess>;
-  /** Starts one more api node on a config of its own (a fresh port), waits for it, and returns it with its URL. */
-  addApi(): Promise<{ process: AppProcess; url: string }>;
+  /** Starts one more api node on a config of its own (a fresh port, with `env`), waits for it, and returns it with its URL. */
+  addApi(env?: Record<string, string>): Promise<{ process: AppProcess; url: string }>;
   /**
    * Starts one more api node like `addApi` but returns it as soon as it is spawned, before its
    * boot line: a test that watches which node takes over some work must see a booting node too.
    */
-  launchApi(): Promise<AppProcess>;
+  launchApi(env?: Record<string, string>): Promise<AppProcess>;
   /** Opens the shared store from this process (one more process of the host). */
   openStore(): Promise<Store>;
   /** Every process's output, for a failure message. */
@@ -179,7 +179,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       started.push(proc);
       return proc;
     };
-    const launchApi = async (): Promise<AppProcess> => launch('api', await writeApiConfig());
+    const launchApi = async (env: Record<string, string> = {}): Promise<AppProcess> => launch('api', await writeApiConfig(), env);
     const apis = configPaths.slice(0, options.apis).map((path) => launch('api', path));
     const workers = Array.from({ length: options.workers }, () => launch('agent-worker'));
     const schedulers = Array.from({ length: options.schedulers }, () => launch('scheduler'));
@@ -196,8 +196,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       schedulers,
       configPath,
       launchApi,
-      async addApi() {
-        const proc = await launchApi();
+      async addApi(env = {}) {
+        const proc = await launchApi(env);
         return { process: proc, url: await proc.ready() };
       },
       async add(app, env = {}) {

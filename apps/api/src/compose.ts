@@ -48,7 +48,7 @@ import {
 import { channelRunReplies, createChannelKinds, createChannelService, type ChannelKind } from '@agent-platform/channels';
 import { createLogger, createMetrics, platformInstruments } from '@agent-platform/observability';
 import { createProviders } from '@agent-platform/providers';
-import { openEngines, platformVersion } from '@agent-platform/engines';
+import { faultPointsFromEnv, openEngines, platformVersion } from '@agent-platform/engines';
 import { createBackupService } from '@agent-platform/backup';
 import { storeSnapshotsOf, type Store } from '@agent-platform/store';
 import { afterRestore } from './backup/after-restore.ts';
@@ -233,6 +233,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       events,
       // A channel-started run cancelled here still answers its conversation (docs/channels.md).
       onRunEnded: channelRunReplies(bus, clock),
+      faults: faultPointsFromEnv(options.env),
     });
     const channels = createChannelService({
       store,

@@ -99,8 +99,10 @@ describe('GET /runs/{id}/events', () => {
     const run = await wf.start(id, 'x');
     const stream = fetch(`${api.url}/runs/${run.id}/events`, { headers: { authorization: `Bearer ${token}` } });
     await waitUntil(() => model.calls('hold:e1') === 1, { timeoutMs: 10_000, message: 'the first step to reach the model' });
-    model.release('e1');
+    // The stream's headers leave with its first event (the run as it is): the step is released
+    // only after that, so both step results arrive as events.
     const res = await stream;
+    model.release('e1');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const events = parseEventStream(await res.text());

@@ -17,6 +17,10 @@ export const FAULT_POINTS = [
   'trigger.before_invoke',
   /** An invocation's licence transaction is reserved (under its hold); its fence does not say so yet. */
   'invocation.transaction_reserved',
+  /** A workflow run is stored (`reserving`); its licence transaction is not reserved yet. */
+  'workflow.run_inserted',
+  /** A run's transaction is reserved under its hold; the run does not say `held` yet. */
+  'workflow.run_reserved',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -70,8 +70,12 @@ export interface LicenceGate {
    * it back (`releaseRun`) if the run fails; the steps' own calls then take no transaction.
    */
   reserveRun(request: LicenceRequest & { workflow_type: string }): Promise<string>;
-  /** Gives back the transaction `reserveRun` took (a run that failed is not counted, D3). */
-  releaseRun(counterKey: string): Promise<void>;
+  /**
+   * Gives back the transaction `reserveRun` took (a run that failed is not counted, D3): a run
+   * still `reserving` withdraws its hold (exactly once, and the reservation is never made if it was
+   * not yet); a `held` one gives its counter back directly (its finalization runs once).
+   */
+  releaseRun(transaction: { state: string; counter_key?: string; hold?: CounterOnce }): Promise<void>;
   /** Usage of the held licence in its current period; empty without a licence. */
   usage(): Promise<LicenceUsage>;
   /** GET /licence/status for the held licence, read from one snapshot of the state. */
@@ -145,7 +149,7 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
     state.kind === 'loaded' ? readLicenceUsage(counters, state.licence) : Promise.resolve(EMPTY_LICENCE_USAGE);
 
   /** Every check before the transaction; returns the licence's counter keys and what was reserved. */
-  const admit = async (request: LicenceRequest): Promise<{ keys: LicenceCounterKeys; reserved: string | null }> => {
+  const admit = async (request: LicenceRequest, repeated: Repeated = 'refused'): Promise<{ keys: LicenceCounterKeys; reserved: string | null }> => {
     const state = deps.state();
     if (state.kind === 'none') {
       throw Errors.permissionDenied(`model invocation refused: no valid licence is loaded (${state.reason})`, { reason: 'no_licence' });
@@ -154,7 +158,7 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
     const keys = licenceCounterKeys(licence);
     const refusal = checkLicence(licence, request, deps.clock.now()) ?? (await checkSpend(licence, keys, request, counters));
     if (refusal !== null) throw refusal;
-    return { keys, reserved: await reserveTransaction(licence, keys, request, counters, deps.events) };
+    return { keys, reserved: await reserveTransaction(licence, keys, request, counters, deps.events, repeated) };
   };
 
   return {
@@ -163,11 +167,16 @@ export function createLicenceGate(deps: LicenceGateDeps): LicenceGate {
       return settleOnce(keys, request, reserved);
     },
     async reserveRun(request) {
-      const { reserved } = await admit(request);
+      // A run's hold is reserved again by whoever moves a run on that its starter left
+      // `reserving` (run-reservation.ts): a repeated add is that run's reservation, not a refusal.
+      const { reserved } = await admit(request, 'reserved');
       if (reserved === null) throw new TypeError('reserveRun needs a workflow_type');
       return reserved;
     },
-    releaseRun: async (counterKey) => void (await counters.add(counterKey, -1)),
+    async releaseRun({ state, counter_key, hold }) {
+      if (state === 'reserving' && hold !== undefined) await counters.withdraw(hold);
+      else if (state === 'held' && counter_key !== undefined) await counters.add(counter_key, -1);
+    },
     usage: () => usageOf(deps.state()),
     async status() {
       const state = deps.state();
@@ -223,6 +232,12 @@ async function checkSpend(
   return null;
 }
 
+/**
+ * What an add under a hold that was used before means: `refused` for an invocation (its requester
+ * withdrew the hold), `reserved` for a run (an earlier attempt reserved it).
+ */
+type Repeated = 'refused' | 'reserved';
+
 /** Returns the counter key reserved, or null for a call outside any workflow type. */
 async function reserveTransaction(
   licence: Licence,
@@ -230,6 +245,7 @@ async function reserveTransaction(
   request: LicenceRequest,
   counters: Store['counters'],
   events: EventPublisher | undefined,
+  repeatedMeans: Repeated,
 ): Promise<string | null> {
   const type = request.workflow_type;
   if (type === undefined) return null;
@@ -241,6 +257,7 @@ async function reserveTransaction(
     ...(request.hold === undefined ? {} : { once: request.hold }),
   });
   if (repeated === true) {
+    if (repeatedMeans === 'reserved') return key;
     throw Errors.invocationCancelled(`model invocation refused: its transaction hold '${request.hold?.id}' was withdrawn (its requester gave up on it); nothing was charged`);
   }
   if (applied && budget !== null) {

@@ -39,10 +39,12 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
   if (!TERMINAL_RUN_STATES.has(ended.state) || ended.finalized) return;
   const failed = ended.state === 'Failed';
   let won = false;
+  let held: WorkflowRunRecord['transaction'] = null;
   const stored = await workflowRuns(deps.store).update(ended.id, (current) => {
     won = false;
     if (current === null || current.doc.finalized || !TERMINAL_RUN_STATES.has(current.doc.state)) return null;
     won = true;
+    held = current.doc.transaction;
     const transaction = current.doc.transaction === null ? null : { ...current.doc.transaction, state: failed ? ('released' as const) : ('committed' as const) };
     return { ...current.doc, finalized: true, transaction };
   });
@@ -52,7 +54,9 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
   // Emitted by the one process that finalized the run: once per run.
   await emitTerminal(deps.events, run);
   try {
-    if (failed && ended.transaction?.state === 'held') await deps.licence.releaseRun(ended.transaction.counter_key);
+    // A run failed while `reserving` withdraws its hold: its transaction may or may not be taken.
+    const transaction = held as WorkflowRunRecord['transaction'];
+    if (failed && transaction !== null) await deps.licence.releaseRun(transaction);
     if (!failed) {
       await recordUsageEvent(deps.store, {
         at,

@@ -1,5 +1,5 @@
 import type { JournaledToolCall, RunState, RunToolCall, StepResultView, WorkflowRunStatus, WorkflowStep } from '@agent-platform/contracts';
-import type { Collection, Store } from '@agent-platform/store';
+import type { Collection, CounterOnce, Store } from '@agent-platform/store';
 import { publicCall, type ToolCallEntry } from '../tools/tool-call-journal.ts';
 
 /**
@@ -135,10 +135,18 @@ export interface StepLease {
   until: string;
 }
 
+/**
+ * The run's licence transaction (run-reservation.ts). `reserving`: the run is stored and its
+ * transaction is being reserved under `hold`; nothing of the run is dispatched until it is `held`.
+ */
 export interface RunTransaction {
-  /** The licence counter reserved for the run's workflow type (one per run). */
-  counter_key: string;
-  state: 'held' | 'committed' | 'released';
+  /** The licence counter reserved for the run's workflow type (one per run); absent while `reserving`. */
+  counter_key?: string;
+  state: 'reserving' | 'held' | 'committed' | 'released';
+  /** The idempotent add the transaction is reserved under (runs stored before holds have none). */
+  hold?: CounterOnce;
+  /** The provider the reservation is checked against (the default model's, when the run started). */
+  provider_id?: string;
 }
 
 /** A journal entry of a step execution that is over, with the step it belongs to. */

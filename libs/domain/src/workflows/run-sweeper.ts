@@ -11,7 +11,8 @@ import type { ToolAuditSink } from '../tools/tool-audit.ts';
 import type { RunBus, Warn } from './run-bus.ts';
 import { finalizeRun, type RunEndedHook } from './run-finalizer.ts';
 import type { EventPublisher } from '../events/event-publisher.ts';
-import { workflowRuns, type PendingStep } from './run-record.ts';
+import { workflowRuns, type PendingStep, type WorkflowRunRecord } from './run-record.ts';
+import { failRefusedRun, reserveRunTransaction, type RunReservationDeps } from './run-reservation.ts';
 import { transitionRun } from './run-transition.ts';
 import { drainingAdmissions, settleDrain } from './workflow-admissions.ts';
 
@@ -19,7 +20,7 @@ export interface RunSweeperDeps {
   store: Store;
   clock: Clock;
   runBus: RunBus;
-  licence: Pick<LicenceGate, 'releaseRun'>;
+  licence: Pick<LicenceGate, 'releaseRun' | 'reserveRun'>;
   settings: () => PlatformConfig['workflows'];
   warn: Warn;
   /** Where the terminal event of a run the sweeper ends goes (docs/events.md). */
@@ -71,7 +72,26 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
   let forgetful = deps.busForgetsOnRestart === true;
   const wakers = new Map<string, NodeJS.Timeout>();
 
-  async function revive(id: string, eager: boolean): Promise<boolean> {
+  const reservation: RunReservationDeps = { store: deps.store, licence: deps.licence, now, redispatchAfterMs: () => deps.settings().redispatch_after_secs * 1000 };
+
+  /**
+   * A run its starter left `reserving` (it died between storing the run and reserving its
+   * transaction, run-reservation.ts) has its transaction reserved before anything is dispatched;
+   * false when the licence refuses it now: the run is ended Failed.
+   */
+  async function reserved(id: string, known: WorkflowRunRecord | undefined): Promise<boolean> {
+    const run = known ?? (await runs.get(id))?.doc;
+    if (run === undefined || run.state !== 'Running' || run.transaction?.state !== 'reserving') return true;
+    const outcome = await reserveRunTransaction(reservation, run);
+    if (outcome.kind === 'held') return true;
+    const failed = await failRefusedRun(reservation, id, outcome.error);
+    deps.runBus.changed(id);
+    if (failed !== null) await finalizeRun(deps, failed);
+    return false;
+  }
+
+  async function revive(id: string, eager: boolean, known?: WorkflowRunRecord): Promise<boolean> {
+    if (!(await reserved(id, known))) return true;
     const redispatchAfterMs = deps.settings().redispatch_after_secs * 1000;
     const done = await transitionRun(runs, id, { now, redispatchAfterMs }, (draft) => {
       const at = now();
@@ -111,7 +131,7 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
       const due = page.filter(({ doc }) => !seen.has(doc.id) && (eager || (doc.check_at !== null && doc.check_at <= at)));
       for (const { doc } of due) {
         seen.add(doc.id);
-        if (await revive(doc.id, eager).catch((err: unknown) => (deps.warn({ err, run_id: doc.id }, 'could not re-dispatch a workflow run'), false))) changed += 1;
+        if (await revive(doc.id, eager, doc).catch((err: unknown) => (deps.warn({ err, run_id: doc.id }, 'could not re-dispatch a workflow run'), false))) changed += 1;
       }
       if (due.length === 0 || page.length < PAGE) break;
     }

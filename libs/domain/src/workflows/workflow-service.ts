@@ -7,10 +7,12 @@ import {
   type WorkflowDetailView,
   type WorkflowRunStatus,
 } from '@agent-platform/contracts';
-import { StoreDuplicateError, type Store } from '@agent-platform/store';
+import { StoreConflictError, StoreDuplicateError, type Store } from '@agent-platform/store';
 import type { AgentStore } from '../agents/agent-store.ts';
 import { catalogCollections, type WorkflowRecord } from '../catalog/catalog-records.ts';
 import { Errors } from '../errors/errors.ts';
+import type { PlatformError } from '../errors/platform-error.ts';
+import type { FaultPoints } from '../faults/fault-points.ts';
 import type { LicenceGate } from '../licence/licence-gate.ts';
 import type { ModelRegistry } from '../models/model-registry.ts';
 import type { Clock } from '../time/clock.ts';
@@ -22,6 +24,7 @@ import { transitionRun } from './run-transition.ts';
 import { runStatus, workflowRuns, type PendingStep, type RunOrigin, type WorkflowRunRecord } from './run-record.ts';
 import { collectAgentOf } from './step-agents.ts';
 import { admissionOf } from './workflow-admissions.ts';
+import { failRefusedRun, reserveRunTransaction, runHold, type RunReservationDeps } from './run-reservation.ts';
 
 /** Who asks, for the run's `started_by` and a cancel's error. */
 export interface RunCaller {
@@ -70,6 +73,8 @@ export interface WorkflowServiceDeps {
   events?: EventPublisher;
   /** Called once when a run this service ends is finalized (run-finalizer.ts `onRunEnded`). */
   onRunEnded?: RunEndedHook | undefined;
+  /** Crash points of the fault-injection tests (`workflow.run_inserted`, `workflow.run_reserved`); absent: none. */
+  faults?: FaultPoints | undefined;
 }
 
 export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowService {
@@ -124,6 +129,35 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
     return runStatus(existing);
   }
 
+  const reservation: RunReservationDeps = {
+    store: deps.store,
+    licence: deps.licence,
+    now,
+    redispatchAfterMs: () => deps.settings().redispatch_after_secs * 1000,
+    faults: deps.faults,
+  };
+
+  /**
+   * A run the licence refused at its start is removed, so that the caller's 403 leaves nothing
+   * behind and its idempotency key stays free. Should it have moved on meanwhile (a sweeper got to
+   * it), it is failed instead, with the refusal.
+   */
+  async function forgetRefusedRun(id: string, refusal: PlatformError): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await runs.get(id);
+      if (current === null) return;
+      if (current.doc.transaction?.state !== 'reserving' || current.doc.state !== 'Running') break;
+      try {
+        await runs.delete(id, current.version);
+        return;
+      } catch (error) {
+        if (!(error instanceof StoreConflictError)) throw error;
+      }
+    }
+    const failed = await failRefusedRun(reservation, id, refusal);
+    if (failed !== null) await finalizeRun(deps, failed);
+  }
+
   return {
     async list() {
       const rows = await workflows.find({ orderBy: { field: 'name' } });
@@ -142,10 +176,10 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         return { run: await replay(idempotencyId, request.input, request.businessKey), replayed: true };
       }
       await admit(workflow, request.version);
-      const counterKey = await deps.licence.reserveRun({ provider_id: deps.models.resolve().provider.id, workflow_type: workflow.workflow_type });
       const startedAt = now().toISOString();
+      const runId = randomUUID();
       const run: WorkflowRunRecord = {
-        id: randomUUID(),
+        id: runId,
         workflow_id: workflow.id,
         workflow_name: workflow.name,
         input: request.input,
@@ -159,7 +193,8 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         progress: { cursor: 0, input: request.input, variables: { ...workflow.variables }, group: null },
         pending: {},
         check_at: null,
-        transaction: { counter_key: counterKey, state: 'held' },
+        // Stored before it is reserved (run-reservation.ts): a crash between the two cannot leak it.
+        transaction: { state: 'reserving', hold: runHold(runId, now()), provider_id: deps.models.resolve().provider.id },
         workflow_type: workflow.workflow_type,
         started_by: caller.identity,
         finalized: false,
@@ -173,9 +208,14 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
       try {
         await runs.insert(run);
       } catch (error) {
-        await deps.licence.releaseRun(counterKey);
         if (error instanceof StoreDuplicateError && idempotencyId !== undefined) return { run: await replay(idempotencyId, request.input, request.businessKey), replayed: true };
         throw error;
+      }
+      deps.faults?.reach('workflow.run_inserted');
+      const reserved = await reserveRunTransaction(reservation, run);
+      if (reserved.kind === 'refused') {
+        await forgetRefusedRun(run.id, reserved.error);
+        throw reserved.error;
       }
       await deps.events?.emit('workflow.run.started', {
         id: `workflow.run.started:${run.id}`,
@@ -185,8 +225,8 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
       await deps.runBus.dispatch(run.id, planned.dispatch);
       deps.runBus.changed(run.id);
       // A run whose every step was skipped ends at once (its bookkeeping too).
-      await finalizeRun(deps, run);
-      return { run: runStatus(run), replayed: false };
+      await finalizeRun(deps, reserved.run);
+      return { run: runStatus(reserved.run), replayed: false };
     },
 
     async runs(query) {
@@ -234,6 +274,14 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         for (const entry of due) markDispatched(entry, ctx);
         return due;
       });
+      // Suspended before its start reserved the transaction (its starter died): reserved first.
+      const reserved = await reserveRunTransaction(reservation, run);
+      if (reserved.kind === 'refused') {
+        const failed = await failRefusedRun(reservation, id, reserved.error);
+        deps.runBus.changed(id);
+        if (failed !== null) await finalizeRun(deps, failed);
+        return runStatus(failed ?? run);
+      }
       await deps.runBus.dispatch(id, dispatch);
       deps.runBus.changed(id);
       return runStatus(run);
