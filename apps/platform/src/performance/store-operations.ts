@@ -18,15 +18,16 @@ export interface RouteBudget {
 
 /**
  * The invocation path, the same for send, invoke and a chat completion: the key, the agent (api,
- * then worker), the rate-limit window and the received count, the competency and skills (for the
- * system prompt, then again for the tools), the session, the gateway's traffic row and routing
+ * then worker), the rate-limit window and the received count, the competency and its promptonly
+ * skills (read once, for the system prompt; the tools come from the same records), the skills by id
+ * for their tools, the session, the gateway's traffic row and routing
  * audit entry, then session, usage event, usage totals and agent stats in one group commit, the
  * platform event's triggers and webhooks, and the request's audit entry.
  */
 const INVOCATION_PATH: Record<string, number> = {
   'agents.get': 2,
   'api_keys.find': 1,
-  'competencies.get': 2,
+  'competencies.get': 1,
   'counters.add': 2,
   'counters.addMany': 2,
   'gateway_traffic.insert': 1,
@@ -35,7 +36,7 @@ const INVOCATION_PATH: Record<string, number> = {
   'log:usage_events.append': 1,
   'sessions.get': 1,
   'sessions.update': 1,
-  'skills.get': 3,
+  'skills.get': 2,
   'triggers.find': 1,
   'webhooks.find': 1,
 };

@@ -1,6 +1,6 @@
 import type { InvocationOutcome } from '@agent-platform/contracts';
 import type { AgentRecord } from '../agents/agent-record.ts';
-import { composeSystemPrompt, loadAgentCompetencies } from '../agents/system-prompt.ts';
+import { composeSystemPrompt, loadAgentCompetencies, type EquippedCompetency } from '../agents/system-prompt.ts';
 import type { ChatMessage } from '../models/model-provider.ts';
 import type { GatewaySession } from '../gateway/model-gateway.ts';
 import type { ResolvedModel } from '../models/model-registry.ts';
@@ -42,7 +42,7 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
   ): Promise<Answered> {
     // The conversation first: the privacy gateway routes by what it holds, and the licence is
     // checked for the provider the request will actually reach.
-    const messages = await conversation(agent, request.message, options.stateless === true);
+    const { messages, competencies } = await conversation(agent, request.message, options.stateless === true);
     const gateway = await openGateway(agent, request, messages);
     const model = gateway.model;
     // An invocation its requester may abandon and send again: a fence, written only once there is
@@ -60,7 +60,7 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
       if (reservation.transaction !== null) deps.faults?.reach('invocation.transaction_reserved');
       if (fence !== undefined && typeof reservation.transaction === 'string') await fence.reserved(reservation.transaction);
       const toolOptions = fence === undefined ? options : { ...options, fence };
-      const tools = deps.tools === undefined ? null : await deps.tools.toolsFor(agent, { request, options: toolOptions, signal });
+      const tools = deps.tools === undefined ? null : await deps.tools.toolsFor(agent, { request, options: toolOptions, signal, competencies });
       const loop = await runToolLoop({
         provider: model.provider,
         request: { model: model.model, messages },
@@ -130,14 +130,17 @@ export function createInvocationExecutor(deps: ExecutionDeps): InvocationExecuto
     });
   }
 
-  async function conversation(agent: AgentRecord, message: string, stateless: boolean): Promise<ChatMessage[]> {
-    const system = composeSystemPrompt(agent, await loadAgentCompetencies(deps.store, agent));
+  /** The model's messages, and the competencies read for the system prompt (the tools come from them too). */
+  async function conversation(agent: AgentRecord, message: string, stateless: boolean): Promise<{ messages: ChatMessage[]; competencies: EquippedCompetency[] }> {
+    const competencies = await loadAgentCompetencies(deps.store, agent);
+    const system = composeSystemPrompt(agent, competencies);
     const history = stateless ? [] : await deps.sessions.history(agent.id, deps.settings().session_max_bytes);
-    return [
+    const messages: ChatMessage[] = [
       ...(system === '' ? [] : [{ role: 'system' as const, content: system }]),
       ...history.map((turn) => ({ role: turn.role, content: turn.content })),
       { role: 'user', content: message },
     ];
+    return { messages, competencies };
   }
 
   return { answer };

@@ -1,6 +1,7 @@
 import type { InvocationOutcome, InvocationSourceWire, PlatformConfig } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import type { AgentRecord } from '../agents/agent-record.ts';
+import type { EquippedCompetency } from '../agents/system-prompt.ts';
 import type { FaultPoints } from '../faults/fault-points.ts';
 import type { AgentStats } from '../agents/agent-stats.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
@@ -163,4 +164,9 @@ export interface ToolContext {
   request: InvocationRequest;
   options: InvocationOptions;
   signal: AbortSignal;
+  /**
+   * The agent's equipped competencies as this invocation read them for its system prompt, so the
+   * tools come from the same records without reading them again; absent: read by the provider.
+   */
+  competencies?: EquippedCompetency[];
 }

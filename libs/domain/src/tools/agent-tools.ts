@@ -41,7 +41,7 @@ export function createAgentTools(deps: AgentToolsDeps): AgentToolsProvider {
     // Opened first: a journal a re-run cannot get past refuses it before anything else is read.
     const journal = context.options.toolJournal ?? keylessJournal(context);
     const calls = await openCallSequence(journal, subject, deps);
-    const competencies = await loadAgentCompetencies(deps.store, agent);
+    const competencies = context.competencies ?? (await loadAgentCompetencies(deps.store, agent));
     const targets = [...(await skillTargets(agent, competencies)), ...(await integrationTargets(agent, competencies)), ...(await contractTargets(competencies))];
     const seen = new Set<string>();
     const bindings: ToolBinding[] = [];
