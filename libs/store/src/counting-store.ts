@@ -9,6 +9,25 @@ export interface StoreOperation {
   kind: StoreOperationKind;
   /** `<collection>.<method>`, `log:<name>.<method>` or `counters.<method>`. */
   name: string;
+  /**
+   * The synchronous run of code that made the call (it changes at every await): operations of
+   * one turn were submitted together, so the embedded store commits them in one transaction.
+   */
+  turn: number;
+}
+
+let turn = 0;
+let turnEnding = false;
+/** The current synchronous turn: the number moves on at the next microtask checkpoint. */
+function currentTurn(): number {
+  if (!turnEnding) {
+    turnEnding = true;
+    queueMicrotask(() => {
+      turn += 1;
+      turnEnding = false;
+    });
+  }
+  return turn;
 }
 
 /** The operations made inside one `StoreOperationCounter.measure` call, in the order they were made. */
@@ -37,8 +56,9 @@ export class StoreOperationCounter {
     const record = (kind: StoreOperationKind, name: string): void => {
       const context = this.context.getStore();
       if (context === IGNORED) return;
-      context?.push({ kind, name });
-      this.everything?.push({ kind, name });
+      const operation = { kind, name, turn: currentTurn() };
+      context?.push(operation);
+      this.everything?.push(operation);
     };
     return countingStore(store, record);
   }

@@ -82,6 +82,22 @@ describe('store operations per hot route (all-in-one)', () => {
     expect(status).toBe(200);
     expectWithinBudget(route, operationCounts(operations));
   });
+
+  // A worker killed between the settled key and its usage event lost the event (fleet-faults
+  // counted 59 requests for 60 answers): both are submitted in one turn now, so the embedded
+  // store commits them in one transaction (docs/invocation.md step 10).
+  it("an invoke with a key: the key's result, the session and the usage event are submitted together", async () => {
+    const body = { source: 'Api', message: 'Hail on the roof', correlation_id: 'keyed-1', idempotency_key: 'keyed-1' };
+    const operations = await operationsOf(async () => {
+      expect((await api.request('POST', `/agents/${agentId}/invoke`, { token, body })).status).toBe(200);
+    });
+    const settled = operations.filter((op) => op.name === 'idempotency.update').at(-1);
+    const usage = operations.find((op) => op.name === 'log:usage_events.append');
+    const session = operations.find((op) => op.name === 'sessions.update');
+    expect(settled, JSON.stringify(operations)).toBeDefined();
+    expect(usage?.turn).toBe(settled!.turn);
+    expect(session?.turn).toBe(settled!.turn);
+  });
 });
 
 describe('store operations per workflow step (all-in-one)', () => {
