@@ -4,6 +4,7 @@ import { createMetricsListener } from './metrics-listener.ts';
 import { createProcessLifecycle, type ProcessLifecycle, type ProcessService } from './process-lifecycle.ts';
 import { startProcessTelemetry } from './process-telemetry.ts';
 import { platformVersion } from './platform-version.ts';
+import { HeapTuningError, tuneHeap } from './heap-tuning.ts';
 
 /** What an app's `compose.ts` hands the process runner. */
 export interface ComposedProcess {
@@ -104,10 +105,17 @@ export async function runService(options: RunServiceOptions): Promise<ProcessLif
   return lifecycle;
 }
 
-/** Entry-point wrapper: a refused config is the operator's to fix, so print it without a stack. */
+/**
+ * Entry-point wrapper: tunes the heap (heap-tuning.ts), then runs; a refused config is the
+ * operator's to fix, so print it without a stack.
+ */
 export function runMain(run: () => Promise<unknown>): void {
-  run().catch((error: unknown) => {
-    console.error(error instanceof ConfigError ? error.message : error);
+  const started = (async () => {
+    tuneHeap(process.env);
+    return run();
+  })();
+  started.catch((error: unknown) => {
+    console.error(error instanceof ConfigError || error instanceof HeapTuningError ? error.message : error);
     process.exit(1);
   });
 }

@@ -8,38 +8,8 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 
-/** What the /mcp content-type parser leaves in `request.body` (mcp-routes.ts): it never fails itself. */
-export type McpBody =
-  | { kind: 'json'; value: unknown }
-  | { kind: 'invalid_json'; reason: string }
-  | { kind: 'unsupported'; contentType: string };
-
-type Id = string | number | null;
-
-export interface JsonRpcErrorBody {
-  jsonrpc: '2.0';
-  id: Id;
-  error: { code: number; message: string; data?: unknown };
-}
-
-/** A refusal before the MCP server sees the message: the HTTP status and a JSON-RPC error body. */
-export interface JsonRpcRefusal {
-  status: number;
-  body: JsonRpcErrorBody;
-}
-
-export function jsonRpcError(
-  status: number,
-  id: Id,
-  code: number,
-  message: string,
-  data?: unknown,
-): JsonRpcRefusal {
-  return {
-    status,
-    body: { jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } },
-  };
-}
+export { jsonRpcError, type JsonRpcErrorBody, type JsonRpcRefusal, type McpBody } from './json-rpc-error.ts';
+import { jsonRpcError, type JsonRpcRefusal, type McpBody } from './json-rpc-error.ts';
 
 /** The request methods the server answers, with the SDK's schema for each (their params). */
 const PARAMS = new Map<

@@ -1,11 +1,7 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ApiApp, RoutePlugin } from '../api-app.ts';
-import { clientGoneSignal } from '../http/event-stream.ts';
 import { createAgentInvoker } from '../invocation/agent-invoker.ts';
-import { checkMcpPost, jsonRpcError, type JsonRpcRefusal, type McpBody } from './json-rpc.ts';
-import { createMcpServer } from './mcp-server.ts';
+import { jsonRpcError, sendRefusal, type McpBody } from './json-rpc-error.ts';
 
 const TAGS = ['mcp'];
 const JsonRpcReply = Type.Unknown({ description: 'A JSON-RPC 2.0 response (application/json).' });
@@ -53,38 +49,10 @@ export const mcpRoutes: RoutePlugin = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const checked = checkMcpPost(request.headers.accept, request.body as McpBody | undefined);
-      if ('status' in checked) return sendRefusal(reply, checked);
-      const server = createMcpServer({
-        deps,
-        caller: request.caller,
-        requestId: request.id,
-        signal: clientGoneSignal(reply),
-        invoker,
-        log: request.log,
-      });
-      // Stateless mode takes a fresh transport per request (the SDK refuses to reuse one).
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      try {
-        await server.connect(transport);
-        const response = await transport.handleRequest(webRequestOf(request), {
-          parsedBody: checked.message,
-        });
-        // The request timeout may have answered 408 meanwhile: nothing more can be sent.
-        if (reply.sent) return reply;
-        response.headers.forEach((value, name) => {
-          if (name !== 'content-length') void reply.header(name, value);
-        });
-        const text = await response.text();
-        // Any status the transport chose (the declared ones are those clients should expect).
-        const untyped: FastifyReply = reply;
-        return untyped.code(response.status).send(text === '' ? undefined : text);
-      } finally {
-        await server.close();
-      }
+      // The MCP SDK and its schemas (several MB of heap) are loaded by the first POST, not at
+      // boot (docs/performance.md "Memory").
+      const { answerMcpPost } = await import('./mcp-post.ts');
+      return answerMcpPost(request, reply, { deps, invoker });
     },
   );
 
@@ -116,12 +84,6 @@ export const mcpRoutes: RoutePlugin = (app, deps) => {
   }
 };
 
-function sendRefusal(reply: FastifyReply, refusal: JsonRpcRefusal): FastifyReply {
-  return reply
-    .code(refusal.status)
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify(refusal.body));
-}
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
@@ -149,14 +111,4 @@ function installMcpBodyParser(app: ApiApp): void {
       );
     });
   });
-}
-
-/** The headers the SDK transport reads, on a web Request (the body is handed over already parsed). */
-function webRequestOf(request: FastifyRequest): Request {
-  const headers = new Headers();
-  for (const name of ['accept', 'content-type', 'mcp-protocol-version']) {
-    const value = request.headers[name];
-    if (typeof value === 'string') headers.set(name, value);
-  }
-  return new Request('http://localhost/mcp', { method: 'POST', headers });
 }

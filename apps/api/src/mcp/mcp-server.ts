@@ -1,36 +1,15 @@
-import { MCP_TOOLS } from '@agent-platform/contracts';
 // The low-level Server, not McpServer: McpServer takes zod schemas, while the tools' schemas are
 // the TypeBox (JSON Schema) contracts every other surface and the docs use.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { callTool } from './tool-call.ts';
+import { TOOL_LIST } from './tool-list.ts';
 import type { ToolContext } from './tool-context.ts';
 
 const INSTRUCTIONS =
   'Agent Platform hosts software agents for insurance carriers. List the agents, send one a message, ' +
   'run a workflow and follow its run, and search the audit trail. Each tool needs the permission its ' +
   'description names; a refusal comes back as an error result naming your role.';
-
-/** A plain JSON Schema object (TypeBox schemas carry non-enumerable bookkeeping; JSON drops it). */
-function plain(schema: unknown): Tool['inputSchema'] {
-  return JSON.parse(JSON.stringify(schema)) as Tool['inputSchema'];
-}
-
-/** What tools/list answers: the same for every caller (a refusal is explained at call time). */
-export const TOOL_LIST: Tool[] = MCP_TOOLS.map((tool) => ({
-  name: tool.name,
-  title: tool.title,
-  description: `${tool.description} Needs the ${tool.action} permission, as ${tool.route}.`,
-  inputSchema: plain(tool.input),
-  outputSchema: plain(tool.output),
-  annotations: {
-    title: tool.title,
-    readOnlyHint: tool.readOnly,
-    destructiveHint: false,
-    idempotentHint: tool.readOnly,
-    openWorldHint: false,
-  },
-}));
 
 /**
  * The MCP server of one HTTP request (stateless streamable HTTP, docs/mcp.md "Transport and

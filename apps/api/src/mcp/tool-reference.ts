@@ -1,5 +1,5 @@
 import { MCP_TOOLS, type McpToolContract } from '@agent-platform/contracts';
-import { TOOL_LIST } from './mcp-server.ts';
+import { TOOL_LIST } from './tool-list.ts';
 
 interface JsonSchema {
   type?: string;

@@ -10,7 +10,6 @@ import {
   PackList,
   ReportFormatQuery,
 } from '@agent-platform/contracts';
-import { renderReportPdf } from '@agent-platform/compliance/pdf';
 import { Type } from 'typebox';
 import type { RoutePlugin } from '../api-app.ts';
 
@@ -63,6 +62,8 @@ export const complianceRoutes: RoutePlugin = (app, deps) => {
     async (request, reply) => {
       const report = await deps.compliance.report(request.params.id);
       if (request.query.format === 'json') return report;
+      // pdfkit and its fonts are loaded by the first PDF, not at boot (docs/performance.md "Memory").
+      const { renderReportPdf } = await import('@agent-platform/compliance/pdf');
       const pdf = await renderReportPdf(report);
       // Spec §Compliance: the file name carries the framework id (a pack id: [a-z0-9._-], safe in a header).
       return reply

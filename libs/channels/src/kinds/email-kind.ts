@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { ChannelOutbound } from '@agent-platform/contracts';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { createTransport as CreateTransport, Transporter } from 'nodemailer';
 import type { ChannelConfig, ChannelConnection, ChannelKind } from '../channel-kind.ts';
 import { ChannelConfigError } from '../channel-kind.ts';
 import {
@@ -11,7 +11,7 @@ import {
   requiredPort,
   requiredString,
 } from './config-fields.ts';
-import { openSmtpListener, type SmtpListener } from './email-listener.ts';
+import type { SmtpListener } from './email-listener.ts';
 import { resolveGuardedHost } from './guarded-host.ts';
 
 interface EmailConfig {
@@ -68,10 +68,14 @@ export const emailKind: ChannelKind = {
     try {
       // D9: the SMTP host comes from a channel config; connect to the address that was checked.
       const address = await resolveGuardedHost(config.smtpHost, context.allowPrivateTargets);
-      transporter = smtpTransport(config, address);
+      // Loaded by the first email channel, not at boot (docs/performance.md "Memory").
+      const { createTransport } = await import('nodemailer');
+      transporter = smtpTransport(createTransport, config, address);
       await transporter.verify();
-      if (config.listenPort !== undefined)
+      if (config.listenPort !== undefined) {
+        const { openSmtpListener } = await import('./email-listener.ts');
         listener = await openSmtpListener(context, { ...config, listenPort: config.listenPort });
+      }
       context.setStatus('Connected');
     } catch (error) {
       context.setStatus({ Error: smtpProblem(error) });
@@ -80,7 +84,7 @@ export const emailKind: ChannelKind = {
   },
 };
 
-function smtpTransport(config: EmailConfig, address: string): Transporter {
+function smtpTransport(createTransport: typeof CreateTransport, config: EmailConfig, address: string): Transporter {
   return createTransport({
     host: address,
     port: config.smtpPort,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { ChannelOutbound } from '@agent-platform/contracts';
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import type {
   ChannelConfig,
   ChannelConnection,
@@ -69,6 +69,8 @@ export const mqttKind: ChannelKind = {
       context.setStatus({ Error: `MQTT: ${(error as Error).message}` });
       return closedConnection();
     }
+    // Loaded by the first MQTT channel, not at boot (docs/performance.md "Memory").
+    const { connect } = await import('mqtt');
     const client = connect(clientOptions(context, config, address));
     const closing = new AbortController();
     const ownTopic = outboundTopicPattern(config.outboundTopic);
