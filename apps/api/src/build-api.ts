@@ -22,6 +22,7 @@ import { installRequestTracing } from './http/request-tracing.ts';
 import { requestTimeoutHook } from './http/request-timeout.ts';
 import { trackRoutes } from './http/route-catalog.ts';
 import { uuidParamsHook } from './http/uuid-params.ts';
+import { lazySerializerFactory } from './http/serializer-compiler.ts';
 import { validatorCompiler } from './http/validator-compiler.ts';
 import { routePlugins } from './routes/index.ts';
 
@@ -68,6 +69,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
     // Vault key names may be 128 characters (docs/vault.md); the router's default of 100 would
     // answer 414 before the route could validate them.
     routerOptions: { maxParamLength: 256 },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
     ...(options.https ? { https: options.https } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as ApiApp;
 
