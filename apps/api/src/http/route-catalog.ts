@@ -10,6 +10,8 @@ export interface RouteRecord {
   framework: boolean;
   /** The request schemas (JSON Schema, from TypeBox), for tests that generate requests (the fuzz pass). */
   request: { body?: unknown; querystring?: unknown; params?: unknown };
+  /** The response schemas by status, as declared (the test that builds every serializer reads them). */
+  response?: Record<string, unknown>;
   /** Path params that must be UUIDs, with the id kind (`RouteAccess.ids`). */
   ids: Record<string, string>;
 }
@@ -45,6 +47,7 @@ export function trackRoutes(app: ApiApp): void {
       hasResponseSchema: route.schema?.response !== undefined,
       framework: isDocs || isPreflight,
       request: { body: schema?.body, querystring: schema?.querystring, params: schema?.params },
+      ...(schema?.response === undefined ? {} : { response: schema.response as Record<string, unknown> }),
       ids: config?.ids ?? {},
     });
   });

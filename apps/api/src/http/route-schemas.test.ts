@@ -1,3 +1,4 @@
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registeredRoutes } from './route-catalog.ts';
 import { startTestApi, type TestApi } from '../testing/index.ts';
@@ -23,6 +24,28 @@ describe('every route declares itself', () => {
       (r) => r.framework && r.url !== '*' && r.action !== 'public',
     );
     expect(docsWithoutAccess).toEqual([]);
+  });
+
+  it('has response schemas the serializer can build, every status of every route (they are built by the first response, serializer-compiler.ts)', () => {
+    const build = SerializerSelector()(api.app.getSchemas(), {});
+    const broken: string[] = [];
+    let built = 0;
+    for (const route of registeredRoutes(api.app)) {
+      for (const [httpStatus, declared] of Object.entries(route.response ?? {})) {
+        const content = (declared as { content?: Record<string, { schema: unknown }> }).content;
+        const schemas = content === undefined ? [declared] : Object.values(content).map((c) => c.schema);
+        for (const schema of schemas) {
+          try {
+            build({ schema, method: route.method, url: route.url, httpStatus });
+            built += 1;
+          } catch (error) {
+            broken.push(`${route.method} ${route.url} ${httpStatus}: ${(error as Error).message}`);
+          }
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+    expect(built).toBeGreaterThan(300);
   });
 
   it('makes public only GET /health (spec §Authentication rule 2), the channel inbound route the peer signs (docs/channels.md), the favicon and the Swagger UI pages (docs/http.md)', () => {
