@@ -26,7 +26,9 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a run whose api no
       workers: 1,
       schedulers: 0,
       licence: { transaction_budgets: { [WORKFLOW_TYPE]: 100 } },
-      config: { workflows: { redispatch_after_secs: 1, sweep_interval_ms: 200 } },
+      // The sweeper looks at a run 5 s after its start: the count taken while the armed node is
+      // stopped comes first, even on a loaded machine.
+      config: { workflows: { redispatch_after_secs: 5, sweep_interval_ms: 200 } },
     });
     api = fleet.urls[0]!;
     token = (await call(api, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
