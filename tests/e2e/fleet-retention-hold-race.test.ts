@@ -22,6 +22,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
   () => {
     let fleet: Fleet;
     let store: Store | undefined;
+    let token: string;
     const heldRun = randomUUID();
 
     beforeAll(async () => {
@@ -35,9 +36,13 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
           }));
           await seedOldRuns(dataDir, [...runs, { id: heldRun, businessKey: CLAIM }]);
         },
-        config: { retention: { runs_days: 30, sweep_interval_secs: 3600, batch_size: 50 } },
+        // Small batches: the sweep of 3,000 runs takes long enough on a fast machine for the hold
+        // to land in the middle of it (with 50 a clean-clone run saw it finish first).
+        config: { retention: { runs_days: 30, sweep_interval_secs: 3600, batch_size: 10 } },
       });
       store = await fleet.openStore();
+      // The key first (the store is shared): the hold then follows the first deletions at once.
+      token = (await call(fleet.urls[0]!, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret as string;
     }, 240_000);
 
     afterAll(async () => {
@@ -56,8 +61,6 @@ describe.skipIf(natsBinary === null || redisBinary === null)(
       const other = fleet.apis.findIndex((p) => p.child.pid !== holder?.pid);
       expect(holder, 'a node holding the sweep').not.toBeNull();
       const url = fleet.urls[other]!;
-      const token = (await call(url, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body
-        .secret as string;
       const hold = await call(url, 'POST', '/retention/holds', {
         token,
         body: { business_key: CLAIM, reason: 'coverage litigation' },
