@@ -1,5 +1,6 @@
 import type { LicenceClaims, PlatformConfig, Role } from '@agent-platform/contracts';
 import type { DeepPartial } from '@agent-platform/api/testing';
+import { createWorkflowService, type FaultPoints, type RunBus, type WorkflowService } from '@agent-platform/domain';
 import type { Store } from '@agent-platform/store';
 import { createPackageShelf, waitUntil, type PackageShelf } from '@agent-platform/testkit';
 import { expect } from 'vitest';
@@ -109,4 +110,26 @@ export async function startWorkflowPlatform(options: WorkflowPlatformOptions): P
       await shelf.close();
     },
   };
+}
+
+const silentBus: RunBus = { dispatch: async () => undefined, changed: () => undefined, cancel: () => undefined };
+
+/**
+ * A workflow service over the platform's store whose step messages are never published, as a
+ * starter that died after storing its run leaves them (the platform's sweeper must recover the
+ * run); with `faults`, it stops where the fault-point test says.
+ */
+export function silentWorkflowService(api: PlatformTestApi, faults?: FaultPoints): WorkflowService {
+  const d = api.deps;
+  return createWorkflowService({
+    store: d.store,
+    clock: d.clock,
+    agents: d.agents,
+    licence: d.licence.gate,
+    models: d.models,
+    runBus: silentBus,
+    settings: () => d.config.current().workflows,
+    warn: () => undefined,
+    ...(faults === undefined ? {} : { faults }),
+  });
 }

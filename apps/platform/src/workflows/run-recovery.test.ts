@@ -1,10 +1,10 @@
 import { Streams, type WorkflowStepMessage } from '@agent-platform/contracts';
-import { createWorkflowService, stepMessageId, workflowRuns, type RunBus, type WorkflowRunRecord, type WorkflowService } from '@agent-platform/domain';
+import { stepMessageId, workflowRuns, type WorkflowRunRecord, type WorkflowService } from '@agent-platform/domain';
 import { waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startStepModel, type StepModel } from '../testing/step-model.ts';
-import { workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
+import { silentWorkflowService, workflowHarness, type WorkflowHarness } from '../testing/workflow-harness.ts';
 import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 
 // What the sweeper recovers (docs/workflows.md "Crash safety"), on the all-in-one platform: a step
@@ -16,22 +16,8 @@ import { createPackageShelf, type PackageShelf } from '@agent-platform/testkit';
 let model: StepModel;
 let shelf: PackageShelf;
 
-const silentBus: RunBus = { dispatch: async () => undefined, changed: () => undefined, cancel: () => undefined };
-
 /** A workflow service over the platform's store whose step messages are never published. */
-function losingService(api: PlatformTestApi): WorkflowService {
-  const d = api.deps;
-  return createWorkflowService({
-    store: d.store,
-    clock: d.clock,
-    agents: d.agents,
-    licence: d.licence.gate,
-    models: d.models,
-    runBus: silentBus,
-    settings: () => d.config.current().workflows,
-    warn: () => undefined,
-  });
-}
+const losingService = (api: PlatformTestApi): WorkflowService => silentWorkflowService(api);
 
 async function editRun(api: PlatformTestApi, id: string, change: (run: WorkflowRunRecord) => void): Promise<void> {
   await workflowRuns(api.deps.store).update(id, (current) => {

@@ -1,7 +1,7 @@
-import { createWorkflowService, workflowRuns, type FaultPoint, type RunBus, type WorkflowService } from '@agent-platform/domain';
+import { workflowRuns, type FaultPoint, type WorkflowService } from '@agent-platform/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { licenceClaims, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
+import { silentWorkflowService, startWorkflowPlatform, type WorkflowHarness, type WorkflowPlatform } from '../testing/workflow-harness.ts';
 
 // A run's licence transaction is reserved after its document is stored (docs/workflows.md
 // "Licence"), so a starter that dies anywhere in between leaves a run the sweeper finishes,
@@ -16,27 +16,13 @@ let workflowId: string;
 const BUDGET = 3;
 const REDISPATCH_SECS = 3;
 
-const silentBus: RunBus = { dispatch: async () => undefined, changed: () => undefined, cancel: () => undefined };
-
 /** A workflow service over the platform's store that dies at `point` (and never publishes a step). */
-function dyingAt(point: FaultPoint): WorkflowService {
-  const d = api.deps;
-  return createWorkflowService({
-    store: d.store,
-    clock: d.clock,
-    agents: d.agents,
-    licence: d.licence.gate,
-    models: d.models,
-    runBus: silentBus,
-    settings: () => d.config.current().workflows,
-    warn: () => undefined,
-    faults: {
-      reach: (reached) => {
-        if (reached === point) throw new Error(`killed at ${point}`);
-      },
+const dyingAt = (point: FaultPoint): WorkflowService =>
+  silentWorkflowService(api, {
+    reach: (reached) => {
+      if (reached === point) throw new Error(`killed at ${point}`);
     },
   });
-}
 
 const used = async (): Promise<number> => (await api.request('GET', '/licence/status')).body.transaction_utilization.claims_intake?.used ?? 0;
 

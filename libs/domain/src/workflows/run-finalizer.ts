@@ -39,7 +39,8 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
   if (!TERMINAL_RUN_STATES.has(ended.state) || ended.finalized) return;
   const failed = ended.state === 'Failed';
   let won = false;
-  let held: WorkflowRunRecord['transaction'] = null;
+  // The transaction as it was before this finalization marked it (what is to be given back).
+  let held = null as WorkflowRunRecord['transaction'];
   const stored = await workflowRuns(deps.store).update(ended.id, (current) => {
     won = false;
     if (current === null || current.doc.finalized || !TERMINAL_RUN_STATES.has(current.doc.state)) return null;
@@ -55,8 +56,7 @@ export async function finalizeRun(deps: RunFinalizerDeps, ended: WorkflowRunReco
   await emitTerminal(deps.events, run);
   try {
     // A run failed while `reserving` withdraws its hold: its transaction may or may not be taken.
-    const transaction = held as WorkflowRunRecord['transaction'];
-    if (failed && transaction !== null) await deps.licence.releaseRun(transaction);
+    if (failed && held !== null) await deps.licence.releaseRun(held);
     if (!failed) {
       await recordUsageEvent(deps.store, {
         at,

@@ -3,6 +3,8 @@ import { PlatformError } from '../errors/platform-error.ts';
 import type { FaultPoints } from '../faults/fault-points.ts';
 import type { LicenceGate } from '../licence/licence-gate.ts';
 import { endRun } from './planner/run-planner.ts';
+import type { RunBus } from './run-bus.ts';
+import { finalizeRun, type RunFinalizerDeps } from './run-finalizer.ts';
 import { workflowRuns, type WorkflowRunRecord } from './run-record.ts';
 import { transitionRun } from './run-transition.ts';
 
@@ -70,12 +72,24 @@ export async function reserveRunTransaction(deps: RunReservationDeps, run: Workf
   return { kind: 'held', run: current ?? run };
 }
 
-/** Ends a Running run whose reservation the licence refused: Failed, with the refusal's message. */
-export async function failRefusedRun(deps: RunReservationDeps, runId: string, error: PlatformError): Promise<WorkflowRunRecord | null> {
+/**
+ * Ends a Running (or Suspended) run whose reservation the licence refused: Failed, with the
+ * refusal's message, announced and finalized (nothing was charged; a hold is withdrawn). Null
+ * when the run had ended otherwise meanwhile.
+ */
+export async function failRefusedRun(
+  deps: RunReservationDeps,
+  ending: RunFinalizerDeps & { runBus: Pick<RunBus, 'changed'> },
+  runId: string,
+  error: PlatformError,
+): Promise<WorkflowRunRecord | null> {
   const done = await transitionRun(workflowRuns(deps.store), runId, { now: deps.now, redispatchAfterMs: deps.redispatchAfterMs() }, (draft) => {
     if (draft.state !== 'Running' && draft.state !== 'Suspended') return null;
     endRun(draft, 'Failed', `${error.category}: ${error.message}`, deps.now());
     return true;
   });
-  return done?.run ?? null;
+  if (done === null) return null;
+  ending.runBus.changed(runId);
+  await finalizeRun(ending, done.run);
+  return done.run;
 }

@@ -84,9 +84,7 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
     if (run === undefined || run.state !== 'Running' || run.transaction?.state !== 'reserving') return true;
     const outcome = await reserveRunTransaction(reservation, run);
     if (outcome.kind === 'held') return true;
-    const failed = await failRefusedRun(reservation, id, outcome.error);
-    deps.runBus.changed(id);
-    if (failed !== null) await finalizeRun(deps, failed);
+    await failRefusedRun(reservation, deps, id, outcome.error);
     return false;
   }
 

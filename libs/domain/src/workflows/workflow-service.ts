@@ -154,8 +154,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
         if (!(error instanceof StoreConflictError)) throw error;
       }
     }
-    const failed = await failRefusedRun(reservation, id, refusal);
-    if (failed !== null) await finalizeRun(deps, failed);
+    await failRefusedRun(reservation, deps, id, refusal);
   }
 
   return {
@@ -277,10 +276,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps): WorkflowServic
       // Suspended before its start reserved the transaction (its starter died): reserved first.
       const reserved = await reserveRunTransaction(reservation, run);
       if (reserved.kind === 'refused') {
-        const failed = await failRefusedRun(reservation, id, reserved.error);
-        deps.runBus.changed(id);
-        if (failed !== null) await finalizeRun(deps, failed);
-        return runStatus(failed ?? run);
+        return runStatus((await failRefusedRun(reservation, deps, id, reserved.error)) ?? run);
       }
       await deps.runBus.dispatch(id, dispatch);
       deps.runBus.changed(id);
