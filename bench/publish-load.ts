@@ -26,6 +26,17 @@ export interface PublishLoadSettings {
 /** A publish that had no answer after this long counts as a timeout. */
 const PUBLISH_TIMEOUT_MS = 10_000;
 
+/** One `POST <url>/packages` of `archive`: its status and body (a `TimeoutError` after PUBLISH_TIMEOUT_MS). */
+export async function publishArchive(url: string, archive: Buffer): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${url}/packages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/gzip' },
+    body: archive,
+    signal: AbortSignal.timeout(PUBLISH_TIMEOUT_MS),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
 /**
  * `POST <url>/packages` of the pool's archives, `concurrency` callers at a time, until the
  * duration ends or the pool is empty (said on stderr: the run was shorter than asked). Only a
@@ -52,17 +63,11 @@ export async function runPublishLoad(
       if (archive === undefined) return;
       const sent = performance.now();
       try {
-        const response = await fetch(`${url}/packages`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/gzip' },
-          body: archive,
-          signal: AbortSignal.timeout(PUBLISH_TIMEOUT_MS),
-        });
-        const text = await response.text();
-        if (response.status === 201) latencies.push(performance.now() - sent);
+        const { status, text } = await publishArchive(url, archive);
+        if (status === 201) latencies.push(performance.now() - sent);
         else {
           non2xx++;
-          if (refusals.length === 0) refusals.push(`${response.status} ${text.slice(0, 300)}`);
+          if (refusals.length === 0) refusals.push(`${status} ${text.slice(0, 300)}`);
         }
       } catch (error) {
         if ((error as Error).name === 'TimeoutError') timeouts++;

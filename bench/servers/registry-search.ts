@@ -13,27 +13,36 @@ import { registrySearchCorpus } from '../registry-search.ts';
 // under --data-dir), seeded with --packages packages (bench/registry-search.ts), on a free
 // loopback port.
 const { values } = parseArgs({
-  options: { 'data-dir': { type: 'string' }, packages: { type: 'string', default: '10000' } },
+  options: {
+    'data-dir': { type: 'string' },
+    packages: { type: 'string', default: '10000' },
+    // What the registry serves with once seeded (the publishing target publishes durably).
+    durability: { type: 'string', default: 'normal' },
+  },
 });
 const dataDir = values['data-dir'];
 if (dataDir === undefined) throw new Error('--data-dir is required');
 
+const durability = values.durability;
+if (durability !== 'normal' && durability !== 'full') throw new Error('--durability is normal or full');
+
 const config = defaultConfig();
 config.storage.data_dir = dataDir;
-// The seed is setup, not what is measured: `normal` durability spares it 20,000 fsyncs (search only reads).
-config.storage.durability = 'normal';
 config.registry.listen = '127.0.0.1:0';
 const { logger } = createLogger({ level: 'warn', bufferLines: 10 });
-const engines = await openEngines(config, {
-  clock: systemClock,
-  logger,
-  dataDir,
-  processName: 'registry-search-bench',
-});
+const open = () => openEngines(config, { clock: systemClock, logger, dataDir, processName: 'registry-search-bench' });
+
+// The seed is setup, not what is measured: `normal` durability spares it 20,000 fsyncs.
+config.storage.durability = 'normal';
+const seeding = await open();
 const corpus = registrySearchCorpus(Number(values.packages));
 const seededAt = Date.now();
-await seedVersions(engines.store, corpus);
+await seedVersions(seeding.store, corpus);
 console.log(`seeded ${values.packages} packages (${corpus.length} versions) in ${Date.now() - seededAt} ms`);
+await seeding.close();
+
+config.storage.durability = durability;
+const engines = await open();
 
 const opened = await openRegistryDeps({
   engines,

@@ -10,6 +10,7 @@ import { fleetOneWorker, fleetTwoWorkers } from './fleet-workers.ts';
 import { helloWorld } from './hello-world.ts';
 import { registryPublishEight, registryPublishOne } from './registry-publish.ts';
 import { registrySearch } from './registry-search.ts';
+import { registrySearchPublishing } from './registry-search-publishing.ts';
 import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
 import { toolJournalInvokeAllInOne, toolJournalInvokeFleet, toolJournalWorkflowAllInOne, toolJournalWorkflowFleet } from './tool-journal.ts';
 import { workflowFanOut8 } from './workflow-fanout-8.ts';
@@ -62,6 +63,7 @@ export const TARGETS: BenchTarget[] = [
   workflowStepsFleetPostgres,
   fleetSchedulesOnePostgres,
   registrySearch,
+  registrySearchPublishing,
   registryPublishOne,
   registryPublishEight,
 ];

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { systemClock } from '@agent-platform/domain';
 import { startOidcProvider, type OidcProviderHarness } from '@agent-platform/oidc/testing';
 import { createIssuerStore, createRegistryKeyService } from '@agent-platform/registry-core';
-import { openExampleArchives, seedVersions, type ExampleArchives } from '@agent-platform/registry-core/testing';
+import { openExampleArchives, registryCall, seedVersions, type ExampleArchives, type RegistryAnswer, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { freePort } from '@agent-platform/testkit';
 import { decodeJwt } from 'jose';
@@ -34,12 +34,6 @@ afterAll(async () => {
   await examples?.close();
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
-
-interface Answer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON shapes
-  body: any;
-}
 
 describe('registry identities in a registry process', () => {
   it('qualifies a legacy owner at boot; a second issuer with the same sub and a key named like it are refused 403', async () => {
@@ -81,15 +75,8 @@ describe('registry identities in a registry process', () => {
     );
     registry = startApp('registry', config);
     const url = await registry.ready();
-    const send = async (method: string, path: string, bearer?: string, body?: { json?: unknown; archive?: Uint8Array }): Promise<Answer> => {
-      const headers: Record<string, string> = bearer === undefined ? {} : { authorization: `Bearer ${bearer}` };
-      if (body?.json !== undefined) headers['content-type'] = 'application/json';
-      if (body?.archive !== undefined) headers['content-type'] = 'application/gzip';
-      const payload = body?.json !== undefined ? JSON.stringify(body.json) : body?.archive;
-      const response = await fetch(`${url}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
-      const text = await response.text();
-      return { status: response.status, body: text === '' ? null : JSON.parse(text) };
-    };
+    const send = (method: string, path: string, bearer?: string, body: RegistryCallOptions = {}): Promise<RegistryAnswer> =>
+      registryCall(url, method, path, { ...body, ...(bearer === undefined ? {} : { bearer }) });
     const aliceA = `${providerA.issuer}#alice`;
     expect((await send('GET', '/packages/loss-summary')).body.owners).toEqual([aliceA]);
 

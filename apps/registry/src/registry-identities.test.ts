@@ -2,7 +2,7 @@ import { defaultConfig } from '@agent-platform/config';
 import { systemClock } from '@agent-platform/domain';
 import { createRegistryKeyService, migrateLegacyIdentities, registryRecords } from '@agent-platform/registry-core';
 import { startOidcProvider, type OidcProviderHarness } from '@agent-platform/oidc/testing';
-import { openExampleArchives, seedVersions, type ExampleArchives } from '@agent-platform/registry-core/testing';
+import { openExampleArchives, registryCall, seedVersions, type ExampleArchives, type RegistryAnswer, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
 import { decodeJwt } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRegistry, type TestRegistry } from './testing/test-registry.ts';
@@ -38,26 +38,8 @@ afterEach(async () => {
   registry = undefined;
 });
 
-interface Answer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON shapes
-  body: any;
-}
-
-async function send(method: string, path: string, options: { bearer?: string; json?: unknown; archive?: Uint8Array } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
-  let body: string | Uint8Array | undefined;
-  if (options.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  } else if (options.archive !== undefined) {
-    headers['content-type'] = 'application/gzip';
-    body = options.archive;
-  }
-  const response = await fetch(`${registry!.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+function send(method: string, path: string, options: RegistryCallOptions = {}): Promise<RegistryAnswer> {
+  return registryCall(registry!.url, method, path, options);
 }
 
 async function startOidcRegistry(): Promise<{ admin: string }> {
@@ -193,7 +175,7 @@ describe('registry identities', () => {
         await seedVersions(store, [{ name: 'loss-summary', version: '1.0.0', publishedBy: 'ci', yanked: true }]);
         const records = registryRecords(store);
         await records.packages.update('loss-summary', (c) => ({ ...c!.doc, owners: ['ci', 'old-ci', 'ghost', 'anonymous'] }));
-        await records.history.append(() => ({ name: 'loss-summary', at: '2026-01-01T00:00:00.000Z', action: 'publish', version: '1.0.0', identity: 'ci', reason: null, security: false }));
+        // seedVersions wrote the publish line (identity 'ci', bare); then the owner change.
         await records.history.append(() => ({ name: 'loss-summary', at: '2026-01-01T00:00:01.000Z', action: 'owners', version: null, identity: 'ghost', reason: null, security: false, owners: ['ci', 'ghost'] }));
       },
     });

@@ -5,12 +5,14 @@ import type { RegistryRoutePlugin } from './registry-route.ts';
 
 /**
  * GET /search (docs/registry-search.md "Search"): the latest listed version of each package,
- * ranked by `q` and narrowed by the filters. The index lives in this process and follows the
- * store's generation counter, so a package published through another registry process over the
- * same store is found on the next query.
+ * ranked by `q` and narrowed by the filters. The index lives in this process and is changed in
+ * place by what the registry's history says changed (search-index.ts), so a package published
+ * through another registry process over the same store is found on the next query.
  */
 export const searchRoutes: RegistryRoutePlugin = (app, deps) => {
-  const index = createSearchIndex(deps.store);
+  const index = createSearchIndex(deps.store, {
+    onReloadError: (err) => deps.logger.warn({ err }, 'search index: the periodic reload failed; searches go on from the index in place'),
+  });
   app.get(
     '/search',
     {

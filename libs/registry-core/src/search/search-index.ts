@@ -1,51 +1,80 @@
 import type { RegistrySearchResult, RegistryVersion } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import { REGISTRY_GENERATION_COUNTER, registryRecords } from '../registry-records.ts';
+import { PackageIndex, type SearchRequest } from './package-index.ts';
 import { latestListed, searchEntry, type SearchEntry } from './search-entry.ts';
-import { buildFilterIndex, type FilterIndex } from './filter-index.ts';
-import { passesFilter, type SearchFilter } from './search-filter.ts';
-import type { TextQuery } from './search-ranking.ts';
-import { buildTextIndex, type TextIndex } from './text-index.ts';
 
-/** A normalized search (normalizeSearchQuery): the text, the filters and the page. */
-export interface SearchRequest {
-  text: TextQuery | null;
-  filter: SearchFilter;
-  page: number;
-  perPage: number;
-}
+export type { SearchRequest } from './package-index.ts';
 
 /** GET /search over the registry's published packages. */
 export interface SearchIndex {
   search(request: SearchRequest): Promise<RegistrySearchResult>;
-  /** The generation of the snapshot last searched (the store counter's value when it was built); -1 before the first. */
+  /** The generation the index is up to (the store counter's value it last caught up with); -1 before the first search. */
   readonly generation: number;
+  /** How the index kept up so far: loads of every version, and packages changed in place (tests, docs). */
+  readonly stats: { loads: number; changes: number };
+  /** The background reload a search started, if one is running (tests wait for it). */
+  readonly reloading: Promise<void> | null;
 }
 
-interface Snapshot {
+export interface SearchIndexOptions {
+  /** How old a load may get before a search starts the next one, in the background (default 10 minutes). */
+  reloadEveryMs?: number;
+  /** Milliseconds now (default `Date.now`). */
+  now?: () => number;
+  /** Told when a background reload fails (the index keeps serving what it has). */
+  onReloadError?: (error: unknown) => void;
+}
+
+/** History lines read per page while catching up. */
+const CATCH_UP_PAGE = 500;
+const RELOAD_EVERY_MS = 10 * 60_000;
+
+interface Caught {
+  /** Every change whose counter bump is at most this is in the index. */
   generation: number;
-  /** Sorted by name: an empty query is the list in this order, and ties keep it. */
-  entries: SearchEntry[];
-  text: TextIndex;
-  filters: FilterIndex;
+  /** The last history line applied: the next catch-up reads from the one after it. */
+  historySeq: number;
+  index: PackageIndex;
 }
 
 /**
- * An in-memory index of the latest listed version of each package (latestListed: a package
- * whose versions are all yanked is not in it), built from the store. Every search first reads
- * `REGISTRY_GENERATION_COUNTER` (one counter read) and rebuilds when it moved, so several
- * registry processes over one store all answer what was last published, yanked or un-yanked.
+ * An in-memory index of the latest listed version of each package (latestListed: a package whose
+ * versions are all yanked is not in it), kept up to date in place (issue 25: a search never waits
+ * for the whole index to be rebuilt). docs/registry.md "Search".
  *
- * The counter is read before the versions: a publish that lands during a build bumps the
- * counter after writing its version, so the next search sees a newer generation and rebuilds;
- * a snapshot is never labelled newer than what it read. Concurrent searches share one build.
+ * Every search first reads `REGISTRY_GENERATION_COUNTER` (one counter read). When it moved, the
+ * index catches up from the registry's history log: every publish, yank, un-yank and owner change
+ * stores its change, then appends a history line naming its package, then bumps the counter
+ * (registry-context.ts `afterChange`). The lines after the last one applied name every package that
+ * changed; each is read again (its versions, one indexed `find`) and put in the index in place.
+ * Read in this order, nothing is missed: the counter, then the lines, then the versions. A change
+ * whose bump the counter showed has its line already, and a version read after its line is at
+ * least as new as the line; a line read early (its bump not yet made) re-reads a package, which is
+ * harmless. Several registry processes over one store each catch up the same way, so each answers
+ * what was last published, yanked or un-yanked. Concurrent searches share one catch-up.
+ *
+ * The first search loads every version. After that a load happens in the background, started by a
+ * search once the last load is `reloadEveryMs` old and swapped in when it has caught up (searches
+ * meanwhile answer from the index in place): it picks up what was written around the history (a
+ * registry process killed between storing a version and appending its line, which leaves the
+ * version stored and unannounced). A gap in the history (lines dropped) also loads, in the search.
  */
-export function createSearchIndex(store: Store): SearchIndex {
-  const { versions } = registryRecords(store);
-  let snapshot: Snapshot | null = null;
-  let building: { generation: number; done: Promise<Snapshot> } | null = null;
+export function createSearchIndex(store: Store, options: SearchIndexOptions = {}): SearchIndex {
+  const { versions, history } = registryRecords(store);
+  const reloadEveryMs = options.reloadEveryMs ?? RELOAD_EVERY_MS;
+  const now = options.now ?? Date.now;
+  let caught: Caught | null = null;
+  let loadedAt = 0;
+  /** The one job changing `caught` at a time: a catch-up, or a reload being brought up to date. */
+  let changing: Promise<void> | null = null;
+  let reloading: Promise<void> | null = null;
+  const stats = { loads: 0, changes: 0 };
 
-  const build = async (generation: number): Promise<Snapshot> => {
+  const load = async (): Promise<Caught> => {
+    const startedAt = now();
+    const historySeq = (await history.tip())?.seq ?? 0;
+    const generation = await store.counters.get(REGISTRY_GENERATION_COUNTER);
     const byName = new Map<string, RegistryVersion[]>();
     for (const { doc } of await versions.find()) {
       const list = byName.get(doc.name);
@@ -57,64 +86,85 @@ export function createSearchIndex(store: Store): SearchIndex {
       const latest = latestListed(list);
       if (latest !== null) entries.push(searchEntry(latest));
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { generation, entries, text: buildTextIndex(entries), filters: buildFilterIndex(entries) };
+    stats.loads++;
+    loadedAt = startedAt;
+    return { generation, historySeq, index: new PackageIndex(entries) };
   };
 
-  const current = async (): Promise<Snapshot> => {
+  /** The entry of package `name` as the store has it now; null when nothing of it is listed. */
+  const entryOf = async (name: string): Promise<SearchEntry | null> => {
+    const latest = latestListed((await versions.find({ where: { name } })).map(({ doc }) => doc));
+    return latest === null ? null : searchEntry(latest);
+  };
+
+  /** `from` brought up to `generation` (read before this call) from the history; null when the history has a gap. */
+  const catchUp = async (from: Caught, generation: number): Promise<Caught | null> => {
+    const changed = new Set<string>();
+    let seq = from.historySeq;
+    for (;;) {
+      const lines = await history.scan(seq + 1, CATCH_UP_PAGE);
+      if (lines.length > 0 && lines[0]!.seq !== seq + 1) return null;
+      for (const line of lines) changed.add(line.name);
+      if (lines.length > 0) seq = lines.at(-1)!.seq;
+      if (lines.length < CATCH_UP_PAGE) break;
+    }
+    const entries = await Promise.all([...changed].map(async (name) => [name, await entryOf(name)] as const));
+    for (const [name, entry] of entries) from.index.put(name, entry);
+    stats.changes += entries.length;
+    return { generation: Math.max(generation, from.generation), historySeq: seq, index: from.index };
+  };
+
+  /** Runs `job` once no other job changes `caught`. */
+  const exclusively = async (job: () => Promise<void>): Promise<void> => {
+    while (changing !== null) await changing.catch(() => {});
+    const running = job().finally(() => {
+      changing = null;
+    });
+    changing = running;
+    return running;
+  };
+
+  const reload = async (): Promise<void> => {
+    const fresh = await load();
+    await exclusively(async () => {
+      const generation = await store.counters.get(REGISTRY_GENERATION_COUNTER);
+      caught = (await catchUp(fresh, generation)) ?? (await load());
+    });
+  };
+
+  /** The index, caught up with at least the generation the counter showed when this search began. */
+  const current = async (): Promise<PackageIndex> => {
     const generation = await store.counters.get(REGISTRY_GENERATION_COUNTER);
-    if (snapshot !== null && snapshot.generation === generation) return snapshot;
-    if (building !== null && building.generation === generation) return building.done;
-    const started = { generation, done: build(generation) };
-    building = started;
-    try {
-      const built = await started.done;
-      if (snapshot === null || built.generation >= snapshot.generation) snapshot = built;
-      return built;
-    } finally {
-      if (building === started) building = null;
+    for (;;) {
+      if (caught !== null && caught.generation >= generation) return caught.index;
+      if (changing === null) {
+        void exclusively(async () => {
+          caught = caught === null ? await load() : ((await catchUp(caught, generation)) ?? (await load()));
+        }).catch(() => {});
+      }
+      // A job already running may have read the counter before this search did: look again after it.
+      await changing;
     }
   };
 
   return {
     get generation() {
-      return snapshot?.generation ?? -1;
+      return caught?.generation ?? -1;
+    },
+    stats,
+    get reloading() {
+      return reloading;
     },
     async search(request) {
-      const now = await current();
-      const { positions, scoreOf } = request.text === null ? listed(now, request.filter) : ranked(now, request.text, request.filter);
-      const start = (request.page - 1) * request.perPage;
-      // Only the page shown is copied into response objects.
-      const results = positions.slice(start, start + request.perPage).map((p) => ({ ...now.entries[p]!.view, score: scoreOf(p) }));
-      return { total: positions.length, page: request.page, per_page: request.perPage, results };
+      const index = await current();
+      if (reloading === null && now() - loadedAt >= reloadEveryMs) {
+        reloading = reload()
+          .catch((error: unknown) => options.onReloadError?.(error))
+          .finally(() => {
+            reloading = null;
+          });
+      }
+      return index.search(request);
     },
   };
-}
-
-/** The hits of a search: entry positions in result order (entries are sorted by name), and their scores. */
-interface Hits {
-  positions: readonly number[];
-  scoreOf: (position: number) => number;
-}
-
-const ZERO = () => 0;
-
-/** No text: every entry passing the filters, by name, all scored 0. */
-function listed({ entries, filters }: Snapshot, filter: SearchFilter): Hits {
-  const candidates = filters.candidates(filter);
-  const positions: number[] = [];
-  if (candidates === null) {
-    for (let p = 0; p < entries.length; p++) if (passesFilter(entries[p]!, filter)) positions.push(p);
-  } else {
-    for (const p of candidates) if (passesFilter(entries[p]!, filter)) positions.push(p);
-  }
-  return { positions, scoreOf: ZERO };
-}
-
-/** Text: the matches passing the filters, best score first, ties by name. */
-function ranked({ entries, text }: Snapshot, query: TextQuery, filter: SearchFilter): Hits {
-  const { positions, scoreOf } = text.match(query);
-  const kept = positions.filter((p) => passesFilter(entries[p]!, filter));
-  kept.sort((a, b) => scoreOf(b) - scoreOf(a) || a - b);
-  return { positions: kept, scoreOf };
 }

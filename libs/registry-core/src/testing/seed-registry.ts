@@ -2,7 +2,13 @@ import { RegistryVersion, type PackageType, type RegistryYank } from '@agent-pla
 import type { Store } from '@agent-platform/store';
 import { Value } from 'typebox/value';
 import { archiveKey } from '../archive-store/archive-store.ts';
-import { REGISTRY_GENERATION_COUNTER, registryRecords, versionId, type RegistryVersionRecord } from '../registry-records.ts';
+import {
+  REGISTRY_GENERATION_COUNTER,
+  registryRecords,
+  versionId,
+  type RegistryHistoryRecord,
+  type RegistryVersionRecord,
+} from '../registry-records.ts';
 
 /** One version to seed; everything but name and version has a plain default. */
 export interface SeedVersion {
@@ -58,9 +64,9 @@ export function seedRecord(seed: SeedVersion): RegistryVersionRecord {
 
 /**
  * Writes published versions straight into the registry's store collections, as the publish
- * service would (a package record per name, a version record per name@version), then bumps
- * `REGISTRY_GENERATION_COUNTER` once. For tests and the search benchmark, which need a
- * populated registry without archives.
+ * service would (a package record per name, a version record per name@version, a `publish`
+ * history line each), then bumps `REGISTRY_GENERATION_COUNTER` once. For tests and the search
+ * benchmark, which need a populated registry without archives.
  */
 export async function seedVersions(store: Store, seeds: readonly SeedVersion[]): Promise<void> {
   const records = registryRecords(store);
@@ -72,8 +78,17 @@ export async function seedVersions(store: Store, seeds: readonly SeedVersion[]):
         ? { ...current.doc, updated_at: AT }
         : { id: seed.name, name: seed.name, type: record.type, owners: [record.published_by], created_at: AT, updated_at: AT },
     );
+    await records.history.append(() => historyLine(seed.name, 'publish', seed.version, record.published_by));
   }
   await store.counters.add(REGISTRY_GENERATION_COUNTER, 1);
+}
+
+/**
+ * The line the registry's services append to its history for a change (registry-context.ts
+ * `afterChange`); unmarked, like the seeded records, so a bare seeded name reads as a legacy one.
+ */
+function historyLine(name: string, action: 'publish' | 'yank' | 'unyank', version: string, identity: string): RegistryHistoryRecord {
+  return { name, at: AT, action, version, identity, reason: action === 'publish' ? null : 'seeded yank', security: false };
 }
 
 /** Yanks (or with `yanked: false` un-yanks) one seeded version and bumps the generation counter. */
@@ -83,5 +98,6 @@ export async function seedYank(store: Store, name: string, version: string, yank
     current === null ? null : { ...current.doc, yanked, yank },
   );
   if (updated === null) throw new Error(`no seeded version ${name}@${version}`);
+  await registryRecords(store).history.append(() => historyLine(name, yanked ? 'yank' : 'unyank', version, 'seed-publisher'));
   await store.counters.add(REGISTRY_GENERATION_COUNTER, 1);
 }
