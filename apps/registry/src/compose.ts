@@ -90,6 +90,7 @@ export async function openRegistryDeps(
       archives,
       signer,
       allowPrivateTargets: () => base.config().network.allow_private_targets,
+      auditEnabled: () => base.config().audit.enabled,
     },
     close: () => archives.close(),
   };

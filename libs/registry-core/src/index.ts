@@ -20,6 +20,7 @@ export {
 } from './packages/identity-migration.ts';
 export { latestOf, sortHighestFirst } from './packages/package-views.ts';
 export * from './auth/registry-keys.ts';
+export * from './auth/registry-tokens.ts';
 export * from './auth/issuer-store.ts';
 export * from './auth/issuer-validators.ts';
 export * from './auth/registry-identity.ts';

@@ -67,6 +67,9 @@ export const REGISTRY_COLLECTIONS = {
   collections: 'registry_collections',
   revocations: 'registry_revocations',
   keys: 'registry_keys',
+  /** Publishers' own tokens (auth/registry-tokens.ts): the key records, and what each may do. */
+  tokens: 'registry_tokens',
+  tokenGrants: 'registry_token_grants',
   issuers: 'registry_issuers',
   migrations: 'registry_migrations',
 } as const;

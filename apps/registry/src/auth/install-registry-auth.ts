@@ -1,7 +1,7 @@
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
 import { claimedIssuer, isTokenRejected } from '@agent-platform/oidc';
-import { keyIdentity, REGISTRY_KEY_PREFIX, tokenIdentity } from '@agent-platform/registry-core';
+import { keyIdentity, REGISTRY_KEY_PREFIX, REGISTRY_TOKEN_PREFIX, tokenIdentity } from '@agent-platform/registry-core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RegistryApp } from '../registry-app.ts';
 import type { RegistryAuthDeps } from '../routes/registry-route.ts';
@@ -21,7 +21,7 @@ type RegistryAuthSettings = PlatformConfig['registry']['auth'];
 /** The caller of the bootstrap request: creates the first key, nothing else. */
 export const REGISTRY_BOOTSTRAP_CALLER: RegistryCaller = { identity: 'bootstrap', role: 'registry-admin', key_id: null, issuer: null, authenticated: false };
 
-type Failure = 'missing' | 'malformed' | 'invalid_key' | 'keys_not_accepted' | 'invalid_token';
+type Failure = 'missing' | 'malformed' | 'invalid_key' | 'invalid_publisher_token' | 'keys_not_accepted' | 'invalid_token';
 
 /**
  * Sets `request.registryCaller` before every registry route, or answers 401, 403 or 429
@@ -34,7 +34,8 @@ type Failure = 'missing' | 'malformed' | 'invalid_key' | 'keys_not_accepted' | '
  *   `download_requires_auth`; the bootstrap caller on `POST /keys` while no key exists; else 401.
  * - a credential: it must be valid, whatever the route would have allowed anonymously (a bad
  *   credential is never downgraded to anonymous): `reg_sk_` keys in mode `local` (and in `oidc`
- *   with `allow_local_keys`), JWTs of a registered issuer in mode `oidc`. Invalid: 401, counted
+ *   with `allow_local_keys`), publishers' own `reg_pt_` tokens in either mode (acting as their
+ *   maker within their scopes), JWTs of a registered issuer in mode `oidc`. Invalid: 401, counted
  *   towards the client's lockout (429 while locked out).
  * - then the role: `publish` needs publisher or registry-admin, `admin` registry-admin: else 403.
  */
@@ -79,6 +80,19 @@ async function identify(
   }
   const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   if (token === undefined) return refuse(request, services, deps, settings, 'malformed');
+  if (token.startsWith(REGISTRY_TOKEN_PREFIX)) {
+    // A publisher's own token, in any mode that has identities: it acts as its maker, within its grant.
+    const grant = await services.tokens.authenticate(token);
+    if (grant === null) return refuse(request, services, deps, settings, 'invalid_publisher_token');
+    return {
+      identity: grant.identity,
+      role: 'publisher',
+      key_id: grant.token_id,
+      issuer: null,
+      authenticated: true,
+      grant: { scopes: grant.scopes, packages: grant.packages },
+    };
+  }
   if (token.startsWith(REGISTRY_KEY_PREFIX) || settings.mode === 'local') {
     if (!keysAccepted(settings)) return refuse(request, services, deps, settings, 'keys_not_accepted');
     const key = await services.keys.authenticate(token);
@@ -136,6 +150,8 @@ function message(failure: Failure, credential: string, detail: string | undefine
       return `malformed Authorization header: expected Bearer <${credential}>`;
     case 'invalid_key':
       return 'invalid, revoked or expired registry key';
+    case 'invalid_publisher_token':
+      return 'invalid, revoked or expired registry token (a token of a registry key stops with that key)';
     case 'keys_not_accepted':
       return 'registry keys are not accepted here ([registry.auth] allow_local_keys = false): send an access token';
     case 'invalid_token':

@@ -1,4 +1,5 @@
 import type { RegistryRole } from '@agent-platform/contracts';
+import type { RegistryActor } from '@agent-platform/registry-core';
 
 /**
  * What a registry route declares in `config.registryAccess`, read by the registry's auth hook
@@ -20,6 +21,13 @@ export interface RegistryCaller {
   /** The OIDC issuer of a token; null for a registry key or anonymous. */
   issuer: string | null;
   authenticated: boolean;
+  /** A publisher token's limits (docs/registry-auth.md "Tokens"): it acts as `identity` for these only. */
+  grant?: RegistryActor['grant'];
+}
+
+/** The caller as the package service sees it: identity, role and, for a token, its limits. */
+export function actorOf(caller: RegistryCaller): RegistryActor {
+  return caller.grant === undefined ? { identity: caller.identity, role: caller.role } : { identity: caller.identity, role: caller.role, grant: caller.grant };
 }
 
 export const ANONYMOUS_REGISTRY_ADMIN: RegistryCaller = {

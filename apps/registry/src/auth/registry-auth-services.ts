@@ -3,15 +3,19 @@ import {
   createIssuerStore,
   createIssuerValidators,
   createRegistryKeyService,
+  createRegistryTokenService,
   type IssuerStore,
   type IssuerValidators,
   type RegistryKeyService,
+  type RegistryTokenService,
 } from '@agent-platform/registry-core';
 import type { Store } from '@agent-platform/store';
 
 /** What the registry's auth hook and its auth routes share (docs/registry-auth.md). */
 export interface RegistryAuthServices {
   keys: RegistryKeyService;
+  /** Publishers' own scoped tokens (`/tokens`). */
+  tokens: RegistryTokenService;
   issuers: IssuerStore;
   validators: IssuerValidators;
   backoff: AuthBackoff;
@@ -34,8 +38,13 @@ export const REGISTRY_AUTH_FAILURES_COLLECTION = 'registry_auth_failures';
 
 export function createRegistryAuthServices(deps: RegistryAuthServicesDeps): RegistryAuthServices {
   const issuers = createIssuerStore(deps);
+  const keys = createRegistryKeyService(deps);
   return {
-    keys: createRegistryKeyService(deps),
+    keys,
+    tokens: createRegistryTokenService({
+      ...deps,
+      liveKeyNamed: async (name) => (await keys.list()).some((key) => key.name === name && !key.revoked && (key.expires_at === null || Date.parse(key.expires_at) > deps.clock.now().getTime())),
+    }),
     issuers,
     validators: createIssuerValidators(issuers, { clock: deps.clock, allowPrivateTargets: deps.allowPrivateTargets ?? (() => false) }),
     backoff: createAuthBackoff({

@@ -25,7 +25,12 @@ const Failures = { 400: ErrorEnvelope, 403: Forbidden, 404: ErrorEnvelope, 409: 
  */
 export const collectionRoutes: RegistryRoutePlugin = (app, deps) => {
   const service = createCollectionService({ store: deps.store, now: () => deps.clock.now() });
-  const caller = (request: FastifyRequest) => ({ identity: request.registryCaller.identity, role: request.registryCaller.role });
+  const caller = (request: FastifyRequest) => {
+    // A publisher token's scopes are about packages (docs/registry-auth.md "Tokens"): collections take the identity's own credential.
+    if (request.registryCaller.grant !== undefined)
+      throw Errors.permissionDenied('a registry token acts on packages only (its scopes); publish, replace or delete collections with your own key or access token');
+    return { identity: request.registryCaller.identity, role: request.registryCaller.role };
+  };
 
   void app.register(async (scope: RegistryApp) => {
     scope.removeAllContentTypeParsers();

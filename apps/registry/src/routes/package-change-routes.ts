@@ -9,6 +9,7 @@ import {
 } from '@agent-platform/contracts';
 import { Forbidden } from './forbidden-schema.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
+import { actorOf } from '../auth/registry-access.ts';
 
 /**
  * Changes to published packages (docs/registry.md "Yank" and "Ownership"): access `publish`, and
@@ -38,11 +39,7 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
       },
     },
     async (request) => {
-      const { identity, role } = request.registryCaller;
-      return deps.packages.yank(request.params.name, request.params.version, request.body, {
-        identity,
-        role,
-      });
+      return deps.packages.yank(request.params.name, request.params.version, request.body, actorOf(request.registryCaller));
     },
   );
 
@@ -59,8 +56,7 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
       },
     },
     async (request) => {
-      const { identity, role } = request.registryCaller;
-      return deps.packages.setOwners(request.params.name, request.body.owners, { identity, role });
+      return deps.packages.setOwners(request.params.name, request.body.owners, actorOf(request.registryCaller));
     },
   );
 };

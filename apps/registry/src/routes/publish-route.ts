@@ -4,6 +4,7 @@ import type { RegistryApp } from '../registry-app.ts';
 import { ARCHIVE_TYPES, installArchiveBody } from './archive-body.ts';
 import { Forbidden } from './forbidden-schema.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
+import { actorOf } from '../auth/registry-access.ts';
 
 /** Fastify's own limit is a backstop only (fixed at boot); installArchiveBody applies the configured one. */
 const BODY_LIMIT_BACKSTOP = 1024 * 1024 * 1024;
@@ -44,10 +45,9 @@ export const publishRoute: RegistryRoutePlugin = async (app, deps) => {
         validatorCompiler: () => (value) => ({ value }),
       },
       async (request, reply) => {
-        const { identity, role } = request.registryCaller;
         // An empty body never reaches the parser: say what was expected instead.
         const archive = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const version = await deps.packages.publish(archive, { identity, role });
+        const version = await deps.packages.publish(archive, actorOf(request.registryCaller));
         return reply.code(201).send(version);
       },
     );

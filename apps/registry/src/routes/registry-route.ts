@@ -38,10 +38,12 @@ export interface RegistryRouteDeps {
    * addresses. Absent: never (issuers arrive through the API, so they are not trusted as config is).
    */
   allowPrivateTargets?: () => boolean;
+  /** `[audit] enabled`: whether token creation and revocation are audited. Absent: true. */
+  auditEnabled?: () => boolean;
 }
 
 /** What the auth hook and the auth routes need: no package service, so they can be tested alone. */
-export type RegistryAuthDeps = Pick<RegistryRouteDeps, 'store' | 'bus' | 'clock' | 'logger' | 'settings' | 'auth' | 'allowPrivateTargets'>;
+export type RegistryAuthDeps = Pick<RegistryRouteDeps, 'store' | 'bus' | 'clock' | 'logger' | 'settings' | 'auth' | 'allowPrivateTargets' | 'auditEnabled'>;
 
 export type RegistryRoutePlugin = (app: RegistryApp, deps: RegistryRouteDeps) => void | Promise<void>;
 

@@ -225,6 +225,49 @@ export type RegistryIssuedKey = Static<typeof RegistryIssuedKey>;
 export const RegistryKeyList = Type.Object({ keys: Type.Array(RegistryKey) });
 export type RegistryKeyList = Static<typeof RegistryKeyList>;
 
+/**
+ * What a publisher's own token may do (docs/registry-auth.md "Tokens"), as crates.io's scopes:
+ * publish a package new to the registry, publish a version of an existing one, yank or un-yank,
+ * change owners.
+ */
+export const REGISTRY_TOKEN_SCOPES = ['publish-new', 'publish-update', 'yank', 'change-owners'] as const;
+export const RegistryTokenScope = Type.Enum(REGISTRY_TOKEN_SCOPES);
+export type RegistryTokenScope = (typeof REGISTRY_TOKEN_SCOPES)[number];
+
+export const RegistryTokenCreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    scopes: Type.Array(RegistryTokenScope, { minItems: 1, maxItems: REGISTRY_TOKEN_SCOPES.length, uniqueItems: true }),
+    packages: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 80 }), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'Package names, or name prefixes ending in `*` (`claims-*`); absent = every package the identity may change.',
+      }),
+    ),
+    expires_in: Type.Optional(Type.String({ description: 'Duration such as `90d`; absent = never.' })),
+  },
+  { additionalProperties: false },
+);
+export type RegistryTokenCreateBody = Static<typeof RegistryTokenCreateBody>;
+
+export const RegistryToken = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  identity: Type.String({ description: 'Who the token acts as: the identity that created it.' }),
+  scopes: Type.Array(RegistryTokenScope),
+  packages: Nullable(Type.Array(Type.String())),
+  prefix: Type.String({ description: 'First characters of the secret, to recognise it.' }),
+  created_at: Iso('Issued.'),
+  expires_at: Nullable(Type.String()),
+  revoked: Type.Boolean(),
+});
+export type RegistryToken = Static<typeof RegistryToken>;
+export const RegistryIssuedToken = Type.Object({ ...RegistryToken.properties, secret: Type.String({ description: 'Shown once (`reg_pt_...`).' }) });
+export type RegistryIssuedToken = Static<typeof RegistryIssuedToken>;
+export const RegistryTokenList = Type.Object({ tokens: Type.Array(RegistryToken) });
+export type RegistryTokenList = Static<typeof RegistryTokenList>;
+
 /** Spec §Registry surface: the body of `POST /admin/issuers` (and PUT). */
 export const IssuerBody = Type.Object(
   {

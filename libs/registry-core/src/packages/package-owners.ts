@@ -29,7 +29,7 @@ export async function replaceOwners(
 ): Promise<RegistryPackage> {
   const next = normalizeOwners(owners);
   const { pkg } = await loadPackage(ctx, name);
-  assertMayChange(pkg, actor, `change the owners of '${name}'`);
+  assertMayChange(pkg, actor, `change the owners of '${name}'`, 'change-owners');
   for (const owner of next) {
     // An owner already on the list stays allowed (its key may since be revoked): only new names are looked up.
     const problem = pkg.owners.includes(owner) ? null : await ownerProblem(ctx, owner);
@@ -40,7 +40,7 @@ export async function replaceOwners(
   const updated = await ctx.records.packages.update(name, (current) => {
     if (current === null) throw RegistryErrors.notFound('package', name);
     // Checked again on the current document: a concurrent transfer may have removed the caller.
-    assertMayChange(current.doc, actor, `change the owners of '${name}'`);
+    assertMayChange(current.doc, actor, `change the owners of '${name}'`, 'change-owners');
     return { ...current.doc, owners: next, updated_at: now };
   });
   await afterChange(ctx, {

@@ -8,6 +8,7 @@ import { versionView } from './package-views.ts';
 import {
   afterChange,
   assertMayChange,
+  assertTokenAllows,
   type RegistryActor,
   type RegistryContext,
 } from './registry-context.ts';
@@ -173,7 +174,8 @@ async function claimName(
   actor: RegistryActor,
 ): Promise<void> {
   await ctx.records.packages.update(claim.name, (current) => {
-    if (current === null)
+    if (current === null) {
+      assertTokenAllows(actor, 'publish-new', claim.name);
       return {
         id: claim.name,
         name: claim.name,
@@ -183,7 +185,8 @@ async function claimName(
         updated_at: claim.now,
         identities: QUALIFIED_IDENTITIES,
       };
-    assertMayChange(current.doc, actor, `publish versions of '${claim.name}'`);
+    }
+    assertMayChange(current.doc, actor, `publish versions of '${claim.name}'`, 'publish-update');
     if (current.doc.type !== claim.type)
       throw RegistryErrors.conflict(
         `package '${claim.name}' is a ${current.doc.type} package; a version of type ${claim.type} cannot be published under its name`,

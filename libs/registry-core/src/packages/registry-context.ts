@@ -1,4 +1,4 @@
-import type { RegistryRole } from '@agent-platform/contracts';
+import type { RegistryRole, RegistryTokenScope } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import { isPackageName, isVersion, packageNameFaults } from '@agent-platform/packages';
 import type { Store } from '@agent-platform/store';
@@ -13,11 +13,41 @@ import {
 } from '../registry-records.ts';
 import type { RegistrySigner } from '../signing/registry-signing.ts';
 import { RegistryErrors } from './registry-error.ts';
+import { patternCovers } from '../auth/registry-tokens.ts';
 
 /** Who asks: the identity the registry's auth hook established, with its registry role. */
 export interface RegistryActor {
   identity: string;
   role: RegistryRole;
+  /**
+   * Set when the caller presented a publisher token (auth/registry-tokens.ts): it acts as
+   * `identity` only for these scopes and package patterns (null = every package).
+   */
+  grant?: { scopes: readonly RegistryTokenScope[]; packages: readonly string[] | null };
+}
+
+/** What each scope lets a token do, for refusals. */
+const SCOPE_ACTIONS: Record<RegistryTokenScope, string> = {
+  'publish-new': 'publish a new package',
+  'publish-update': 'publish versions of an existing package',
+  yank: 'yank or un-yank versions',
+  'change-owners': 'change owners',
+};
+
+/** A token caller must hold `scope` for package `name` (403 naming what the token lacks); any other caller passes. */
+export function assertTokenAllows(actor: RegistryActor, scope: RegistryTokenScope, name: string): void {
+  const grant = actor.grant;
+  if (grant === undefined) return;
+  if (!grant.scopes.includes(scope))
+    throw RegistryErrors.forbidden(`this token may not ${SCOPE_ACTIONS[scope]} (scope '${scope}'); its scopes: ${grant.scopes.join(', ')}`, {
+      name,
+      scope,
+    });
+  if (grant.packages !== null && !grant.packages.some((pattern) => patternCovers(pattern, name)))
+    throw RegistryErrors.forbidden(`this token is limited to the packages ${grant.packages.join(', ')}; '${name}' is not one of them`, {
+      name,
+      scope,
+    });
 }
 
 /** What the package service runs on (one composition root builds it: apps/registry compose.ts). */
@@ -73,7 +103,9 @@ export function assertMayChange(
   pkg: Pick<RegistryPackageRecord, 'name' | 'owners'>,
   actor: RegistryActor,
   action: string,
+  scope: RegistryTokenScope,
 ): void {
+  assertTokenAllows(actor, scope, pkg.name);
   if (actor.role === 'reader')
     throw RegistryErrors.forbidden(`role reader may not ${action}`, {
       name: pkg.name,

@@ -38,7 +38,7 @@ export async function yankVersion(
     );
   const pkg = await ctx.records.packages.get(name);
   if (pkg === null) throw RegistryErrors.notFound('package', name);
-  assertMayChange(pkg.doc, actor, `${yanked ? 'yank' : 'un-yank'} versions of '${name}'`);
+  assertMayChange(pkg.doc, actor, `${yanked ? 'yank' : 'un-yank'} versions of '${name}'`, 'yank');
   const id = versionId(name, version);
   const now = ctx.clock.now().toISOString();
 
