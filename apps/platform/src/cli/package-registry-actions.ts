@@ -43,7 +43,8 @@ export async function runRegistryAction(action: 'publish' | 'yank' | 'search', a
   }
 }
 
-async function clientFor(flag: string | undefined, io: CliIo): Promise<HttpRegistryClient> {
+/** The client of the registry a command names (--registry, $AP_REGISTRY_URL, the stored login), with the key to send. */
+export async function clientFor(flag: string | undefined, io: CliIo): Promise<HttpRegistryClient> {
   const env = io.env ?? {};
   const target = await resolveRegistry(flag, env);
   if (target === null) throw new PackageUsageError('no registry: pass --registry <url>, set AP_REGISTRY_URL, or run agent-platform registry login');

@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { createHttpRegistryClient, RegistryRequestError } from '@agent-platform/registry-core';
 import { deleteLogin, normalizeRegistryUrl, writeLogin } from './cli-credentials.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo, type CommandGroup } from './command.ts';
+import { PackageUsageError } from './package-registry-actions.ts';
+import { runTokenAction, TOKEN_USAGE } from './registry-token-actions.ts';
 
 const USAGE = `Usage:
   agent-platform registry login [--registry <url>]
@@ -11,6 +13,7 @@ const USAGE = `Usage:
       The registry defaults to $AP_REGISTRY_URL. Never pass a key as an argument.
   agent-platform registry logout
       Forgets the stored key.
+${TOKEN_USAGE}
 
 $AP_REGISTRY_KEY, when set, is sent instead of the stored key.
 Exit status: 0 done, 1 the registry refused or could not be reached, 2 bad command line.`;
@@ -20,7 +23,7 @@ const TIMEOUT_MS = 30_000;
 
 /** `agent-platform registry ...`: keeps the key `package publish` and `package yank` send (docs/packages.md). */
 export const registryCommand: CommandGroup = {
-  summary: 'log in to a package registry (the key is read from stdin) or log out',
+  summary: 'log in to a package registry (the key is read from stdin) or log out; make, list and revoke your tokens',
   usage: USAGE,
   async run(args, io) {
     const [sub, ...rest] = args;
@@ -31,8 +34,10 @@ export const registryCommand: CommandGroup = {
     try {
       if (sub === 'login') return await login(rest, io);
       if (sub === 'logout') return await logout(rest, io);
-      return usageError(io, sub === undefined ? 'missing action (login or logout)' : `unknown action '${sub}'`);
+      if (sub === 'token') return await runTokenAction(rest, io);
+      return usageError(io, sub === undefined ? 'missing action (login, logout or token)' : `unknown action '${sub}'`);
     } catch (error) {
+      if (error instanceof PackageUsageError) return usageError(io, error.message);
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return usageError(io, (error as Error).message);
       throw error;

@@ -1,13 +1,17 @@
 import {
   RegistryCollection,
+  RegistryIssuedToken,
   RegistryPackage,
   RegistrySearchResult,
   RegistrySigningKey,
   RegistryVersion,
+  RegistryToken,
+  RegistryTokenList,
   RegistryVersionList,
   RegistryWhoami,
   RevocationFeed,
   type RegistrySearchQuery,
+  type RegistryTokenCreateBody,
   type RegistryYankBody,
 } from '@agent-platform/contracts';
 import { readCappedBody } from '@agent-platform/net';
@@ -55,10 +59,16 @@ export interface HttpRegistryClient {
    * abandons the call early (a watcher stopping), on top of the timeout.
    */
   revocations(since: number, options?: { signal?: AbortSignal }): Promise<string>;
+  /** `POST /tokens`: a token acting as the caller (docs/registry-auth.md "Tokens"); its secret is in the answer only. */
+  createToken(body: RegistryTokenCreateBody): Promise<RegistryIssuedToken>;
+  /** `GET /tokens`: the caller's tokens, never a secret. */
+  tokens(): Promise<RegistryToken[]>;
+  /** `DELETE /tokens/{id}`: the token, revoked. */
+  revokeToken(id: string): Promise<RegistryToken>;
 }
 
 interface Call {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'DELETE';
   path: string;
   body?: { bytes: Uint8Array; type: string };
   /** 404 answers null instead of failing. */
@@ -197,6 +207,16 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
       const bytes = new TextEncoder().encode(JSON.stringify(body));
       const call = { method: 'POST' as const, path: `packages/${seg(name)}/${seg(version)}/yank`, body: { bytes, type: 'application/json' } };
       return must(await json(RegistryVersion, call, 'RegistryVersion'), `POST /packages/${name}/${version}/yank`);
+    },
+    async createToken(body) {
+      const call = { method: 'POST' as const, path: 'tokens', body: { bytes: new TextEncoder().encode(JSON.stringify(body)), type: 'application/json' } };
+      return must(await json(RegistryIssuedToken, call, 'RegistryIssuedToken'), 'POST /tokens');
+    },
+    async tokens() {
+      return must(await json(RegistryTokenList, { path: 'tokens' }, 'RegistryTokenList'), 'GET /tokens').tokens;
+    },
+    async revokeToken(id) {
+      return must(await json(RegistryToken, { method: 'DELETE', path: `tokens/${seg(id)}` }, 'RegistryToken'), `DELETE /tokens/${id}`);
     },
     async revocations(since, { signal } = {}) {
       if (!Number.isSafeInteger(since) || since < 0) throw new RangeError(`revocations since ${since}: a seq is an integer >= 0`);

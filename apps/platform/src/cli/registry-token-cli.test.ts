@@ -1,0 +1,86 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RegistryService } from '@agent-platform/registry';
+import { openExampleArchives, registryCall } from '@agent-platform/registry-core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
+import { runCliHere, type CliResult } from './testing/cli-runs.ts';
+
+// `agent-platform registry token create|list|revoke` (docs/registry-auth.md "Tokens") against a
+// real registry: the all-in-one's, in auth mode local. The publisher's own key is the stored login;
+// the token made is then used as AP_REGISTRY_KEY by `package publish`.
+let api: PlatformTestApi;
+let url: string;
+let dir: string;
+let alice: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-registry-token-cli-'));
+  api = await startPlatformTestApi({
+    listen: true,
+    config: { surfaces: { registry: true }, registry: { listen: '127.0.0.1:0', auth: { mode: 'local' } } },
+  });
+  url = api.services().find((s): s is RegistryService => s.name === 'registry')!.address!;
+  const admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
+  alice = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'alice', role: 'publisher' } })).body.secret;
+}, 60_000);
+afterAll(async () => {
+  await api?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[], key = alice): Promise<CliResult> {
+  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: join(dir, 'cli-config'), AP_REGISTRY_URL: url, AP_REGISTRY_KEY: key }, stdin: '' });
+}
+
+describe('agent-platform registry token', () => {
+  it('makes a token (secret on stdout, once), lists it, publishes with it, and revokes it', async () => {
+    const made = await cli(['registry', 'token', 'create', '--name', 'ci', '--scope', 'publish-new', '--scope', 'publish-update', '--package', 'loss-*', '--expires-in', '30d']);
+    expect(made.code, made.stderr).toBe(0);
+    const secret = made.stdout.trim();
+    expect(secret).toMatch(/^reg_pt_\S+$/);
+    expect(made.stderr).toContain('ci: publish-new, publish-update on loss-*, expires ');
+    expect(made.stderr).toContain('it is not shown again');
+
+    const listed = await cli(['registry', 'token', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('ci: publish-new, publish-update on loss-*');
+    expect(listed.stdout).not.toContain(secret);
+    const id = listed.stdout.split(/\s+/)[0]!;
+
+    const examples = await openExampleArchives();
+    const archive = join(dir, 'loss-summary.tar.gz');
+    await writeFile(archive, await examples.build('loss-summary'));
+    await examples.close();
+    const published = await cli(['package', 'publish', archive], secret);
+    expect(published.code, published.stderr).toBe(0);
+    expect((await registryCall(url, 'GET', '/packages/loss-summary')).body.owners).toEqual(['key:alice']);
+
+    const revoked = await cli(['registry', 'token', 'revoke', id]);
+    expect(revoked).toMatchObject({ code: 0, stdout: `Revoked token ${id} (ci) on ${url}.\n` });
+    expect((await cli(['registry', 'token', 'list'])).stdout).toContain(`${id}  revoked ci`);
+    const refused = await cli(['package', 'publish', archive], secret);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('answered 401');
+  });
+
+  it('refuses a bad command line with exit 2 before calling the registry, and a refused call with exit 1', async () => {
+    for (const args of [
+      ['registry', 'token'],
+      ['registry', 'token', 'make'],
+      ['registry', 'token', 'create', '--scope', 'yank'],
+      ['registry', 'token', 'create', '--name', 'x'],
+      ['registry', 'token', 'create', '--name', 'x', '--scope', 'admin'],
+      ['registry', 'token', 'revoke'],
+    ]) {
+      const res = await cli(args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr).not.toBe('');
+    }
+    const bad = await cli(['registry', 'token', 'create', '--name', 'x', '--scope', 'yank', '--package', 'Bad Name']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('answered 400: ValidationError');
+    expect((await cli(['registry', 'token', 'revoke', '6f1c1a53-1d2b-4e8a-9a55-0f6c1f0d9a11'])).code).toBe(1);
+  });
+});
