@@ -69,7 +69,12 @@ describe('registry tokens', () => {
     expect(yank.body.error.message).toContain("may not yank or un-yank versions (scope 'yank')");
     const owners = await send('PUT', '/packages/claims-desk/owners', { bearer: ci, json: { owners: ['key:bob'] } });
     expect(owners.status).toBe(403);
-    expect((await send('GET', '/packages/claims-desk')).body).toMatchObject({ owners: ['key:alice'], latest: '1.1.0' });
+    expect((await send('GET', '/packages/claims-desk')).body).toMatchObject({ owners: ['key:alice'], latest: '1.1.0', deprecated: null });
+
+    // Deprecation is package maintenance: publish-update allows it, a yank-only token does not.
+    const yankOnly = await token(alice, { name: 'yanker', scopes: ['yank'] });
+    expect((await send('PUT', '/packages/claims-desk/deprecation', { bearer: yankOnly.secret, json: { message: 'use claims-hub' } })).status).toBe(403);
+    expect((await send('PUT', '/packages/claims-desk/deprecation', { bearer: ci, json: { message: 'use claims-hub' } })).body.deprecated).toMatchObject({ deprecated_by: 'key:alice' });
 
     // Scopes still sit on top of ownership: a token of bob's may not touch alice's package.
     const bobs = await token(bob, { scopes: ['publish-update', 'yank'] });

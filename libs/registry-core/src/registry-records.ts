@@ -25,6 +25,10 @@ export interface RegistryPackageRecord extends IdentityMark {
   owners: string[];
   created_at: string;
   updated_at: string;
+  /** Dist-tags owners set (packages/package-dist-tags.ts), tag -> version; `latest` is never stored (computed). */
+  dist_tags?: Record<string, string>;
+  /** Set by `PUT /packages/{name}/deprecation` (packages/package-deprecation.ts); absent or null: not deprecated. */
+  deprecated?: { message: string; deprecated_at: string; deprecated_by: string } | null;
 }
 
 /** One published version. `id` is `<name>@<version>`; immutable but for `yanked` and `yank`. */

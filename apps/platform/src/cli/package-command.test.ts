@@ -131,7 +131,7 @@ describe('agent-platform package command line', () => {
     const { code, stderr } = await runCliHere(['pkg'], { cwd: dir });
     expect(code).toBe(2);
     expect(stderr).toContain("unknown command 'pkg'");
-    expect(stderr).toMatch(/package +validate, build, publish, yank or search packages/);
+    expect(stderr).toMatch(/package +validate, build, publish, yank, search, deprecate or tag packages/);
     expect(stderr).toMatch(/registry +log in to a package registry/);
   });
 });

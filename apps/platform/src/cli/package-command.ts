@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { PackageProblem } from '@agent-platform/contracts';
 import { buildPackage, formatProblem, PackageError, validatePackage } from '@agent-platform/packages';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo, type CommandGroup } from './command.ts';
-import { PackageUsageError, REGISTRY_USAGE, runRegistryAction } from './package-registry-actions.ts';
+import { PackageUsageError, REGISTRY_ACTIONS, REGISTRY_USAGE, runRegistryAction, type RegistryAction } from './package-registry-actions.ts';
 
 const USAGE = `Usage:
   agent-platform package validate <dir>              check a package directory against every rule
@@ -14,13 +14,11 @@ ${REGISTRY_USAGE}
 Each problem prints as "file: field: message [rule]"; docs/packages.md lists the rules.
 Exit status: 0 valid/built/done, 1 problems found or the registry refused, 2 bad command line.`;
 
-const REGISTRY_ACTIONS = new Set(['publish', 'yank', 'search'] as const);
-const isRegistryAction = (action: string | undefined): action is 'publish' | 'yank' | 'search' =>
-  REGISTRY_ACTIONS.has(action as 'publish');
+const isRegistryAction = (action: string | undefined): action is RegistryAction => (REGISTRY_ACTIONS as readonly (string | undefined)[]).includes(action);
 
 /** `agent-platform package ...`: checks, builds, and the registry side of packages (docs/packages.md). */
 export const packageCommand: CommandGroup = {
-  summary: 'validate, build, publish, yank or search packages',
+  summary: 'validate, build, publish, yank, search, deprecate or tag packages',
   usage: USAGE,
   async run(args, io) {
     const [first, ...others] = args;

@@ -23,17 +23,27 @@ export const REGISTRY_USAGE = `  agent-platform package publish <dir|archive.tar
   agent-platform package search [<words>] [--type <type>] [--category <path>] [--region <code>]
       [--page <n>] [--registry <url>]
       search the registry; prints a table
+  agent-platform package deprecate <name> --message <text> [--undo] [--registry <url>]
+      mark a package deprecated (every version still installs; the registry says so);
+      --undo takes the mark off
+  agent-platform package tag <name> <tag> <version> | <name> <tag> --remove [--registry <url>]
+      point a dist-tag (next, beta...) at a version, or remove it; latest is always computed
 
 The registry is --registry, else $AP_REGISTRY_URL, else the one of \`agent-platform registry login\`;
 the key sent is $AP_REGISTRY_KEY, else the stored login's (only to the registry it was stored for).`;
 
 const registryOption = { registry: { type: 'string' } } as const;
 
-/** `package publish|yank|search`: the registry side of packages (docs/packages.md "Publishing"). */
-export async function runRegistryAction(action: 'publish' | 'yank' | 'search', args: readonly string[], io: CliIo): Promise<number> {
+export const REGISTRY_ACTIONS = ['publish', 'yank', 'search', 'deprecate', 'tag'] as const;
+export type RegistryAction = (typeof REGISTRY_ACTIONS)[number];
+
+/** `package publish|yank|search|deprecate|tag`: the registry side of packages (docs/packages.md "Publishing"). */
+export async function runRegistryAction(action: RegistryAction, args: readonly string[], io: CliIo): Promise<number> {
   try {
+    if (action === 'tag') return await tag(args, io);
     if (action === 'publish') return await publish(args, io);
     if (action === 'yank') return await yank(args, io);
+    if (action === 'deprecate') return await deprecate(args, io);
     return await search(args, io);
   } catch (error) {
     if (!(error instanceof RegistryRequestError)) throw error;
@@ -107,6 +117,36 @@ async function yank(args: readonly string[], io: CliIo): Promise<number> {
   const security = values.security === true;
   await client.yank(name, version, { reason: values.reason, ...(undo ? { yanked: false } : { security, yanked: true }) });
   io.out(undo ? `Un-yanked ${name} ${version} on ${client.url}` : `Yanked ${name} ${version}${security ? ' (security yank)' : ''} on ${client.url}: ${values.reason}`);
+  return EXIT_OK;
+}
+
+async function deprecate(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: { ...registryOption, message: { type: 'string' }, undo: { type: 'boolean' } } });
+  const [name, ...rest] = positionals;
+  if (name === undefined) throw new PackageUsageError('package deprecate needs a package name');
+  if (rest.length > 0) throw new PackageUsageError(`unexpected argument '${rest[0] ?? ''}'`);
+  const undo = values.undo === true;
+  if (undo && values.message !== undefined) throw new PackageUsageError('--undo takes no --message');
+  if (!undo && (values.message === undefined || values.message.trim() === ''))
+    throw new PackageUsageError('package deprecate needs --message <text> (what to use instead), or --undo');
+  const client = await clientFor(values.registry, io);
+  const pkg = await client.deprecate(name, undo ? null : (values.message ?? null));
+  io.out(undo ? `${name} is no longer deprecated on ${client.url}` : `Deprecated ${name} on ${client.url}: ${pkg.deprecated?.message ?? ''}`);
+  return EXIT_OK;
+}
+
+async function tag(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: { ...registryOption, remove: { type: 'boolean' } } });
+  const [name, tagName, version, ...rest] = positionals;
+  const remove = values.remove === true;
+  if (name === undefined || tagName === undefined) throw new PackageUsageError('package tag needs a package name and a tag');
+  if (remove ? version !== undefined : version === undefined)
+    throw new PackageUsageError(remove ? '--remove takes no version' : 'package tag needs the version the tag names (or --remove)');
+  if (rest.length > 0) throw new PackageUsageError(`unexpected argument '${rest[0] ?? ''}'`);
+  const client = await clientFor(values.registry, io);
+  const pkg = await client.setDistTag(name, tagName, remove ? null : (version ?? null));
+  const tags = Object.entries(pkg.dist_tags ?? {}).map(([t, v]) => `${t} ${v}`).join(', ');
+  io.out(remove ? `Removed the tag ${tagName} of ${name} on ${client.url}; tags: ${tags}` : `Tagged ${name} ${version ?? ''} as ${tagName} on ${client.url}; tags: ${tags}`);
   return EXIT_OK;
 }
 

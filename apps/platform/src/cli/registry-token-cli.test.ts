@@ -14,6 +14,7 @@ let api: PlatformTestApi;
 let url: string;
 let dir: string;
 let alice: string;
+let admin: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ap-registry-token-cli-'));
@@ -22,7 +23,7 @@ beforeAll(async () => {
     config: { surfaces: { registry: true }, registry: { listen: '127.0.0.1:0', auth: { mode: 'local' } } },
   });
   url = api.services().find((s): s is RegistryService => s.name === 'registry')!.address!;
-  const admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
+  admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
   alice = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'alice', role: 'publisher' } })).body.secret;
 }, 60_000);
 afterAll(async () => {
@@ -63,6 +64,32 @@ describe('agent-platform registry token', () => {
     const refused = await cli(['package', 'publish', archive], secret);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('answered 401');
+  });
+
+  it('package deprecate marks a package the caller owns, and --undo takes it off; package tag sets and removes dist-tags', async () => {
+    // loss-summary was published as alice by the first test (tests of this file run in order).
+    const marked = await cli(['package', 'deprecate', 'loss-summary', '--message', 'use loss-digest']);
+    expect(marked).toMatchObject({ code: 0, stdout: `Deprecated loss-summary on ${url}: use loss-digest\n` });
+    expect((await registryCall(url, 'GET', '/packages/loss-summary')).body.deprecated).toMatchObject({ message: 'use loss-digest', deprecated_by: 'key:alice' });
+    const bob = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'bob', role: 'publisher' } })).body.secret;
+    const refused = await cli(['package', 'deprecate', 'loss-summary', '--undo'], bob);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('answered 403');
+    expect(await cli(['package', 'deprecate', 'loss-summary', '--undo'])).toMatchObject({ code: 0, stdout: `loss-summary is no longer deprecated on ${url}\n` });
+    expect((await registryCall(url, 'GET', '/packages/loss-summary')).body.deprecated).toBeNull();
+    // Dist-tags the same way.
+    expect(await cli(['package', 'tag', 'loss-summary', 'next', '1.0.0'])).toMatchObject({ code: 0, stdout: `Tagged loss-summary 1.0.0 as next on ${url}; tags: latest 1.0.0, next 1.0.0\n` });
+    expect(await cli(['package', 'tag', 'loss-summary', 'next', '--remove'])).toMatchObject({ code: 0, stdout: `Removed the tag next of loss-summary on ${url}; tags: latest 1.0.0\n` });
+    expect((await cli(['package', 'tag', 'loss-summary', 'latest', '1.0.0'])).code).toBe(1);
+    for (const args of [
+      ['package', 'deprecate'],
+      ['package', 'deprecate', 'loss-summary'],
+      ['package', 'deprecate', 'loss-summary', '--undo', '--message', 'x'],
+      ['package', 'tag', 'loss-summary', 'next'],
+      ['package', 'tag', 'loss-summary', 'next', '1.0.0', '--remove'],
+    ]) {
+      expect((await cli(args)).code, args.join(' ')).toBe(2);
+    }
   });
 
   it('refuses a bad command line with exit 2 before calling the registry, and a refused call with exit 1', async () => {

@@ -1,5 +1,8 @@
 import {
   ErrorEnvelope,
+  RegistryDeprecationBody,
+  RegistryDistTagBody,
+  RegistryDistTagParams,
   RegistryOwnersBody,
   RegistryPackage,
   RegistryPackageParams,
@@ -12,7 +15,7 @@ import type { RegistryRoutePlugin } from './registry-route.ts';
 import { actorOf } from '../auth/registry-access.ts';
 
 /**
- * Changes to published packages (docs/registry.md "Yank" and "Ownership"): access `publish`, and
+ * Changes to published packages (docs/registry.md "Yank", "Ownership", "Dist-tags" and "Deprecation"): access `publish`, and
  * the package service lets only the package's owners (or a registry admin) through.
  */
 const TAGS = ['packages'];
@@ -58,5 +61,53 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
     async (request) => {
       return deps.packages.setOwners(request.params.name, request.body.owners, actorOf(request.registryCaller));
     },
+  );
+
+  app.put(
+    '/packages/:name/dist-tags/:tag',
+    {
+      config: { registryAccess: 'publish' },
+      schema: {
+        tags: TAGS,
+        summary: 'Point a dist-tag (next, beta...) at a published version; latest is computed, never set',
+        params: RegistryDistTagParams,
+        body: RegistryDistTagBody,
+        response: { 200: RegistryPackage, 409: ErrorEnvelope, ...Failures },
+      },
+    },
+    async (request) => deps.packages.setDistTag(request.params.name, request.params.tag, request.body.version, actorOf(request.registryCaller)),
+  );
+
+  app.delete(
+    '/packages/:name/dist-tags/:tag',
+    {
+      config: { registryAccess: 'publish' },
+      schema: { tags: TAGS, summary: 'Remove a dist-tag', params: RegistryDistTagParams, response: { 200: RegistryPackage, ...Failures } },
+    },
+    async (request) => deps.packages.setDistTag(request.params.name, request.params.tag, null, actorOf(request.registryCaller)),
+  );
+
+  app.put(
+    '/packages/:name/deprecation',
+    {
+      config: { registryAccess: 'publish' },
+      schema: {
+        tags: TAGS,
+        summary: 'Deprecate the package with a message (every version still installs)',
+        params: RegistryPackageParams,
+        body: RegistryDeprecationBody,
+        response: { 200: RegistryPackage, ...Failures },
+      },
+    },
+    async (request) => deps.packages.setDeprecation(request.params.name, request.body.message, actorOf(request.registryCaller)),
+  );
+
+  app.delete(
+    '/packages/:name/deprecation',
+    {
+      config: { registryAccess: 'publish' },
+      schema: { tags: TAGS, summary: 'Take the deprecation off', params: RegistryPackageParams, response: { 200: RegistryPackage, ...Failures } },
+    },
+    async (request) => deps.packages.setDeprecation(request.params.name, null, actorOf(request.registryCaller)),
   );
 };

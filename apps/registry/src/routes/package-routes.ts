@@ -1,5 +1,6 @@
 import {
   ErrorEnvelope,
+  RegistryDownloads,
   RegistryHistory,
   RegistryPackage,
   RegistryPackageParams,
@@ -62,6 +63,20 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
   );
 
   app.get(
+    '/packages/:name/downloads',
+    {
+      config: { registryAccess: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'Downloads per version (since publish) and per day (the last 90 days, UTC)',
+        params: RegistryPackageParams,
+        response: { 200: RegistryDownloads, ...Failures },
+      },
+    },
+    async (request) => deps.packages.downloads(request.params.name),
+  );
+
+  app.get(
     '/packages/:name/:version',
     {
       config: { registryAccess: 'read' },
@@ -86,7 +101,7 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
         response: {
           200: {
             description:
-              'The D4 archive. Headers: x-registry-signature, x-registry-key-id, x-archive-sha256, x-content-hash.',
+              'The D4 archive. Headers: x-registry-signature, x-registry-key-id, x-archive-sha256, x-content-hash; x-registry-deprecated (the percent-encoded message) when the package is deprecated.',
             content: {
               'application/gzip': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
             },
@@ -96,7 +111,9 @@ export const packageRoutes: RegistryRoutePlugin = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { version, bytes } = await deps.packages.download(request.params.name, request.params.version);
+      const { version, bytes, deprecated } = await deps.packages.download(request.params.name, request.params.version);
+      // Percent-encoded: a header holds ASCII only, a message may not.
+      if (deprecated !== null) void reply.header('x-registry-deprecated', encodeURIComponent(deprecated));
       return reply
         .type('application/gzip')
         .headers({

@@ -79,17 +79,61 @@ export const RegistryPackage = Type.Object({
   regions: Type.Array(Type.String()),
   created_at: Iso('First publish.'),
   updated_at: Iso('Last publish or yank.'),
+  dist_tags: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'Tag -> version: `latest` (the highest listed version, computed) and the tags owners set (`next`, `beta`...).',
+    }),
+  ),
+  deprecated: Type.Optional(
+    Nullable(
+      Type.Object({
+        message: Type.String({ description: 'What the owners say instead: use another package, a newer major...' }),
+        deprecated_at: Iso('When.'),
+        deprecated_by: Type.String({ description: 'Who.' }),
+      }),
+    ),
+  ),
 });
 export type RegistryPackage = Static<typeof RegistryPackage>;
 
+/** `PUT /packages/{name}/dist-tags/{tag}`: the version the tag names. */
+export const RegistryDistTagBody = Type.Object({ version: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false });
+export type RegistryDistTagBody = Static<typeof RegistryDistTagBody>;
+export const RegistryDistTagParams = Type.Object({ name: Type.String(), tag: Type.String() });
+
+/** `PUT /packages/{name}/deprecation`: the package still installs; its page and downloads say so. */
+export const RegistryDeprecationBody = Type.Object({ message: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });
+export type RegistryDeprecationBody = Static<typeof RegistryDeprecationBody>;
+
+/** `GET /packages/{name}/downloads`: downloads per version (every one since publish) and per day (the last 90 days). */
+export const RegistryDownloads = Type.Object({
+  name: Type.String(),
+  total: Type.Integer({ minimum: 0 }),
+  versions: Type.Array(Type.Object({ version: Type.String(), downloads: Type.Integer({ minimum: 0 }) }), { description: 'Highest first; versions never downloaded are 0.' }),
+  days: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD, UTC.' }), downloads: Type.Integer({ minimum: 0 }) }), {
+    description: 'Oldest first; only the days with downloads, over the last 90.',
+  }),
+});
+export type RegistryDownloads = Static<typeof RegistryDownloads>;
+
 export const RegistryHistoryEntry = Type.Object({
   at: Iso('When.'),
-  action: Type.Union([Type.Literal('publish'), Type.Literal('yank'), Type.Literal('unyank'), Type.Literal('owners')]),
+  action: Type.Union([
+    Type.Literal('publish'),
+    Type.Literal('yank'),
+    Type.Literal('unyank'),
+    Type.Literal('owners'),
+    Type.Literal('deprecate'),
+    Type.Literal('undeprecate'),
+    Type.Literal('tag'),
+    Type.Literal('untag'),
+  ]),
   version: Nullable(Type.String()),
   identity: Type.String({ description: 'Who.' }),
   reason: Nullable(Type.String()),
   security: Type.Boolean({ description: 'A security yank.' }),
   owners: Type.Optional(Type.Array(Type.String(), { description: 'action owners: the owners after the change.' })),
+  tag: Type.Optional(Type.String({ description: 'actions tag and untag: the dist-tag.' })),
 });
 export type RegistryHistoryEntry = Static<typeof RegistryHistoryEntry>;
 

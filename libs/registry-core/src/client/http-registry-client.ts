@@ -59,6 +59,10 @@ export interface HttpRegistryClient {
    * abandons the call early (a watcher stopping), on top of the timeout.
    */
   revocations(since: number, options?: { signal?: AbortSignal }): Promise<string>;
+  /** `PUT /packages/{name}/deprecation` with the message, or `DELETE` it when null: the package as it now is. */
+  deprecate(name: string, message: string | null): Promise<RegistryPackage>;
+  /** `PUT /packages/{name}/dist-tags/{tag}` with the version, or `DELETE` it when null: the package as it now is. */
+  setDistTag(name: string, tag: string, version: string | null): Promise<RegistryPackage>;
   /** `POST /tokens`: a token acting as the caller (docs/registry-auth.md "Tokens"); its secret is in the answer only. */
   createToken(body: RegistryTokenCreateBody): Promise<RegistryIssuedToken>;
   /** `GET /tokens`: the caller's tokens, never a secret. */
@@ -68,7 +72,7 @@ export interface HttpRegistryClient {
 }
 
 interface Call {
-  method?: 'GET' | 'POST' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   body?: { bytes: Uint8Array; type: string };
   /** 404 answers null instead of failing. */
@@ -207,6 +211,22 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
       const bytes = new TextEncoder().encode(JSON.stringify(body));
       const call = { method: 'POST' as const, path: `packages/${seg(name)}/${seg(version)}/yank`, body: { bytes, type: 'application/json' } };
       return must(await json(RegistryVersion, call, 'RegistryVersion'), `POST /packages/${name}/${version}/yank`);
+    },
+    async deprecate(name, message) {
+      const path = `packages/${seg(name)}/deprecation`;
+      const call =
+        message === null
+          ? { method: 'DELETE' as const, path }
+          : { method: 'PUT' as const, path, body: { bytes: new TextEncoder().encode(JSON.stringify({ message })), type: 'application/json' } };
+      return must(await json(RegistryPackage, call, 'RegistryPackage'), `${call.method} /${path}`);
+    },
+    async setDistTag(name, tag, version) {
+      const path = `packages/${seg(name)}/dist-tags/${seg(tag)}`;
+      const call =
+        version === null
+          ? { method: 'DELETE' as const, path }
+          : { method: 'PUT' as const, path, body: { bytes: new TextEncoder().encode(JSON.stringify({ version })), type: 'application/json' } };
+      return must(await json(RegistryPackage, call, 'RegistryPackage'), `${call.method} /${path}`);
     },
     async createToken(body) {
       const call = { method: 'POST' as const, path: 'tokens', body: { bytes: new TextEncoder().encode(JSON.stringify(body)), type: 'application/json' } };

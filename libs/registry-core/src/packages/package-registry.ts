@@ -1,4 +1,5 @@
 import type {
+  RegistryDownloads,
   RegistryHistory,
   RegistryPackage,
   RegistrySigningKey,
@@ -9,6 +10,9 @@ import type {
 } from '@agent-platform/contracts';
 import { downloadVersion, readHistory, readPackage, readVersion, readVersions } from './package-reads.ts';
 import { replaceOwners } from './package-owners.ts';
+import { setDeprecation } from './package-deprecation.ts';
+import { setDistTag } from './package-dist-tags.ts';
+import { countDownload, readDownloads } from './package-downloads.ts';
 import { publishVersion } from './publish-version.ts';
 import { openRegistryContext, type PackageRegistryDeps, type RegistryActor } from './registry-context.ts';
 import { revocationFeed } from './revocation-log.ts';
@@ -28,11 +32,18 @@ export interface PackageRegistry {
   /** Highest first, yanked ones included. */
   listVersions(name: string): Promise<RegistryVersionList>;
   getVersion(name: string, version: string): Promise<RegistryVersion>;
-  download(name: string, version: string): Promise<{ version: RegistryVersion; bytes: Uint8Array }>;
+  /** The archive, and the package's deprecation message when it is deprecated (counted as a download). */
+  download(name: string, version: string): Promise<{ version: RegistryVersion; bytes: Uint8Array; deprecated: string | null }>;
   /** Oldest first. */
   history(name: string): Promise<RegistryHistory>;
   yank(name: string, version: string, body: RegistryYankBody, actor: RegistryActor): Promise<RegistryVersion>;
   setOwners(name: string, owners: readonly string[], actor: RegistryActor): Promise<RegistryPackage>;
+  /** A message deprecates the package (every version still installs); null takes the mark off. */
+  setDeprecation(name: string, message: string | null, actor: RegistryActor): Promise<RegistryPackage>;
+  /** Points `tag` at `version` (null removes it); `latest` is computed, never set. */
+  setDistTag(name: string, tag: string, version: string | null, actor: RegistryActor): Promise<RegistryPackage>;
+  /** Downloads per version and per day (the last 90 days). */
+  downloads(name: string): Promise<RegistryDownloads>;
   /** The signed feed of the security yanks after `since`. */
   revocations(since: number): Promise<RevocationFeed>;
   signingKey(): RegistrySigningKey;
@@ -45,10 +56,17 @@ export function createPackageRegistry(deps: PackageRegistryDeps): PackageRegistr
     getPackage: (name) => readPackage(ctx, name),
     listVersions: (name) => readVersions(ctx, name),
     getVersion: (name, version) => readVersion(ctx, name, version),
-    download: (name, version) => downloadVersion(ctx, name, version),
+    async download(name, version) {
+      const [found, pkg] = await Promise.all([downloadVersion(ctx, name, version), ctx.records.packages.get(name)]);
+      await countDownload(ctx, name, version);
+      return { ...found, deprecated: pkg?.doc.deprecated?.message ?? null };
+    },
     history: (name) => readHistory(ctx, name),
     yank: (name, version, body, actor) => yankVersion(ctx, name, version, body, actor),
     setOwners: (name, owners, actor) => replaceOwners(ctx, name, owners, actor),
+    setDeprecation: (name, message, actor) => setDeprecation(ctx, name, message, actor),
+    setDistTag: (name, tag, version, actor) => setDistTag(ctx, name, tag, version, actor),
+    downloads: (name) => readDownloads(ctx, name),
     revocations: (since) => revocationFeed(ctx, since),
     signingKey: () => deps.signer.publicKey,
   };

@@ -43,5 +43,7 @@ export function packageView(
     regions: [...(shown?.regions ?? [])],
     created_at: pkg.created_at,
     updated_at: pkg.updated_at,
+    dist_tags: { ...(latest === null ? {} : { latest: latest.version }), ...(pkg.dist_tags ?? {}) },
+    deprecated: pkg.deprecated ?? null,
   };
 }

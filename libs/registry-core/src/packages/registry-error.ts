@@ -21,7 +21,7 @@ export class RegistryError extends Error {
 /** The registry's refusals; messages name what is wrong and, where it helps, what to do. */
 export const RegistryErrors = {
   /** Same wording as the platform's `Errors.notFound`, so clients match one shape. */
-  notFound: (kind: 'package' | 'version', id: string) =>
+  notFound: (kind: 'package' | 'version' | 'dist-tag', id: string) =>
     new RegistryError('NotFound', `${kind} '${id}' not found`, { kind, id }),
   validation: (message: string, details?: Record<string, unknown>) =>
     new RegistryError('ValidationError', message, details),
