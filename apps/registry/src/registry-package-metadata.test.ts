@@ -4,7 +4,7 @@ import { openExampleArchives, type ExampleArchives } from '@agent-platform/regis
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestRegistry, TEST_IDENTITY_HEADER, TEST_ROLE_HEADER, type TestRegistry } from './testing/test-registry.ts';
 
-// Download counts, deprecation and dist-tags over HTTP (docs/registry.md "Downloads", "Deprecation", "Dist-tags").
+// Download counts, deprecation, dist-tags, kept metadata and reverse dependencies over HTTP (docs/registry.md).
 const ALICE = { [TEST_IDENTITY_HEADER]: 'key:alice', [TEST_ROLE_HEADER]: 'publisher' };
 const BOB = { [TEST_IDENTITY_HEADER]: 'key:bob', [TEST_ROLE_HEADER]: 'publisher' };
 
@@ -112,5 +112,42 @@ describe('registry dist-tags', () => {
       ['tag', 'next', '1.0.0'],
       ['untag', 'next', null],
     ]);
+  });
+});
+
+describe('registry package metadata and reverse dependencies', () => {
+  it('keeps repository and homepage of the manifest, and shows licence, repository and homepage on the package', async () => {
+    const archive = await examples.build('loss-summary', {
+      version: '1.2.0',
+      edit: (manifest) =>
+        manifest.replace('[package.metadata]\n', '[package.metadata]\nrepository = "https://git.example/claims/loss-summary"\nhomepage = "https://claims.example/loss-summary"\n'),
+    });
+    const published = await fetch(`${registry.url}/packages`, { method: 'POST', headers: { 'content-type': 'application/gzip', ...ALICE }, body: archive });
+    expect(await published.json()).toMatchObject({ repository: 'https://git.example/claims/loss-summary', homepage: 'https://claims.example/loss-summary' });
+    expect(await (await get('/packages/loss-summary')).json()).toMatchObject({
+      license: 'Apache-2.0',
+      repository: 'https://git.example/claims/loss-summary',
+      homepage: 'https://claims.example/loss-summary',
+    });
+    // A version without them shows none.
+    expect(await (await get('/packages/loss-summary/1.0.0')).json()).not.toHaveProperty('repository');
+  });
+
+  it('lists the packages whose latest listed version depends on a package, following publishes and yanks', async () => {
+    const publish = async (name: string) =>
+      (await fetch(`${registry.url}/packages`, { method: 'POST', headers: { 'content-type': 'application/gzip', ...ALICE }, body: await examples.build(name) })).status;
+    expect(await (await get('/packages/loss-summary/dependents')).json()).toEqual({ name: 'loss-summary', dependents: [] });
+    expect(await publish('fnol-triage')).toBe(201);
+    expect(await publish('claims-intake')).toBe(201);
+    expect(await (await get('/packages/loss-summary/dependents')).json()).toEqual({
+      name: 'loss-summary',
+      dependents: [{ name: 'fnol-triage', version: '1.0.0', requirement: '^1.0.0' }],
+    });
+    expect(((await (await get('/packages/fnol-triage/dependents')).json()) as { dependents: Array<{ name: string }> }).dependents.map((d) => d.name)).toEqual(['claims-intake']);
+    // Its only version yanked, fnol-triage depends on nothing any more.
+    expect((await sendJson('POST', '/packages/fnol-triage/1.0.0/yank', { reason: 'superseded' })).status).toBe(200);
+    expect(((await (await get('/packages/loss-summary/dependents')).json()) as { dependents: unknown[] }).dependents).toEqual([]);
+    expect((await get('/packages/nothing-here/dependents')).status).toBe(404);
+    expect((await get('/packages/Bad%20Name/dependents')).status).toBe(400);
   });
 });

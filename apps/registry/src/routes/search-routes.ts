@@ -1,4 +1,4 @@
-import { ErrorEnvelope, RegistrySearchQuery, RegistrySearchResult } from '@agent-platform/contracts';
+import { ErrorEnvelope, RegistryDependents, RegistryPackageParams, RegistrySearchQuery, RegistrySearchResult } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
 import { createSearchIndex, normalizeSearchQuery } from '@agent-platform/registry-core';
 import type { RegistryRoutePlugin } from './registry-route.ts';
@@ -28,6 +28,24 @@ export const searchRoutes: RegistryRoutePlugin = (app, deps) => {
       const normalized = normalizeSearchQuery(request.query);
       if ('problem' in normalized) throw Errors.validation(normalized.problem, { field: 'region' });
       return index.search(normalized.request);
+    },
+  );
+
+  app.get(
+    '/packages/:name/dependents',
+    {
+      config: { registryAccess: 'read' },
+      schema: {
+        tags: ['packages'],
+        summary: 'Reverse dependencies: the packages whose latest listed version depends on this one',
+        params: RegistryPackageParams,
+        response: { 200: RegistryDependents, 400: ErrorEnvelope, 404: ErrorEnvelope },
+      },
+    },
+    async (request) => {
+      // 400 for a bad name, 404 for an unknown package, as every /packages/{name} route.
+      await deps.packages.getPackage(request.params.name);
+      return { name: request.params.name, dependents: await index.dependents(request.params.name) };
     },
   );
 };

@@ -47,6 +47,8 @@ export const RegistryVersion = Type.Object({
   categories: Type.Array(Type.String()),
   regions: Type.Array(Type.String(), { description: 'ISO 3166-1 alpha-2, upper case; empty = all.' }),
   dependencies: Type.Record(Type.String(), Type.String(), { description: 'Name to semver constraint, as published.' }),
+  repository: Type.Optional(Type.String({ description: '`[package.metadata] repository` (an http(s) URL), when the manifest has one.' })),
+  homepage: Type.Optional(Type.String({ description: '`[package.metadata] homepage` (an http(s) URL), when the manifest has one.' })),
   content_hash: Type.String({ description: '`[signing] content_hash` of the manifest: `sha256:<hex>` of the payload file, checked at publish.' }),
   archive_sha256: Type.String({ description: '`sha256:<hex>` of the archive bytes as stored and downloaded.' }),
   size_bytes: Type.Integer(),
@@ -77,6 +79,9 @@ export const RegistryPackage = Type.Object({
   keywords: Type.Array(Type.String()),
   categories: Type.Array(Type.String()),
   regions: Type.Array(Type.String()),
+  license: Type.Optional(Type.String({ description: 'Of the latest version.' })),
+  repository: Type.Optional(Type.String({ description: 'Of the latest version, when it names one.' })),
+  homepage: Type.Optional(Type.String({ description: 'Of the latest version, when it names one.' })),
   created_at: Iso('First publish.'),
   updated_at: Iso('Last publish or yank.'),
   dist_tags: Type.Optional(
@@ -104,6 +109,20 @@ export const RegistryDistTagParams = Type.Object({ name: Type.String(), tag: Typ
 /** `PUT /packages/{name}/deprecation`: the package still installs; its page and downloads say so. */
 export const RegistryDeprecationBody = Type.Object({ message: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });
 export type RegistryDeprecationBody = Static<typeof RegistryDeprecationBody>;
+
+/** `GET /packages/{name}/dependents`: reverse dependencies, from the search index. */
+export const RegistryDependents = Type.Object({
+  name: Type.String(),
+  dependents: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      version: Type.String({ description: 'Its latest listed version, the one that depends on the package.' }),
+      requirement: Type.String({ description: 'The constraint it asks for.' }),
+    }),
+    { description: 'By name: the packages whose latest listed version depends on this one.' },
+  ),
+});
+export type RegistryDependents = Static<typeof RegistryDependents>;
 
 /** `GET /packages/{name}/downloads`: downloads per version (every one since publish) and per day (the last 90 days). */
 export const RegistryDownloads = Type.Object({

@@ -222,6 +222,8 @@ function describe(loaded: LoadedPackage, size: number) {
     categories: [...pkg.metadata.categories],
     regions: [...pkg.metadata.regions],
     dependencies: { ...dependencies },
+    ...(pkg.metadata.repository === undefined ? {} : { repository: pkg.metadata.repository }),
+    ...(pkg.metadata.homepage === undefined ? {} : { homepage: pkg.metadata.homepage }),
     size_bytes: size,
   } satisfies Partial<RegistryVersion>;
 }

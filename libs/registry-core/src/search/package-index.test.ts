@@ -26,6 +26,7 @@ function entry(next: () => number, name: string): SearchEntry {
     description: `${pick(WORDS)} ${pick(WORDS)} ${pick(WORDS)}`,
     keywords: next() < 0.5 ? [pick(WORDS)] : [],
     categories: next() < 0.7 ? [pick(CATEGORIES)] : [],
+    dependencies: Object.fromEntries(Array.from({ length: Math.floor(next() * 3) }, () => [`pkg-${Math.floor(next() * 12)}`, `^1.${Math.floor(next() * 3)}.0`])),
   };
   return searchEntry(seedRecord(seed));
 }
@@ -44,7 +45,7 @@ const REQUESTS: SearchRequest[] = [
 ];
 
 describe('package index', () => {
-  it('changed in place, answers every query as an index built from scratch over the same packages', () => {
+  it('changed in place, answers every query (and every reverse dependency) as an index built from scratch over the same packages', () => {
     for (const seed of [1, 2, 3, 42, 2026]) {
       const next = random(seed);
       const live = new Map<string, SearchEntry>();
@@ -63,6 +64,9 @@ describe('package index', () => {
         expect(index.size, `seed ${seed} step ${step}`).toBe(live.size);
         for (const request of REQUESTS) {
           expect(index.search(request), `seed ${seed} step ${step} ${JSON.stringify(request)}`).toEqual(fresh.search(request));
+        }
+        for (let dependency = 0; dependency < 12; dependency++) {
+          expect(index.dependentsOf(`pkg-${dependency}`), `seed ${seed} step ${step} dependents of pkg-${dependency}`).toEqual(fresh.dependentsOf(`pkg-${dependency}`));
         }
       }
     }

@@ -29,6 +29,8 @@ export class PackageIndex {
   private rank = new Int32Array(0);
   private readonly text: TextIndex;
   private readonly filters = new FilterIndex();
+  /** Package name -> the slots whose entry depends on it (reverse dependencies). */
+  private readonly dependents = new Map<string, Set<number>>();
 
   /** The index of `entries` (one per package name), loaded at once. */
   constructor(entries: readonly SearchEntry[]) {
@@ -38,6 +40,7 @@ export class PackageIndex {
       this.entries.push(entry);
       this.order.push(slot);
       this.filters.put(slot, null, entry);
+      this.putDependencies(slot, null, entry);
     });
     this.text = TextIndex.build(sorted);
     this.rerank();
@@ -61,6 +64,7 @@ export class PackageIndex {
     this.entries[slot] = entry;
     this.text.put(slot, previous, entry);
     this.filters.put(slot, previous, entry);
+    this.putDependencies(slot, previous, entry);
     if ((previous === null) === (entry === null)) return;
     if (entry === null) this.order.splice(this.rank[slot]!, 1);
     else this.order.splice(this.insertionPoint(name), 0, slot);
@@ -73,6 +77,28 @@ export class PackageIndex {
     // Only the page shown is copied into response objects.
     const results = positions.slice(start, start + request.perPage).map((slot) => ({ ...this.entries[slot]!.view, score: scoreOf(slot) }));
     return { total: positions.length, page: request.page, per_page: request.perPage, results };
+  }
+
+  /** The packages whose latest listed version depends on `name`, by name, with the constraint each asks for. */
+  dependentsOf(name: string): Array<{ name: string; version: string; requirement: string }> {
+    const slots = [...(this.dependents.get(name) ?? [])].sort((a, b) => this.rank[a]! - this.rank[b]!);
+    return slots.map((slot) => {
+      const entry = this.entries[slot]!;
+      return { name: entry.name, version: entry.view.latest, requirement: entry.dependencies[name]! };
+    });
+  }
+
+  private putDependencies(slot: number, previous: SearchEntry | null, next: SearchEntry | null): void {
+    for (const dependency of Object.keys(previous?.dependencies ?? {})) {
+      const set = this.dependents.get(dependency);
+      set?.delete(slot);
+      if (set?.size === 0) this.dependents.delete(dependency);
+    }
+    for (const dependency of Object.keys(next?.dependencies ?? {})) {
+      const set = this.dependents.get(dependency);
+      if (set === undefined) this.dependents.set(dependency, new Set([slot]));
+      else set.add(slot);
+    }
   }
 
   /** No text: every entry passing the filters, by name, all scored 0. */

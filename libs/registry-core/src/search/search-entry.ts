@@ -19,6 +19,8 @@ export interface SearchEntry {
   categories: readonly string[];
   /** Upper case; empty = every region. */
   regions: ReadonlySet<string>;
+  /** The latest listed version's dependencies, name -> constraint (reverse dependencies). */
+  dependencies: Readonly<Record<string, string>>;
 }
 
 /** Lower-case words of `text`: letters and digits, anything else separates. */
@@ -44,6 +46,7 @@ export function searchEntry(version: RegistryVersion): SearchEntry {
     keywords: new Set(version.keywords.map((k) => k.toLowerCase())),
     categories: version.categories,
     regions: new Set(version.regions.map((r) => r.toUpperCase())),
+    dependencies: version.dependencies,
   };
 }
 

@@ -9,6 +9,8 @@ export type { SearchRequest } from './package-index.ts';
 /** GET /search over the registry's published packages. */
 export interface SearchIndex {
   search(request: SearchRequest): Promise<RegistrySearchResult>;
+  /** Reverse dependencies: the packages whose latest listed version depends on `name`, caught up as a search is. */
+  dependents(name: string): Promise<Array<{ name: string; version: string; requirement: string }>>;
   /** The generation the index is up to (the store counter's value it last caught up with); -1 before the first search. */
   readonly generation: number;
   /** How the index kept up so far: loads of every version, and packages changed in place (tests, docs). */
@@ -154,6 +156,9 @@ export function createSearchIndex(store: Store, options: SearchIndexOptions = {}
     stats,
     get reloading() {
       return reloading;
+    },
+    async dependents(name) {
+      return (await current()).dependentsOf(name);
     },
     async search(request) {
       const index = await current();
