@@ -274,7 +274,11 @@ describe.skipIf(missing || noHosts !== null)('a multi-host fleet on PostgreSQL: 
     await cut.host.heal();
     const replies = await Promise.all(burst);
     for (const [i, reply] of replies.entries()) {
-      expect(reply.status, `burst ${i}: ${JSON.stringify(reply.body)}`).toBe(200);
+      if (reply.status !== 200) {
+        // What the api and workers logged about this invocation (its correlation id, its re-dispatches, its fences).
+        const about = fleet.logs().split('\n').filter((line) => line.startsWith('---') || line.includes(`"burst-${i}"`) || /stopped answering|fence/.test(line));
+        expect.fail(`burst ${i}: ${reply.status} ${JSON.stringify(reply.body)}\n${about.join('\n')}`);
+      }
       expect(reply.body.content).toBe(`pause:1500 burst ${i}`);
     }
     // Charged once per answer, on whichever worker host answered; the cut-off host, back, charged
