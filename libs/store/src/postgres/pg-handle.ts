@@ -2,6 +2,9 @@ import pg from 'pg';
 import type { PoolClient, QueryResultRow } from 'pg';
 import { connectionUrl, redactPostgresUrl, secretRedactor } from './pg-url.ts';
 
+/** How long a transaction may sit idle between two statements before the server ends it (see createPool). */
+const IDLE_IN_TRANSACTION_MS = 5000;
+
 /** How long `health()` waits for `SELECT 1` before reporting the server down. */
 export const HEALTH_TIMEOUT_MS = 5000;
 /** The advisory lock every schema change (migrations, a new table or index) takes, cluster-wide. */
@@ -185,6 +188,12 @@ export class PgHandle {
       connectionString: url,
       max: poolSize,
       statement_timeout: statementTimeoutMs,
+      // A process cut off from the server in the middle of a transaction (a host partitioned, a
+      // process frozen) would hold that transaction's row locks until TCP notices, hours later, and
+      // every other process touching those rows would wait on them. The store's transactions never
+      // sit idle between two statements for longer than a network round trip: the server ends one
+      // that does after IDLE_IN_TRANSACTION_MS, and its locks with it.
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
       // A server that vanishes without closing the socket must not hang a query forever.
       query_timeout: statementTimeoutMs + 5000,
       connectionTimeoutMillis: connectTimeoutMs,
