@@ -43,7 +43,7 @@ export function createRegistryAuthServices(deps: RegistryAuthServicesDeps): Regi
     keys,
     tokens: createRegistryTokenService({
       ...deps,
-      liveKeyNamed: async (name) => (await keys.list()).some((key) => key.name === name && !key.revoked && (key.expires_at === null || Date.parse(key.expires_at) > deps.clock.now().getTime())),
+      liveKeyNamed: (name) => keys.hasLiveKey(name),
     }),
     issuers,
     validators: createIssuerValidators(issuers, { clock: deps.clock, allowPrivateTargets: deps.allowPrivateTargets ?? (() => false) }),

@@ -36,6 +36,8 @@ export interface RegistryKeyService {
   rotate(id: string, options?: { expires_in?: string }): Promise<RegistryIssuedKey>;
   /** The caller of a presented secret; null when unknown, revoked or expired. */
   authenticate(secret: string): Promise<Caller<RegistryRole> | null>;
+  /** True while a key of this name can be used (not revoked, not expired): an owner it names, a token it made. */
+  hasLiveKey(name: string): Promise<boolean>;
   isEmpty(): Promise<boolean>;
 }
 
@@ -63,6 +65,10 @@ export function createRegistryKeyService(deps: { store: Store; clock: Clock }): 
       return issuedView(await keys.rotate(id, options));
     },
     authenticate: (secret) => keys.authenticate(secret),
+    async hasLiveKey(name) {
+      const now = deps.clock.now().getTime();
+      return (await keys.list()).some((k) => k.name === name && !k.revoked && (k.expires_at === undefined || Date.parse(k.expires_at) > now));
+    },
     isEmpty: () => keys.isEmpty(),
   };
 }

@@ -97,9 +97,9 @@ export function createRegistryTokenService(deps: {
     },
 
     async revoke(id, by) {
-      await ownedView(id, by);
+      const token = await ownedView(id, by);
       await keys.revoke(id);
-      return ownedView(id, by);
+      return { ...token, revoked: true };
     },
 
     async authenticate(secret) {

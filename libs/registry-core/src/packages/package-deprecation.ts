@@ -1,7 +1,6 @@
 import type { RegistryPackage } from '@agent-platform/contracts';
-import { afterChange, assertMayChange, type RegistryActor, type RegistryContext } from './registry-context.ts';
-import { loadPackage } from './package-reads.ts';
-import { packageView } from './package-views.ts';
+import { changePackage } from './package-change.ts';
+import type { RegistryActor, RegistryContext } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 
 /**
@@ -14,24 +13,15 @@ import { RegistryErrors } from './registry-error.ts';
 export async function setDeprecation(ctx: RegistryContext, name: string, message: string | null, actor: RegistryActor): Promise<RegistryPackage> {
   const text = message?.trim() ?? null;
   if (text === '') throw RegistryErrors.validation('a deprecation message must say something (what to use instead)', { field: 'message' });
-  const { pkg, versions } = await loadPackage(ctx, name);
-  assertMayChange(pkg, actor, `${text === null ? 'undeprecate' : 'deprecate'} '${name}'`, 'publish-update');
-  const now = ctx.clock.now().toISOString();
-  const updated = await ctx.records.packages.update(name, (current) => {
-    if (current === null) throw RegistryErrors.notFound('package', name);
-    // Checked again on the current document: a concurrent transfer may have removed the caller.
-    assertMayChange(current.doc, actor, `${text === null ? 'undeprecate' : 'deprecate'} '${name}'`, 'publish-update');
-    const deprecated = text === null ? null : { message: text, deprecated_at: now, deprecated_by: actor.identity };
-    return { ...current.doc, deprecated, updated_at: now };
+  const verb = text === null ? 'undeprecate' : 'deprecate';
+  return changePackage(ctx, name, actor, {
+    action: `${verb} '${name}'`,
+    scope: 'publish-update',
+    apply: (current, now) => ({
+      ...current,
+      deprecated: text === null ? null : { message: text, deprecated_at: now, deprecated_by: actor.identity },
+      updated_at: now,
+    }),
+    line: { action: verb, version: null, reason: text },
   });
-  await afterChange(ctx, {
-    name,
-    at: now,
-    action: text === null ? 'undeprecate' : 'deprecate',
-    version: null,
-    identity: actor.identity,
-    reason: text,
-    security: false,
-  });
-  return packageView(updated?.doc ?? pkg, versions);
 }

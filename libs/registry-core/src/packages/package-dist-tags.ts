@@ -1,8 +1,7 @@
 import type { RegistryPackage } from '@agent-platform/contracts';
 import { versionId } from '../registry-records.ts';
-import { loadPackage } from './package-reads.ts';
-import { packageView } from './package-views.ts';
-import { afterChange, assertMayChange, assertVersion, type RegistryActor, type RegistryContext } from './registry-context.ts';
+import { changePackage } from './package-change.ts';
+import { assertVersion, type RegistryActor, type RegistryContext } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 
 /** A dist-tag: a lower-case word, as npm's (`next`, `beta`, `lts-2026`). */
@@ -19,30 +18,27 @@ export async function setDistTag(ctx: RegistryContext, name: string, tag: string
   if (tag === 'latest') throw RegistryErrors.validation("the tag 'latest' is always the highest listed version: it cannot be set or removed", { tag });
   if (!TAG.test(tag)) throw RegistryErrors.validation(`invalid dist-tag '${tag.slice(0, 40)}': a lower-case letter, then up to 31 lower-case letters, digits or hyphens`, { tag: tag.slice(0, 40) });
   if (version !== null) assertVersion(version);
-  const { pkg } = await loadPackage(ctx, name);
-  const action = version === null ? `remove the dist-tag '${tag}' of '${name}'` : `tag versions of '${name}'`;
-  assertMayChange(pkg, actor, action, 'publish-update');
-  if (version !== null) {
-    const target = await ctx.records.versions.get(versionId(name, version));
-    if (target === null) throw RegistryErrors.notFound('version', versionId(name, version));
-    if (target.doc.yanked) throw RegistryErrors.conflict(`${name} ${version} is yanked: a tag names a version to install`, { name, version });
-  }
-  const now = ctx.clock.now().toISOString();
-  const updated = await ctx.records.packages.update(name, (current) => {
-    if (current === null) throw RegistryErrors.notFound('package', name);
-    assertMayChange(current.doc, actor, action, 'publish-update');
-    const tags = { ...(current.doc.dist_tags ?? {}) };
-    if (version === null) {
-      if (tags[tag] === undefined) throw RegistryErrors.notFound('dist-tag', `${name}@${tag}`);
-      delete tags[tag];
-    } else {
-      if (tags[tag] === undefined && Object.keys(tags).length >= MAX_TAGS)
-        throw RegistryErrors.validation(`package '${name}' has ${MAX_TAGS} dist-tags already: remove one first`, { name, tag });
-      tags[tag] = version;
-    }
-    return { ...current.doc, dist_tags: tags, updated_at: now };
+  return changePackage(ctx, name, actor, {
+    action: version === null ? `remove the dist-tag '${tag}' of '${name}'` : `tag versions of '${name}'`,
+    scope: 'publish-update',
+    check: async () => {
+      if (version === null) return;
+      const target = await ctx.records.versions.get(versionId(name, version));
+      if (target === null) throw RegistryErrors.notFound('version', versionId(name, version));
+      if (target.doc.yanked) throw RegistryErrors.conflict(`${name} ${version} is yanked: a tag names a version to install`, { name, version });
+    },
+    apply: (current, now) => {
+      const tags = { ...(current.dist_tags ?? {}) };
+      if (version === null) {
+        if (tags[tag] === undefined) throw RegistryErrors.notFound('dist-tag', `${name}@${tag}`);
+        delete tags[tag];
+      } else {
+        if (tags[tag] === undefined && Object.keys(tags).length >= MAX_TAGS)
+          throw RegistryErrors.validation(`package '${name}' has ${MAX_TAGS} dist-tags already: remove one first`, { name, tag });
+        tags[tag] = version;
+      }
+      return { ...current, dist_tags: tags, updated_at: now };
+    },
+    line: { action: version === null ? 'untag' : 'tag', version, reason: null, tag },
   });
-  await afterChange(ctx, { name, at: now, action: version === null ? 'untag' : 'tag', version, identity: actor.identity, reason: null, security: false, tag });
-  const { versions } = await loadPackage(ctx, name);
-  return packageView(updated?.doc ?? pkg, versions);
 }

@@ -2,14 +2,8 @@ import type { RegistryPackage } from '@agent-platform/contracts';
 import { createIssuerStore } from '../auth/issuer-store.ts';
 import { createRegistryKeyService } from '../auth/registry-keys.ts';
 import { KEY_IDENTITY_PREFIX, parseRegistryIdentity } from '../auth/registry-identity.ts';
-import { packageView } from './package-views.ts';
-import {
-  afterChange,
-  assertMayChange,
-  type RegistryActor,
-  type RegistryContext,
-} from './registry-context.ts';
-import { loadPackage } from './package-reads.ts';
+import { changePackage } from './package-change.ts';
+import type { RegistryActor, RegistryContext } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 
 /** An issuer URL (at most 2048 characters), `#` and a subject. */
@@ -28,33 +22,20 @@ export async function replaceOwners(
   actor: RegistryActor,
 ): Promise<RegistryPackage> {
   const next = normalizeOwners(owners);
-  const { pkg } = await loadPackage(ctx, name);
-  assertMayChange(pkg, actor, `change the owners of '${name}'`, 'change-owners');
-  for (const owner of next) {
-    // An owner already on the list stays allowed (its key may since be revoked): only new names are looked up.
-    const problem = pkg.owners.includes(owner) ? null : await ownerProblem(ctx, owner);
-    if (problem !== null)
-      throw RegistryErrors.validation(`owner '${owner.slice(0, 120)}' ${problem}`, { owner: owner.slice(0, 120) });
-  }
-  const now = ctx.clock.now().toISOString();
-  const updated = await ctx.records.packages.update(name, (current) => {
-    if (current === null) throw RegistryErrors.notFound('package', name);
-    // Checked again on the current document: a concurrent transfer may have removed the caller.
-    assertMayChange(current.doc, actor, `change the owners of '${name}'`, 'change-owners');
-    return { ...current.doc, owners: next, updated_at: now };
+  return changePackage(ctx, name, actor, {
+    action: `change the owners of '${name}'`,
+    scope: 'change-owners',
+    check: async (pkg) => {
+      for (const owner of next) {
+        // An owner already on the list stays allowed (its key may since be revoked): only new names are looked up.
+        const problem = pkg.owners.includes(owner) ? null : await ownerProblem(ctx, owner);
+        if (problem !== null)
+          throw RegistryErrors.validation(`owner '${owner.slice(0, 120)}' ${problem}`, { owner: owner.slice(0, 120) });
+      }
+    },
+    apply: (current, now) => ({ ...current, owners: next, updated_at: now }),
+    line: { action: 'owners', version: null, reason: null, owners: next },
   });
-  await afterChange(ctx, {
-    name,
-    at: now,
-    action: 'owners',
-    version: null,
-    identity: actor.identity,
-    reason: null,
-    security: false,
-    owners: next,
-  });
-  const { versions } = await loadPackage(ctx, name);
-  return packageView(updated?.doc ?? pkg, versions);
 }
 
 /**
@@ -68,9 +49,7 @@ async function ownerProblem(ctx: RegistryContext, identity: string): Promise<str
   if (parsed === null)
     return `is not a qualified identity: name a registry key as ${KEY_IDENTITY_PREFIX}<key name> or a token's caller as <issuer>#<sub> (GET /auth/whoami shows yours)`;
   if (parsed.kind === 'key') {
-    const keys = await createRegistryKeyService(ctx).list();
-    const now = ctx.clock.now().getTime();
-    const usable = keys.some((k) => k.name === parsed.name && !k.revoked && (k.expires_at === null || Date.parse(k.expires_at) > now));
+    const usable = await createRegistryKeyService(ctx).hasLiveKey(parsed.name);
     return usable ? null : `names no registry key in use (GET /keys lists them; create the key first)`;
   }
   const issuer = await createIssuerStore(ctx).findByIssuer(parsed.issuer);

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { seedRecord } from '../testing/seed-registry.ts';
 import { searchEntry, words } from './search-entry.ts';
 import { WEIGHTS } from './search-ranking.ts';
-import { buildTextIndex } from './text-index.ts';
+import { TextIndex } from './text-index.ts';
 
 const entries = [
   { name: 'claims-desk', version: '1.0.0', title: 'Claimant letters', description: 'Writes to claimants.', keywords: ['claims'] },
   { name: 'fnol-router', version: '1.0.0', title: 'Claims router', description: 'Routes claims.' },
   { name: 'loss-notes', version: '1.0.0', title: 'Loss notes', description: 'Notes.' },
 ].map((seed) => searchEntry(seedRecord(seed)));
-const index = buildTextIndex(entries);
+const index = TextIndex.build(entries);
 const query = (q: string) => ({ whole: q, words: words(q) });
 const scores = (q: string) => {
   const match = index.match(query(q));

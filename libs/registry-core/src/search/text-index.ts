@@ -178,8 +178,3 @@ function lowerBound(list: readonly string[], value: string): number {
   }
   return low;
 }
-
-/** The index of `entries`, entry i in slot i. */
-export function buildTextIndex(entries: readonly SearchEntry[]): TextIndex {
-  return TextIndex.build(entries);
-}

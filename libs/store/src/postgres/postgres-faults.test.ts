@@ -4,6 +4,7 @@ import { chainLink, expectGaplessChain, freePort, startPostgresServer, waitUntil
 import type { ChainEntry, PostgresServerHandle } from '@agent-platform/testkit';
 import type { Doc, LogEntry } from '../store.ts';
 import { PostgresStoreError, openPostgresStore } from './index.ts';
+import { PgHandle } from './pg-handle.ts';
 import type { PostgresStore } from './index.ts';
 import { freshSchemaName, postgresSkipReason, withAdmin } from './pg-test-server.ts';
 
@@ -196,6 +197,32 @@ describe.skipIf(skipReason !== null)(`postgres store faults${skipReason === null
     });
     expect(await store.counters.get('k')).toBeGreaterThanOrEqual(2);
   });
+
+  it('a transaction its process leaves idle (cut off, frozen) is ended by the server after 5 s, and a writer waiting on its row lock goes on', async () => {
+    const handle = new PgHandle({ urls: [server.url], poolSize: 2, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000 });
+    try {
+      const table = `idle_${freshSchemaName()}`;
+      await handle.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v int)`);
+      await handle.query(`INSERT INTO ${table} VALUES (1, 0)`);
+      const started = performance.now();
+      // The row locked, then nothing for 7 s: what a process partitioned mid-transaction leaves.
+      const idle = handle.transaction(async (client) => {
+        await client.query(`SELECT * FROM ${table} WHERE id = 1 FOR UPDATE`);
+        await new Promise((resolve) => setTimeout(resolve, 7_000));
+        await client.query('SELECT 1');
+      });
+      const outcome = idle.then(() => 'committed', (error: Error) => error.message);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await handle.query(`UPDATE ${table} SET v = 2 WHERE id = 1`);
+      const writerDoneAt = performance.now() - started;
+      expect(await outcome).toMatch(/idle-in-transaction|terminat|connection/i);
+      // Freed by the server's timeout (5 s), not by the idle transaction finishing (7 s).
+      expect(writerDoneAt).toBeLessThan(6_500);
+      expect((await handle.query<{ v: number }>(`SELECT v FROM ${table} WHERE id = 1`))[0]!.v).toBe(2);
+    } finally {
+      await handle.close();
+    }
+  }, 20_000);
 });
 
 /** The store's backends waiting on a lock. Inside a transaction pg_stat_activity is read once and cached: cleared first. */
