@@ -72,6 +72,51 @@ describe('installing by name from the registry', () => {
     expect(agents.body.agents).toEqual([expect.objectContaining({ name: 'claims-intake', state: 'Running' })]);
   });
 
+  it('installs by dist-tag, and says so when a package it installs is deprecated', async () => {
+    const { api, registry, admin } = await start();
+    const rc = await fetch(`${registry}/packages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/gzip' },
+      body: await examples.build('claims-intake', { version: '1.1.0-rc.1' }),
+    });
+    expect(rc.status, await rc.clone().text()).toBe(201);
+    const change = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${registry}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status, await res.clone().text()).toBe(200);
+    };
+    await change('PUT', '/packages/claims-intake/dist-tags/next', { version: '1.1.0-rc.1' });
+    await change('PUT', '/packages/loss-summary/deprecation', { message: 'use loss-digest' });
+    const install = (body: Record<string, unknown>) => api.request('POST', '/catalog/install', { token: admin, body });
+    const shown = (items: Array<{ name: string; version: string; status: string; deprecated?: string }>) =>
+      items.map((i) => `${i.status} ${i.name} ${i.version}${i.deprecated === undefined ? '' : ` (deprecated: ${i.deprecated})`}`);
+
+    // `latest` is the highest listed version; a deprecated dependency installs and the answer says so.
+    const chain = await install({ name: 'claims-intake', version: 'latest' });
+    expect(chain.status, JSON.stringify(chain.body)).toBe(201);
+    expect(shown(chain.body.installed)).toEqual([
+      'installed loss-summary 1.0.0 (deprecated: use loss-digest)',
+      'installed fnol-triage 1.0.0',
+      'installed claims-intake 1.0.0',
+    ]);
+
+    // `*` never picks a pre-release; the tag names one.
+    const tagged = await install({ name: 'claims-intake', version: 'next' });
+    expect(tagged.status, JSON.stringify(tagged.body)).toBe(201);
+    expect(shown(tagged.body.installed)).toEqual(['upgraded claims-intake 1.1.0-rc.1']);
+
+    const unknownTag = await install({ name: 'fnol-triage', version: 'beta' });
+    expect(unknownTag.status).toBe(404);
+    expect(unknownTag.body.error).toMatchObject({ category: 'NotFound', details: { kind: 'dist-tag', id: 'fnol-triage@beta', tags: ['latest'] } });
+    const notATag = await install({ name: 'fnol-triage', version: 'Next!' });
+    expect(notATag.status).toBe(400);
+    expect(notATag.body.error.message).toMatch(/neither a semver constraint .* nor a dist-tag/);
+    expect((await api.request('GET', '/catalog/installed', { token: admin })).body.packages.map((p: { name: string; version: string }) => `${p.name} ${p.version}`)).toEqual([
+      'claims-intake 1.1.0-rc.1',
+      'fnol-triage 1.0.0',
+      'loss-summary 1.0.0',
+    ]);
+  });
+
   it('installs nothing when the registry signature is not by a trusted key', async () => {
     const stranger = createSigner(generateKeyPairSync('ed25519').privateKey).publicKey.public_key;
     const { api, admin } = await start(stranger);

@@ -1626,7 +1626,7 @@ export interface paths {
                         name?: string;
                         /** @description A registry collection name: every package of it, in one call. */
                         collection?: string;
-                        /** @description Semver constraint for `name`; default `*`. */
+                        /** @description Semver constraint for `name`, or one of its dist-tags (`latest`, `next`); default `*`. */
                         version?: string;
                         /** @description Leave the agents this install creates or upgrades Running. */
                         activate?: boolean;
@@ -1648,6 +1648,8 @@ export interface paths {
                                 version: string;
                                 id: string;
                                 status: "installed" | "upgraded" | "unchanged";
+                                /** @description From the registry: the package's deprecation message (it installed all the same). */
+                                deprecated?: string;
                             }[];
                         };
                     };

@@ -18,7 +18,7 @@ export const CatalogInstallBody = Type.Object(
       Type.String({ minLength: 1, description: 'A registry collection name: every package of it, in one call.' }),
     ),
     version: Type.Optional(
-      Type.String({ minLength: 1, description: 'Semver constraint for `name`; default `*`.' }),
+      Type.String({ minLength: 1, description: 'Semver constraint for `name`, or one of its dist-tags (`latest`, `next`); default `*`.' }),
     ),
     activate: Type.Optional(
       Type.Boolean({ description: 'Leave the agents this install creates or upgrades Running.' }),
@@ -35,6 +35,9 @@ export const InstalledItem = Type.Object({
   version: Type.String(),
   id: Type.String(),
   status: Type.Union([Type.Literal('installed'), Type.Literal('upgraded'), Type.Literal('unchanged')]),
+  deprecated: Type.Optional(
+    Type.String({ description: "From the registry: the package's deprecation message (it installed all the same)." }),
+  ),
 });
 export type InstalledItem = Static<typeof InstalledItem>;
 

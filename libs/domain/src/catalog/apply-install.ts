@@ -63,7 +63,14 @@ export async function applyPlan(
           ? step.previous.entity_id
           : await realise(step, deps, activate, undo);
       if (step.action !== 'unchanged') await writePackageRecord(step, id, deps, undo);
-      items.push({ type, name: step.name, version: step.version, id, status: STATUS[step.action] });
+      items.push({
+        type,
+        name: step.name,
+        version: step.version,
+        id,
+        status: STATUS[step.action],
+        ...(step.deprecated === undefined ? {} : { deprecated: step.deprecated }),
+      });
     }
     await hooks?.after(items);
     return items;

@@ -17,6 +17,8 @@ export interface PlannedPackage {
   /** `[dependencies]` keys plus a workflow's `agents_required`. */
   dependencies: string[];
   origin: PackageOrigin;
+  /** The registry's deprecation message of the package, when its owners deprecated it. */
+  deprecated?: string;
 }
 
 export interface MissingPackage {
@@ -32,6 +34,8 @@ export interface FoundPackage {
   /** Its directory (`path`), or the registry URL it was downloaded from (`registry`). */
   at: string;
   origin: PackageOrigin;
+  /** The registry's deprecation message of the package, when its owners deprecated it. */
+  deprecated?: string;
 }
 
 /**
@@ -126,6 +130,7 @@ export async function planPackages(
       previous,
       dependencies: dependencies.map(([dep]) => dep),
       origin: found.origin,
+      ...(found.deprecated === undefined ? {} : { deprecated: found.deprecated }),
     };
     planned.set(name, entry);
     order.push(entry);

@@ -45,6 +45,7 @@ async function registryOf(published: readonly Published[]) {
   const fetched: string[] = [];
   const source: RegistrySource = {
     url: 'http://registry.test',
+    package: async () => null,
     versions: async (name) => versions.get(name) ?? null,
     version: async () => null,
     download: async () => null,

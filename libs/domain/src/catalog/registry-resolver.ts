@@ -131,7 +131,8 @@ export async function resolveFromRegistry(roots: readonly RegistryRoot[], ctx: R
   return resolution;
 }
 
-function cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+/** The promise of `key`'s load, made once per map. */
+export function cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
   let value = map.get(key);
   if (value === undefined) {
     value = load();

@@ -1,5 +1,6 @@
 import type {
   RegistryCollection,
+  RegistryPackage,
   RegistrySearchQuery,
   RegistrySearchResult,
   RegistryVersion,
@@ -18,6 +19,8 @@ import type {
 export interface RegistrySource {
   /** The registry's base URL, for messages. */
   readonly url: string;
+  /** The package view: its dist-tags and deprecation (docs/registry.md "Dist-tags", "Deprecation"). */
+  package(name: string): Promise<RegistryPackage | null>;
   /** Every version, highest first, yanked ones included (`yanked: true`). */
   versions(name: string): Promise<RegistryVersion[] | null>;
   version(name: string, version: string): Promise<RegistryVersion | null>;

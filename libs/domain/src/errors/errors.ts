@@ -156,6 +156,13 @@ export const Errors = {
   /** A package or collection the configured registry does not know (docs/catalog.md "Installing by name"). */
   notInRegistry: (kind: 'package' | 'collection', name: string, registry: string) =>
     new PlatformError('NotFound', `${kind} '${name}' is not in the registry ${registry}`, { details: { kind, id: name, registry } }),
+  /** `POST /catalog/install {name, version: <tag>}` naming a dist-tag the package does not have. */
+  distTagNotInRegistry: (name: string, tag: string, tags: readonly string[], registry: string) =>
+    new PlatformError(
+      'NotFound',
+      `package '${name}' has no dist-tag '${tag}' in the registry ${registry} (its tags: ${tags.length === 0 ? 'none' : tags.join(', ')}); nothing was installed`,
+      { details: { kind: 'dist-tag', id: `${name}@${tag}`, registry, tags: [...tags] } },
+    ),
   /** A mandatory package dependency is neither installed nor found (500 per the spec's table). */
   missingDependency: (message: string, details?: Record<string, unknown>) =>
     new PlatformError('MissingDependency', message, details === undefined ? {} : { details }),
