@@ -157,4 +157,17 @@ describe('registry tokens', () => {
     const reader = (await send('POST', '/keys', { bearer: admin, json: { name: 'viewer', role: 'reader' } })).body.secret;
     expect((await send('POST', '/tokens', { bearer: reader, json: { name: 'x', scopes: ['yank'] } })).status).toBe(403);
   });
+
+  it('writes no audit entry while [audit] enabled = false, and does again once it is true', async () => {
+    const tokenEntries = async () =>
+      (await registry.engines.store.log<{ action: string; target: string }>('audit').list({ limit: 100 })).filter((e) => e.action.startsWith('registry.token.'));
+    // The registry reads the setting per request (a config reload changes it).
+    registry.config.audit = { ...registry.config.audit, enabled: false };
+    const quiet = await token(alice, { scopes: ['yank'] });
+    expect((await send('DELETE', `/tokens/${quiet.id}`, { bearer: alice })).status).toBe(200);
+    expect(await tokenEntries()).toEqual([]);
+    registry.config.audit = { ...registry.config.audit, enabled: true };
+    const heard = await token(alice, { scopes: ['yank'] });
+    expect((await tokenEntries()).map((e) => [e.action, e.target])).toEqual([['registry.token.created', heard.id]]);
+  });
 });
