@@ -117,6 +117,9 @@ describe('registry identities in a registry process', () => {
     expect(decodeJwt((await send('GET', '/revocations?since=0')).body.feed)).toMatchObject({ latest_seq: 1 });
     const owners = await send('PUT', '/packages/loss-summary/owners', tokenA, { json: { owners: [aliceA, 'key:alice'] } });
     expect(owners.status, JSON.stringify(owners.body)).toBe(200);
+    // Two-sided: the key is invited, and owns the package once it accepts.
+    expect(owners.body).toMatchObject({ owners: [aliceA], pending_owners: [{ owner: 'key:alice' }] });
+    expect((await send('POST', '/packages/loss-summary/owners/accept', aliceKey, { json: {} })).body.owners).toEqual([aliceA, 'key:alice']);
     expect(registry.output()).not.toContain(admin);
     expect(registry.output()).not.toContain(aliceKey);
   }, 180_000);

@@ -1,34 +1,20 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openExampleArchives, registryCall, type RegistryAnswer, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
-import { freePort } from '@agent-platform/testkit';
-import { stringify } from 'smol-toml';
+import { openExampleArchives, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startApp, type AppProcess } from '../support/fleet.ts';
+import { callRegistry, startRegistryProcesses, type RegistryProcesses } from '../support/registry-processes.ts';
 
 // Package metadata across registry processes (docs/registry.md "Deprecation", "Dist-tags",
 // "Downloads", "Reverse dependencies"): two `apps/registry` processes over one data dir. What one
 // sets the other shows at once; downloads answered by either count once each, also while one of
 // them is SIGKILLed in the middle of a burst, and the counts survive its restart.
 
-const processes: AppProcess[] = [];
-let dir: string | undefined;
+let cluster: RegistryProcesses | undefined;
+const send = (url: string, method: string, path: string, body: RegistryCallOptions = {}) => callRegistry(url, method, path, undefined, body);
 
 afterAll(async () => {
-  for (const app of processes) await app.kill();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await cluster?.close();
 });
 
-async function startRegistry(data: string, name: string): Promise<{ app: AppProcess; url: string }> {
-  const config = join(dir!, `${name}.toml`);
-  await writeFile(config, stringify({ storage: { data_dir: data }, registry: { listen: `127.0.0.1:${await freePort()}` } }));
-  const app = startApp('registry', config);
-  processes.push(app);
-  return { app, url: await app.ready() };
-}
 
-const send = (url: string, method: string, path: string, body: RegistryCallOptions = {}): Promise<RegistryAnswer> => registryCall(url, method, path, body);
 
 /** A download's status and its deprecation header; a refused connection (the process was killed) is status 0. */
 async function download(url: string, version: string): Promise<{ status: number; deprecated: string | null }> {
@@ -43,11 +29,9 @@ async function download(url: string, version: string): Promise<{ status: number;
 
 describe('package metadata across registry processes', () => {
   it('shows deprecation, dist-tags and dependents set on the other process, and counts every download once', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ap-registry-metadata-processes-'));
-    const data = join(dir, 'data');
-    await mkdir(data);
+    cluster = await startRegistryProcesses('ap-registry-metadata-processes-');
     const examples = await openExampleArchives();
-    const [first, second] = await Promise.all([startRegistry(data, 'first'), startRegistry(data, 'second')]);
+    const [first, second] = await Promise.all([cluster.start('first'), cluster.start('second')]);
 
     expect((await send(first.url, 'POST', '/packages', { archive: await examples.build('loss-summary') })).status).toBe(201);
     expect((await send(first.url, 'POST', '/packages', { archive: await examples.build('loss-summary', { version: '2.0.0-beta.1' }) })).status).toBe(201);
@@ -76,7 +60,7 @@ describe('package metadata across registry processes', () => {
 
     // Every answered download was counted before it went out; a request cut off by the kill may
     // have been counted without an answer, never more than those.
-    const again = await startRegistry(data, 'first-again');
+    const again = await cluster.start('first-again');
     const counts = (await send(again.url, 'GET', '/packages/loss-summary/downloads')).body;
     expect(counts.total).toBeGreaterThanOrEqual(1 + answered);
     expect(counts.total).toBeLessThanOrEqual(1 + 60);

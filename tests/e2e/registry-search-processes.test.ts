@@ -1,11 +1,6 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openExampleArchives, repack } from '@agent-platform/registry-core/testing';
-import { freePort } from '@agent-platform/testkit';
-import { stringify } from 'smol-toml';
+import { openExampleArchives, renamed } from '@agent-platform/registry-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startApp, type AppProcess } from '../support/fleet.ts';
+import { startRegistryProcesses, type RegistryProcesses } from '../support/registry-processes.ts';
 
 // Search kept up to date in place across registry processes (issue 25, docs/registry-search.md
 // "How the index keeps up"): two `apps/registry` processes over one data dir (one embedded store,
@@ -14,12 +9,10 @@ import { startApp, type AppProcess } from '../support/fleet.ts';
 // it answered 201 for is found by the other at once, and the killed one, started again, finds
 // everything that was stored.
 
-const processes: AppProcess[] = [];
-let dir: string | undefined;
+let cluster: RegistryProcesses | undefined;
 
 afterAll(async () => {
-  for (const app of processes) await app.kill();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await cluster?.close();
 });
 
 interface Hit {
@@ -27,13 +20,6 @@ interface Hit {
   latest: string;
 }
 
-async function startRegistry(data: string, name: string): Promise<{ app: AppProcess; url: string }> {
-  const config = join(dir!, `${name}.toml`);
-  await writeFile(config, stringify({ storage: { data_dir: data }, registry: { listen: `127.0.0.1:${await freePort()}` } }));
-  const app = startApp('registry', config);
-  processes.push(app);
-  return { app, url: await app.ready() };
-}
 
 async function search(url: string, q: string, perPage = 100): Promise<{ total: number; results: Hit[] }> {
   const response = await fetch(`${url}/search?q=${encodeURIComponent(q)}&per_page=${perPage}`);
@@ -49,11 +35,9 @@ async function publish(url: string, archive: Uint8Array): Promise<number> {
 
 describe('registry search across registry processes', () => {
   it('follows publishes and yanks of another process at once, and survives one killed mid-burst', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ap-registry-search-processes-'));
-    const data = join(dir, 'data');
-    await mkdir(data);
+    cluster = await startRegistryProcesses('ap-registry-search-processes-');
     const examples = await openExampleArchives();
-    const [first, second] = await Promise.all([startRegistry(data, 'first'), startRegistry(data, 'second')]);
+    const [first, second] = await Promise.all([cluster.start('first'), cluster.start('second')]);
 
     // Both have searched (their indexes are loaded) before anything is published.
     expect((await search(first.url, 'loss')).total).toBe(0);
@@ -75,10 +59,7 @@ describe('registry search across registry processes', () => {
     // A burst of new packages at the first process, which is SIGKILLed while they are in flight.
     const base = await examples.build('loss-summary');
     const burst = Array.from({ length: 40 }, (_, i) =>
-      repack(base, (files) => {
-        const manifest = new TextDecoder().decode(files.get('package.toml'));
-        files.set('package.toml', new TextEncoder().encode(manifest.replace(/^name = ".*"$/m, `name = "burst-${i}"`)));
-      }),
+      renamed(base, `burst-${i}`),
     );
     // Four in flight at a time; the kill comes with the eighth 201, so others are in flight then.
     const statuses: number[] = burst.map(() => 0);
@@ -104,16 +85,13 @@ describe('registry search across registry processes', () => {
 
     // Started again, the killed process loads its index from the store: everything stored is found,
     // and the other process keeps following its publishes.
-    const again = await startRegistry(data, 'first-again');
+    const again = await cluster.start('first-again');
     const stored: string[] = [];
     for (let i = 0; i < burst.length; i++) {
       if ((await fetch(`${again.url}/packages/burst-${i}`)).status === 200) stored.push(`burst-${i}`);
     }
     expect((await search(again.url, 'burst')).results.map((hit) => hit.name).sort()).toEqual([...stored].sort());
-    expect(await publish(again.url, repack(base, (files) => {
-      const manifest = new TextDecoder().decode(files.get('package.toml'));
-      files.set('package.toml', new TextEncoder().encode(manifest.replace(/^name = ".*"$/m, 'name = "after-restart"')));
-    }))).toBe(201);
+    expect(await publish(again.url, renamed(base, 'after-restart'))).toBe(201);
     expect((await search(second.url, 'after-restart')).results.map((hit) => hit.name)).toEqual(['after-restart']);
     await examples.close();
   }, 180_000);

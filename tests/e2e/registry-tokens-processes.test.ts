@@ -1,44 +1,26 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openExampleArchives, registryCall, type RegistryAnswer, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
-import { freePort } from '@agent-platform/testkit';
-import { stringify } from 'smol-toml';
+import { openExampleArchives } from '@agent-platform/registry-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startApp, type AppProcess } from '../support/fleet.ts';
+import { callRegistry, startRegistryProcesses, type RegistryProcesses } from '../support/registry-processes.ts';
 
 // Publishers' tokens across registry processes (docs/registry-auth.md "Tokens"): two `apps/registry`
 // processes over one data dir in auth mode local. A token made on one works on the other; revoked
 // on the other, it is refused by the first on its next request; revoking its maker's key stops it
 // everywhere; a process SIGKILLed and started again still knows every token.
 
-const processes: AppProcess[] = [];
-let dir: string | undefined;
+let cluster: RegistryProcesses | undefined;
 
 afterAll(async () => {
-  for (const app of processes) await app.kill();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await cluster?.close();
 });
 
-async function startRegistry(data: string, name: string): Promise<{ app: AppProcess; url: string }> {
-  const config = join(dir!, `${name}.toml`);
-  await writeFile(config, stringify({ storage: { data_dir: data }, registry: { listen: `127.0.0.1:${await freePort()}`, auth: { mode: 'local' } } }));
-  const app = startApp('registry', config);
-  processes.push(app);
-  return { app, url: await app.ready() };
-}
 
-function send(url: string, method: string, path: string, bearer?: string, body: RegistryCallOptions = {}): Promise<RegistryAnswer> {
-  return registryCall(url, method, path, { ...body, ...(bearer === undefined ? {} : { bearer }) });
-}
+const send = callRegistry;
 
 describe('registry tokens across registry processes', () => {
   it('a token made on one process works on the other, and stops everywhere once revoked there', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ap-registry-tokens-processes-'));
-    const data = join(dir, 'data');
-    await mkdir(data);
+    cluster = await startRegistryProcesses('ap-registry-tokens-processes-', { auth: { mode: 'local' } });
     const examples = await openExampleArchives();
-    const [first, second] = await Promise.all([startRegistry(data, 'first'), startRegistry(data, 'second')]);
+    const [first, second] = await Promise.all([cluster.start('first'), cluster.start('second')]);
 
     const admin: string = (await send(first.url, 'POST', '/keys', undefined, { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
     const alice = (await send(second.url, 'POST', '/keys', admin, { json: { name: 'alice', role: 'publisher' } })).body;
@@ -53,7 +35,7 @@ describe('registry tokens across registry processes', () => {
 
     // The first process is SIGKILLed and started again: the token is in the store, not in a process.
     await first.app.kill();
-    const again = await startRegistry(data, 'first-again');
+    const again = await cluster.start('first-again');
     expect(await send(again.url, 'GET', '/auth/whoami', ci)).toMatchObject({ status: 200, body: { identity: 'key:alice', role: 'publisher' } });
 
     // Revoked on the second process: the restarted first refuses it on its next request.

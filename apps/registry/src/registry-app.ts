@@ -21,6 +21,10 @@ import { revocationRoutes } from './routes/revocation-routes.ts';
 import { searchRoutes } from './routes/search-routes.ts';
 import { taxonomyRoutes } from './routes/taxonomy-routes.ts';
 import { signingKeyRoutes } from './routes/signing-key-routes.ts';
+import { readmeRoutes } from './routes/readme-routes.ts';
+import { webRoutes } from './web/web-routes.ts';
+import { teamRoutes } from './routes/team-routes.ts';
+import { trustedPublishingRoutes } from './routes/trusted-publishing-routes.ts';
 
 /** The same Fastify shape as the api's (TypeBox types from schemas to handlers). */
 export type RegistryApp = ApiApp;
@@ -51,6 +55,10 @@ export const registryRoutePlugins: readonly RegistryRoutePlugin[] = [
   taxonomyRoutes,
   collectionRoutes,
   registryAuthRoutes,
+  readmeRoutes,
+  webRoutes,
+  teamRoutes,
+  trustedPublishingRoutes,
 ];
 
 /**

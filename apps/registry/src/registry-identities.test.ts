@@ -105,16 +105,18 @@ describe('registry identities', () => {
     const feed = (await send('GET', '/revocations?since=0')).body.feed as string;
     expect(decodeJwt(feed)).toMatchObject({ latest_seq: 0, revocations: [] });
 
-    // The owner hands the package to her key as well, by its qualified name: then the key may publish.
+    // The owner invites her key as well, by its qualified name; once the key accepts, it may publish.
     const shared = await send('PUT', '/packages/loss-summary/owners', { bearer: tokenA, json: { owners: [aliceA, 'key:alice'] } });
     expect(shared.status, JSON.stringify(shared.body)).toBe(200);
-    expect(shared.body.owners).toEqual([aliceA, 'key:alice']);
+    expect(shared.body.pending_owners).toMatchObject([{ owner: 'key:alice', invited_by: aliceA }]);
+    expect((await send('POST', '/packages/loss-summary/owners/accept', { bearer: aliceKey, json: {} })).body.owners).toEqual([aliceA, 'key:alice']);
     expect((await send('POST', '/packages', { bearer: aliceKey, archive: next })).status).toBe(201);
     expect((await yank(tokenB)).status).toBe(403);
     const history = (await send('GET', '/packages/loss-summary/history')).body.entries;
     expect(history.map((e: { action: string; identity: string }) => [e.action, e.identity])).toEqual([
       ['publish', aliceA],
       ['owners', aliceA],
+      ['owners', 'key:alice'],
       ['publish', 'key:alice'],
     ]);
   }, 60_000);

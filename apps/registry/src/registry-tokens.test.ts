@@ -1,5 +1,5 @@
 import { defaultConfig } from '@agent-platform/config';
-import { openExampleArchives, registryCall, repack, type ExampleArchives, type RegistryAnswer, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
+import { openExampleArchives, registryCall, renamed, type ExampleArchives, type RegistryAnswer, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestRegistry, type TestRegistry } from './testing/test-registry.ts';
 
@@ -31,10 +31,7 @@ function send(method: string, path: string, options: RegistryCallOptions = {}): 
 
 /** examples/loss-summary under another name and version. */
 async function archive(name: string, version = '1.0.0'): Promise<Uint8Array> {
-  return repack(await examples.build('loss-summary', { version }), (files) => {
-    const manifest = new TextDecoder().decode(files.get('package.toml'));
-    files.set('package.toml', new TextEncoder().encode(manifest.replace(/^name = ".*"$/m, `name = "${name}"`)));
-  });
+  return renamed(await examples.build('loss-summary', { version }), name);
 }
 
 const token = async (bearer: string, body: Record<string, unknown>): Promise<{ id: string; secret: string }> => {

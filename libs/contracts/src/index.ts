@@ -34,6 +34,7 @@ export * from './platform-events.ts';
 export * from './channel-messages.ts';
 export * from './http/triggers.ts';
 export * from './http/registry.ts';
+export * from './http/registry-teams.ts';
 export * from './http/backup.ts';
 export * from './mcp-tools.ts';
 export * from './privacy.ts';

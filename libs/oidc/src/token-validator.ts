@@ -53,10 +53,24 @@ export interface ValidatedToken<R extends string> {
   claims: JWTPayload;
 }
 
+/** A token whose signature, issuer, audience, lifetime and kind were checked, without any role. */
+export interface VerifiedIdentity {
+  /** The `sub` claim. */
+  identity: string;
+  issuer: string;
+  claims: JWTPayload;
+}
+
 export interface TokenValidator<R extends string> {
   readonly settings: TokenValidatorSettings<R>;
   /** The caller of a bearer token, or a TokenRejectedError saying why not. */
   validate(token: string): Promise<ValidatedToken<R>>;
+  /**
+   * Every check of `validate` but the role (never `no_role`): for a token that proves who is
+   * calling and is then matched on its claims, not mapped to a role (the registry's trusted
+   * publishing, where CI tokens carry no role).
+   */
+  verifyIdentity(token: string): Promise<VerifiedIdentity>;
 }
 
 const MAX_TOKEN_LENGTH = 16_384;
@@ -122,18 +136,24 @@ export function createTokenValidator<R extends string>(settings: TokenValidatorS
     }
   }
 
+  async function verifyIdentity(token: string): Promise<VerifiedIdentity> {
+    const header = readHeader(token, allowed);
+    let payload: JWTPayload;
+    try {
+      payload = await verify(token, header);
+    } catch (error) {
+      throw rejection(error, settings);
+    }
+    const marker = idTokenMarker(header, payload, options.requireAccessTokenType ?? false);
+    if (marker !== null) throw new TokenRejectedError('not_an_access_token', `not an access token (${marker}): send an access token issued for audience ${settings.audience}`);
+    return { identity: String(payload.sub), issuer: settings.issuer, claims: payload };
+  }
+
   return {
     settings,
+    verifyIdentity,
     async validate(token) {
-      const header = readHeader(token, allowed);
-      let payload: JWTPayload;
-      try {
-        payload = await verify(token, header);
-      } catch (error) {
-        throw rejection(error, settings);
-      }
-      const marker = idTokenMarker(header, payload, options.requireAccessTokenType ?? false);
-      if (marker !== null) throw new TokenRejectedError('not_an_access_token', `not an access token (${marker}): send an access token issued for audience ${settings.audience}`);
+      const { claims: payload } = await verifyIdentity(token);
       const role = mapRole(externalRoles(payload, settings.role_claim), settings.role_mapping, options.roles);
       if (role === null) {
         const held = externalRoles(payload, settings.role_claim);

@@ -98,15 +98,16 @@ describe('package archives', () => {
     },
   );
 
-  it('warns about, and ignores, files outside package.toml and payload/', async () => {
-    const dir = await writeMutated(root, 'agent', { extra: { 'README.md': '# claims intake' } });
+  it('warns about, and ignores, files outside package.toml, README.md and payload/', async () => {
+    const dir = await writeMutated(root, 'agent', { extra: { 'NOTES.txt': 'claims intake', 'README.md': '# claims intake' } });
     const report = validateArchive(execFileSync(systemTar(), ['-czf', '-', '-C', dir, '.']), {
       platformVersion: '0.1.0',
     });
     expect(report.ok).toBe(true);
     expect(report.warnings).toEqual([
-      expect.objectContaining({ file: 'README.md', field: '(file)', rule: 'ignored-file' }),
+      expect.objectContaining({ file: 'NOTES.txt', field: '(file)', rule: 'ignored-file' }),
     ]);
+    expect(report.readme).toBe('# claims intake');
   });
 
   it('keeps paths longer than 100 bytes', () => {

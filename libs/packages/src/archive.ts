@@ -3,6 +3,7 @@ import { MANIFEST_FILE } from './manifest.ts';
 import { PackageError } from './package-error.ts';
 import { WHOLE_FILE } from './problems.ts';
 import { readTar, TarFormatError } from './read-tar.ts';
+import { README_FILE } from './readme-file.ts';
 import { writeTar } from './tar.ts';
 import {
   loadedOrThrow,
@@ -21,15 +22,18 @@ export const MAX_ARCHIVE_CONTENT_BYTES = 32 * 1024 * 1024;
 export const MAX_ARCHIVE_ENTRIES = 1000;
 
 /**
- * The archive of a package (D4): a gzipped tar of `package.toml`, `payload/` and the payload
- * file, at the archive root, in that order. Same files, same bytes.
+ * The archive of a package (D4): a gzipped tar of `package.toml`, `README.md` when the package
+ * has one, `payload/` and the payload file, at the archive root, in that order. Same files, same
+ * bytes (a package without a README gives the bytes it gave before READMEs were carried).
  */
 export function createArchive(files: PackageFiles): Buffer {
   const paths = [...files.keys()]
     .filter((path) => path !== MANIFEST_FILE && path.startsWith(PAYLOAD_DIR) && path !== PAYLOAD_DIR)
     .sort();
+  const readme = files.get(README_FILE);
   const entries = [
     { path: MANIFEST_FILE, bytes: files.get(MANIFEST_FILE) ?? new Uint8Array() },
+    ...(readme === undefined ? [] : [{ path: README_FILE, bytes: readme }]),
     { path: PAYLOAD_DIR, bytes: new Uint8Array() },
     ...paths.map((path) => ({ path, bytes: files.get(path) ?? new Uint8Array() })),
   ];

@@ -28,6 +28,7 @@ export { DEFAULT_TIMEOUT_SECS, normalizeStep } from './payloads/normalize-step.t
 export { PLATFORM_VERSION } from './platform-version.ts';
 export { createProblemList, formatProblem, type FileProblems, type ProblemList } from './problems.ts';
 export { ISO_REGION_CODES, normalizeRegion } from './regions.ts';
+export { MAX_README_BYTES, README_FILE } from './readme-file.ts';
 export { RULES, type RuleId } from './rules.ts';
 export {
   compareSemVer,

@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MANIFEST_FILE } from './manifest.ts';
 import { WHOLE_FILE } from './problems.ts';
+import { README_FILE } from './readme-file.ts';
 import {
   loadedOrThrow,
   PAYLOAD_DIR,
@@ -13,15 +14,17 @@ import {
 } from './validate-package-files.ts';
 
 /**
- * The files of a package directory that make up the package: `package.toml` and the entries
- * of `payload/` (sub-directories as `payload/<name>/`, which the rules then refuse). Anything
- * else in the directory (a README, `dist/`) is not part of the package. Missing pieces are
- * simply absent; validation names them.
+ * The files of a package directory that make up the package: `package.toml`, the optional
+ * `README.md` and the entries of `payload/` (sub-directories as `payload/<name>/`, which the
+ * rules then refuse). Anything else in the directory (`dist/`, a LICENSE) is not part of the
+ * package. Missing pieces are simply absent; validation names them.
  */
 export async function readPackageDir(dir: string): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
   const manifest = await readIfPresent(join(dir, MANIFEST_FILE));
   if (manifest !== undefined) files.set(MANIFEST_FILE, manifest);
+  const readme = await readIfPresent(join(dir, README_FILE));
+  if (readme !== undefined) files.set(README_FILE, readme);
   const entries = await readdir(join(dir, PAYLOAD_DIR), { withFileTypes: true }).catch((error: unknown) => {
     if (isNotFound(error)) return [];
     throw error;

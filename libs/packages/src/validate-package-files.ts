@@ -11,6 +11,7 @@ import {
 import { PackageError } from './package-error.ts';
 import { PLATFORM_VERSION } from './platform-version.ts';
 import { createProblemList, WHOLE_FILE, type FileProblems } from './problems.ts';
+import { checkReadme, README_FILE } from './readme-file.ts';
 
 /** A package's files by relative POSIX path (`package.toml`, `payload/AGENT.md`); a trailing `/` marks a directory. */
 export type PackageFiles = ReadonlyMap<string, Uint8Array>;
@@ -35,6 +36,8 @@ export interface ValidationReport {
   payload?: PackagePayload;
   /** `sha256:<hex>` of the payload file's bytes, when there is exactly one payload file. */
   content_hash?: string;
+  /** The text of README.md at the package root, when it has one (not part of content_hash). */
+  readme?: string;
 }
 
 /** A package that passed every rule. */
@@ -43,15 +46,17 @@ export interface LoadedPackage {
   payload: PackagePayload;
   /** `sha256:<hex>` of the payload file's bytes. */
   content_hash: string;
+  /** README.md at the package root, when present: documentation a registry shows, never run. */
+  readme?: string;
   warnings: ValidationReport['warnings'];
 }
 
 /** The loaded package of a clean report, else a `PackageError` headed `heading` listing every problem. */
 export function loadedOrThrow(report: ValidationReport, heading: string): LoadedPackage {
-  const { manifest, payload, content_hash: hash } = report;
+  const { manifest, payload, content_hash: hash, readme } = report;
   if (!report.ok || manifest === undefined || payload === undefined || hash === undefined)
     throw new PackageError(heading, report.problems);
-  return { manifest, payload, content_hash: hash, warnings: report.warnings };
+  return { manifest, payload, content_hash: hash, ...(readme === undefined ? {} : { readme }), warnings: report.warnings };
 }
 
 /**
@@ -70,14 +75,17 @@ export function validatePackageFiles(files: PackageFiles, options: ValidateOptio
     result = checkManifestBytes(manifestBytes, manifestProblems, options.platformVersion ?? PLATFORM_VERSION);
 
   for (const path of files.keys()) {
-    if (path !== MANIFEST_FILE && !path.startsWith(PAYLOAD_DIR))
+    if (path !== MANIFEST_FILE && path !== README_FILE && !path.startsWith(PAYLOAD_DIR))
       list
         .in(path)
-        .warn(WHOLE_FILE, 'ignored-file', 'not part of a package (package.toml and payload/ only); ignored');
+        .warn(WHOLE_FILE, 'ignored-file', 'not part of a package (package.toml, README.md and payload/ only); ignored');
   }
+  const readmeBytes = files.get(README_FILE);
+  const readme = readmeBytes === undefined ? undefined : checkReadme(readmeBytes, list.in(README_FILE));
   const payloadFile =
     result.type === undefined ? undefined : locatePayload(files, result.type, (file) => list.in(file));
   const report: ValidationReport = { ok: false, problems: list.problems, warnings: list.warnings };
+  if (readme !== undefined) report.readme = readme;
   if (payloadFile !== undefined) {
     const bytes = files.get(PAYLOAD_DIR + payloadFile) ?? new Uint8Array();
     const p = list.in(PAYLOAD_DIR + payloadFile);

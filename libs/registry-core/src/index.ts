@@ -11,6 +11,7 @@ export { defaultArchiveDir, openArchiveStore } from './archive-store/open-archiv
 export * from './registry-records.ts';
 export * from './revocations/revocation-feed.ts';
 export { createPackageRegistry, type PackageRegistry } from './packages/package-registry.ts';
+export type { PackageReadme } from './packages/package-readme.ts';
 export type { PackageRegistryDeps, RegistryActor } from './packages/registry-context.ts';
 export { RegistryError, RegistryErrors } from './packages/registry-error.ts';
 export {
@@ -24,6 +25,8 @@ export * from './auth/registry-tokens.ts';
 export * from './auth/issuer-store.ts';
 export * from './auth/issuer-validators.ts';
 export * from './auth/registry-identity.ts';
+export * from './teams/index.ts';
+export * from './trusted-publishing/index.ts';
 export * from './search/index.ts';
 export { BUILT_IN_TAXONOMY, createTaxonomy, unknownCategories } from './taxonomy/taxonomy.ts';
 export { INSURANCE_TAXONOMY } from './taxonomy/insurance-taxonomy.ts';

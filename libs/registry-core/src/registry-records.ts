@@ -1,4 +1,4 @@
-import type { RegistryCollection, RegistryHistoryEntry, RegistryVersion, PackageType, Revocation } from '@agent-platform/contracts';
+import type { RegistryCollection, RegistryHistoryEntry, RegistryPendingOwner, RegistryVersion, PackageType, Revocation } from '@agent-platform/contracts';
 import type { AppendLog, Collection, Store } from '@agent-platform/store';
 
 /**
@@ -21,8 +21,10 @@ export interface RegistryPackageRecord extends IdentityMark {
   id: string;
   name: string;
   type: PackageType;
-  /** Identities allowed to publish and yank; the first publisher first. Empty: registry admins only. */
+  /** Identities (and `team:<name>` teams) allowed to publish and yank; the first publisher first. Empty: registry admins only. */
   owners: string[];
+  /** Owners invited by an owner, not owners until they accept (packages/package-owners.ts); absent: none. */
+  pending_owners?: RegistryPendingOwner[];
   created_at: string;
   updated_at: string;
   /** Dist-tags owners set (packages/package-dist-tags.ts), tag -> version; `latest` is never stored (computed). */
@@ -36,6 +38,21 @@ export interface RegistryVersionRecord extends RegistryVersion, IdentityMark {
   id: string;
   /** ArchiveStore key of its archive (archiveKey(name, version, archive_sha256)). */
   archive_key: string;
+}
+
+/**
+ * The README.md of one version (docs/registry.md "README"), kept apart from the version record so
+ * that listing versions (every package page, the search index's loads) never reads README text.
+ * `id` is `readmeId(name, version, archive_sha256)`: the text belongs to exactly one archive, so
+ * the loser of two concurrent publishes of one version never replaces the winner's README.
+ */
+export interface RegistryReadmeRecord {
+  id: string;
+  name: string;
+  version: string;
+  archive_sha256: string;
+  /** The Markdown source as published (at most MAX_README_BYTES); rendered when served. */
+  text: string;
 }
 
 /** One line of a package's history (an append log: `seq` orders it across the registry). */
@@ -70,12 +87,18 @@ export const REGISTRY_COLLECTIONS = {
   history: 'registry_history',
   collections: 'registry_collections',
   revocations: 'registry_revocations',
+  /** README text per published archive (RegistryReadmeRecord). */
+  readmes: 'registry_readmes',
   keys: 'registry_keys',
   /** Publishers' own tokens (auth/registry-tokens.ts): the key records, and what each may do. */
   tokens: 'registry_tokens',
   tokenGrants: 'registry_token_grants',
   issuers: 'registry_issuers',
   migrations: 'registry_migrations',
+  /** Teams owning packages, with their members and invitations (teams/team-records.ts). */
+  teams: 'registry_teams',
+  /** Per package, the CI identities that may publish it (trusted-publishing/trusted-publishers.ts). */
+  trustedPublishers: 'registry_trusted_publishers',
 } as const;
 
 /** The store counter bumped by every publish, yank, un-yank and owner change: search indexes rebuild when it moves. */
@@ -83,6 +106,11 @@ export const REGISTRY_GENERATION_COUNTER = 'registry:generation';
 
 export function versionId(name: string, version: string): string {
   return `${name}@${version}`;
+}
+
+/** The id of the README of the archive `archive_sha256` of `name@version`. */
+export function readmeId(name: string, version: string, archiveSha256: string): string {
+  return `${versionId(name, version)}#${archiveSha256}`;
 }
 
 export interface RegistryRecords {
@@ -97,6 +125,8 @@ export interface RegistryRecords {
   revocations: AppendLog<RevocationRecord>;
   collections: Collection<RegistryCollectionRecord>;
   migrations: Collection<IdentityMigrationRecord>;
+  /** README text of published versions, read one at a time (the README routes and page). */
+  readmes: Collection<RegistryReadmeRecord>;
 }
 
 export function registryRecords(store: Store): RegistryRecords {
@@ -107,5 +137,6 @@ export function registryRecords(store: Store): RegistryRecords {
     revocations: store.log<RevocationRecord>(REGISTRY_COLLECTIONS.revocations, { indexes: ['name'] }),
     collections: store.collection<RegistryCollectionRecord>(REGISTRY_COLLECTIONS.collections),
     migrations: store.collection<IdentityMigrationRecord>(REGISTRY_COLLECTIONS.migrations),
+    readmes: store.collection<RegistryReadmeRecord>(REGISTRY_COLLECTIONS.readmes),
   };
 }

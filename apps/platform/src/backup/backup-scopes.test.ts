@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_COLLECTIONS } from '@agent-platform/backup';
+import { REGISTRY_COLLECTIONS } from '@agent-platform/registry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 
@@ -10,7 +11,7 @@ import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-
  * "Scopes"). A collection in neither this list nor AGENT_COLLECTIONS fails the test below, so that
  * whoever adds one decides whether an agents_only backup carries it.
  */
-const PLATFORM_COLLECTIONS = [
+const PLATFORM_COLLECTIONS: string[] = [
   'api_keys',
   'auth_failures',
   'bootstrap_claims',
@@ -34,13 +35,7 @@ const PLATFORM_COLLECTIONS = [
   'catalog_revocation_cursors',
   'platform_installation',
   // The registry surface's records (docs/registry.md), when it runs on this store.
-  'registry_packages',
-  'registry_versions',
-  'registry_history',
-  'registry_collections',
-  'registry_revocations',
-  'registry_keys',
-  'registry_issuers',
+  ...Object.values(REGISTRY_COLLECTIONS),
   // Legal holds and the retention sweep's progress (docs/retention.md).
   'retention_holds',
   'retention_state',

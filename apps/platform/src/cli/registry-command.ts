@@ -4,6 +4,8 @@ import { deleteLogin, normalizeRegistryUrl, writeLogin } from './cli-credentials
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo, type CommandGroup } from './command.ts';
 import { PackageUsageError } from './package-registry-actions.ts';
 import { runTokenAction, TOKEN_USAGE } from './registry-token-actions.ts';
+import { runTeamAction, TEAM_USAGE } from './registry-team-actions.ts';
+import { runTrustedPublisherAction, TRUSTED_PUBLISHER_USAGE } from './registry-trusted-publisher-actions.ts';
 
 const USAGE = `Usage:
   agent-platform registry login [--registry <url>]
@@ -14,6 +16,8 @@ const USAGE = `Usage:
   agent-platform registry logout
       Forgets the stored key.
 ${TOKEN_USAGE}
+${TEAM_USAGE}
+${TRUSTED_PUBLISHER_USAGE}
 
 $AP_REGISTRY_KEY, when set, is sent instead of the stored key.
 Exit status: 0 done, 1 the registry refused or could not be reached, 2 bad command line.`;
@@ -23,7 +27,7 @@ const TIMEOUT_MS = 30_000;
 
 /** `agent-platform registry ...`: keeps the key `package publish` and `package yank` send (docs/packages.md). */
 export const registryCommand: CommandGroup = {
-  summary: 'log in to a package registry (the key is read from stdin) or log out; make, list and revoke your tokens',
+  summary: 'log in to a package registry (the key is read from stdin) or log out; make, list and revoke your tokens; manage teams',
   usage: USAGE,
   async run(args, io) {
     const [sub, ...rest] = args;
@@ -35,7 +39,9 @@ export const registryCommand: CommandGroup = {
       if (sub === 'login') return await login(rest, io);
       if (sub === 'logout') return await logout(rest, io);
       if (sub === 'token') return await runTokenAction(rest, io);
-      return usageError(io, sub === undefined ? 'missing action (login, logout or token)' : `unknown action '${sub}'`);
+      if (sub === 'team') return await runTeamAction(rest, io);
+      if (sub === 'trusted-publisher') return await runTrustedPublisherAction(rest, io);
+      return usageError(io, sub === undefined ? 'missing action (login, logout, token or team)' : `unknown action '${sub}'`);
     } catch (error) {
       if (error instanceof PackageUsageError) return usageError(io, error.message);
       const code = (error as { code?: unknown } | null)?.code;

@@ -8,6 +8,7 @@ import type { RegistryAuthDeps } from '../routes/registry-route.ts';
 import { ANONYMOUS_READER, ANONYMOUS_REGISTRY_ADMIN, type RegistryAccess, type RegistryCaller } from './registry-access.ts';
 import { registryAuthServicesFor, type RegistryAuthServices } from './registry-auth-services.ts';
 import { accessOf, roleRefusal } from './registry-role-check.ts';
+import { failedAttempt } from './failed-attempt.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -88,9 +89,10 @@ async function identify(
       identity: grant.identity,
       role: 'publisher',
       key_id: grant.token_id,
-      issuer: null,
+      // A trusted-publishing token: its CI token's issuer (and it may only publish, registry-context.ts).
+      issuer: grant.trusted?.issuer ?? null,
       authenticated: true,
-      grant: { scopes: grant.scopes, packages: grant.packages },
+      grant: { scopes: grant.scopes, packages: grant.packages, ...(grant.trusted === undefined ? {} : { trusted: grant.trusted }) },
     };
   }
   if (token.startsWith(REGISTRY_KEY_PREFIX) || settings.mode === 'local') {
@@ -133,13 +135,7 @@ async function refuse(
   failure: Failure,
   detail?: string,
 ): Promise<never> {
-  // The peer address (a unix-socket listener has none: its clients share one bucket, as in the api).
-  const client = request.ip || 'unix-socket';
-  const lockedFor = await services.backoff.lockedFor(client);
-  if (lockedFor > 0) throw Errors.rateLimited(`too many failed authentication attempts from ${client}: retry in ${lockedFor} s`, lockedFor);
-  await services.backoff.recordFailure(client);
-  deps.logger.warn({ reason: failure, client_address: client, method: request.method, url: request.routeOptions.url ?? 'unmatched' }, 'registry authentication failed');
-  throw Errors.unauthenticated(message(failure, credentialName(settings), detail));
+  return failedAttempt(request, { backoff: services.backoff, logger: deps.logger }, failure, message(failure, credentialName(settings), detail));
 }
 
 function message(failure: Failure, credential: string, detail: string | undefined): string {

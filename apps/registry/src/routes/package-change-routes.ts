@@ -3,6 +3,7 @@ import {
   RegistryDeprecationBody,
   RegistryDistTagBody,
   RegistryDistTagParams,
+  RegistryOwnerAcceptBody,
   RegistryOwnersBody,
   RegistryPackage,
   RegistryPackageParams,
@@ -52,15 +53,30 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
       config: { registryAccess: 'publish' },
       schema: {
         tags: TAGS,
-        summary: 'Replace the owner list (ownership transfer)',
+        summary: 'Set the owner list: owners left out are removed at once, new ones invited until they accept (a registry admin: applied at once)',
         params: RegistryPackageParams,
         body: RegistryOwnersBody,
-        response: { 200: RegistryPackage, ...Failures },
+        response: { 200: RegistryPackage, 409: ErrorEnvelope, ...Failures },
       },
     },
     async (request) => {
       return deps.packages.setOwners(request.params.name, request.body.owners, actorOf(request.registryCaller));
     },
+  );
+
+  app.post(
+    '/packages/:name/owners/accept',
+    {
+      config: { registryAccess: 'publish' },
+      schema: {
+        tags: TAGS,
+        summary: 'Accept an invitation to own the package: your own (the default), or a team you own (owner: team:<name>)',
+        params: RegistryPackageParams,
+        body: RegistryOwnerAcceptBody,
+        response: { 200: RegistryPackage, ...Failures },
+      },
+    },
+    async (request) => deps.packages.acceptOwner(request.params.name, request.body.owner, actorOf(request.registryCaller)),
   );
 
   app.put(

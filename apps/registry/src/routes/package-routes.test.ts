@@ -160,6 +160,11 @@ describe('registry package routes', () => {
       'PermissionDenied',
     );
 
+    // A transfer is two-sided (docs/registry.md "Ownership"): alice invites bob, bob accepts, alice leaves.
+    const invited = await sendJson('PUT', '/packages/fnol-triage/owners', { owners: ['key:alice', 'key:bob'] });
+    expect(((await invited.json()) as RegistryPackage).owners).toEqual(['key:alice']);
+    await expectError(await publish(bobs, BOB), 403, 'PermissionDenied');
+    expect((await sendJson('POST', '/packages/fnol-triage/owners/accept', {}, BOB)).status).toBe(200);
     const transferred = await sendJson('PUT', '/packages/fnol-triage/owners', { owners: ['key:bob'] });
     expect(transferred.status).toBe(200);
     expect(((await transferred.json()) as RegistryPackage).owners).toEqual(['key:bob']);
@@ -174,6 +179,8 @@ describe('registry package routes', () => {
     };
     expect(history.entries.map((e) => [e.action, e.identity, e.version])).toEqual([
       ['publish', 'key:alice', '1.0.0'],
+      ['owners', 'key:alice', null],
+      ['owners', 'key:bob', null],
       ['owners', 'key:alice', null],
       ['publish', 'key:bob', '1.1.0'],
     ]);
@@ -452,6 +459,12 @@ describe('registry package routes', () => {
       '/packages/{name}/history',
       '/packages/{name}/{version}/yank',
       '/packages/{name}/owners',
+      '/packages/{name}/owners/accept',
+      '/teams',
+      '/teams/{team}',
+      '/teams/{team}/invitations',
+      '/teams/{team}/invitations/accept',
+      '/teams/{team}/members/{identity}',
       '/signing-key',
       '/revocations',
     ])

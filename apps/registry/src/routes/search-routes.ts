@@ -1,7 +1,8 @@
 import { ErrorEnvelope, RegistryDependents, RegistryPackageParams, RegistrySearchQuery, RegistrySearchResult } from '@agent-platform/contracts';
 import { Errors } from '@agent-platform/domain';
-import { createSearchIndex, normalizeSearchQuery } from '@agent-platform/registry-core';
+import { normalizeSearchQuery } from '@agent-platform/registry-core';
 import type { RegistryRoutePlugin } from './registry-route.ts';
+import { searchIndexFor } from './registry-search-index.ts';
 
 /**
  * GET /search (docs/registry-search.md "Search"): the latest listed version of each package,
@@ -10,9 +11,7 @@ import type { RegistryRoutePlugin } from './registry-route.ts';
  * through another registry process over the same store is found on the next query.
  */
 export const searchRoutes: RegistryRoutePlugin = (app, deps) => {
-  const index = createSearchIndex(deps.store, {
-    onReloadError: (err) => deps.logger.warn({ err }, 'search index: the periodic reload failed; searches go on from the index in place'),
-  });
+  const index = searchIndexFor(deps);
   app.get(
     '/search',
     {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig } from '@agent-platform/config';
 import type { PlatformConfig, RegistryRole } from '@agent-platform/contracts';
-import { systemClock } from '@agent-platform/domain';
+import { systemClock, type Clock } from '@agent-platform/domain';
 import { openEngines, platformVersion, type Engines } from '@agent-platform/engines';
 import { createLogger } from '@agent-platform/observability';
 import { ANONYMOUS_REGISTRY_ADMIN } from '../auth/registry-access.ts';
@@ -44,6 +44,8 @@ export interface TestRegistry {
   deps: RegistryAppDeps;
   engines: Engines;
   config: PlatformConfig;
+  /** The log lines at warn and above written so far (the last 100). */
+  logs(): string;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,8 @@ export async function startTestRegistry(
     seed?: (store: Engines['store']) => Promise<void>;
     /** `[network] allow_private_targets`; true by default here (the test identity providers listen on loopback). */
     allowPrivateTargets?: boolean;
+    /** The registry's clock (expiries, timestamps); default the system clock. */
+    clock?: Clock;
   } = {},
 ): Promise<TestRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'ap-registry-http-'));
@@ -70,9 +74,9 @@ export async function startTestRegistry(
     registry: { ...base.registry, listen: '127.0.0.1:0', ...options.registry },
     network: { ...base.network, allow_private_targets: options.allowPrivateTargets ?? true },
   };
-  const { logger } = createLogger({ level: 'warn', bufferLines: 100, destination: 'silent' });
+  const { logger, buffer } = createLogger({ level: 'warn', bufferLines: 100, destination: 'silent' });
   const engines = await openEngines(config, {
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     logger,
     dataDir: config.storage.data_dir,
     processName: 'registry-test',
@@ -84,7 +88,7 @@ export async function startTestRegistry(
     const opened = await openRegistryDeps({
       engines,
       logger,
-      clock: systemClock,
+      clock: options.clock ?? systemClock,
       version: platformVersion(),
       config: () => config,
     });
@@ -99,6 +103,7 @@ export async function startTestRegistry(
       deps: opened.deps,
       engines,
       config,
+      logs: () => buffer.lines().join('\n'),
       close: async () => {
         await service?.stop();
         await closeDeps();

@@ -1,6 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { CollectionAuthor, PackageType } from '../packages.ts';
 import { Health } from './daemon.ts';
+import { RegistryPendingOwner } from './registry-teams.ts';
+import { RegistryProvenance, TrustedPublisher } from './registry-trusted-publishing.ts';
+
+export * from './registry-trusted-publishing.ts';
 
 /**
  * HTTP bodies of the registry surface (spec §Registry surface: the routes are the spec's, every
@@ -49,6 +53,9 @@ export const RegistryVersion = Type.Object({
   dependencies: Type.Record(Type.String(), Type.String(), { description: 'Name to semver constraint, as published.' }),
   repository: Type.Optional(Type.String({ description: '`[package.metadata] repository` (an http(s) URL), when the manifest has one.' })),
   homepage: Type.Optional(Type.String({ description: '`[package.metadata] homepage` (an http(s) URL), when the manifest has one.' })),
+  has_readme: Type.Optional(
+    Type.Boolean({ description: 'Whether the archive holds a README.md: `GET /packages/{name}/{version}/readme` serves it rendered. Absent (false) for versions published before READMEs were kept.' }),
+  ),
   content_hash: Type.String({ description: '`[signing] content_hash` of the manifest: `sha256:<hex>` of the payload file, checked at publish.' }),
   archive_sha256: Type.String({ description: '`sha256:<hex>` of the archive bytes as stored and downloaded.' }),
   size_bytes: Type.Integer(),
@@ -58,6 +65,11 @@ export const RegistryVersion = Type.Object({
   published_by: Type.String({ description: 'Identity that published it.' }),
   yanked: Type.Boolean(),
   yank: Nullable(RegistryYank),
+  provenance: Type.Optional(
+    Type.Union([RegistryProvenance, Type.Null()], {
+      description: 'Trusted publishing: the CI identity and claims that published it; null otherwise (always sent by this registry, absent from older ones).',
+    }),
+  ),
 });
 export type RegistryVersion = Static<typeof RegistryVersion>;
 
@@ -73,7 +85,10 @@ export const RegistryPackage = Type.Object({
   type: PackageType,
   title: Type.String({ description: 'Of the latest version.' }),
   description: Type.String({ description: 'Of the latest version.' }),
-  owners: Type.Array(Type.String(), { description: 'Identities that may publish and yank; the first publisher first.' }),
+  owners: Type.Array(Type.String(), { description: 'Identities (and `team:<name>` teams) that may publish and yank; the first publisher first.' }),
+  pending_owners: Type.Optional(
+    Type.Array(RegistryPendingOwner, { description: 'Invited by an owner, not owners until they accept (POST /packages/{name}/owners/accept).' }),
+  ),
   latest: Nullable(Type.String({ description: 'Highest non-yanked release (a pre-release only when nothing else exists); null when all are yanked.' })),
   versions: Type.Array(Type.String(), { description: 'Every version, highest first, yanked ones included.' }),
   keywords: Type.Array(Type.String()),
@@ -146,6 +161,7 @@ export const RegistryHistoryEntry = Type.Object({
     Type.Literal('undeprecate'),
     Type.Literal('tag'),
     Type.Literal('untag'),
+    Type.Literal('trusted-publishers'),
   ]),
   version: Nullable(Type.String()),
   identity: Type.String({ description: 'Who.' }),
@@ -153,6 +169,8 @@ export const RegistryHistoryEntry = Type.Object({
   security: Type.Boolean({ description: 'A security yank.' }),
   owners: Type.Optional(Type.Array(Type.String(), { description: 'action owners: the owners after the change.' })),
   tag: Type.Optional(Type.String({ description: 'actions tag and untag: the dist-tag.' })),
+  trusted_publishers: Type.Optional(Type.Array(TrustedPublisher, { description: 'action trusted-publishers: the list after the change.' })),
+  provenance: Type.Optional(RegistryProvenance),
 });
 export type RegistryHistoryEntry = Static<typeof RegistryHistoryEntry>;
 

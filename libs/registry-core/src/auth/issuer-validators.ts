@@ -1,12 +1,14 @@
 import type { RegistryRole } from '@agent-platform/contracts';
 import { REGISTRY_ROLES } from '@agent-platform/contracts';
 import type { Clock } from '@agent-platform/domain';
-import { claimedIssuer, createTokenValidator, TokenRejectedError, type TokenValidator, type ValidatedToken } from '@agent-platform/oidc';
+import { claimedIssuer, createTokenValidator, TokenRejectedError, type TokenValidator, type ValidatedToken, type VerifiedIdentity } from '@agent-platform/oidc';
 import type { IssuerStore } from './issuer-store.ts';
 
 export interface IssuerValidators {
   /** The caller of a bearer JWT, validated by the registered issuer it names; TokenRejectedError otherwise. */
   validate(token: string): Promise<ValidatedToken<RegistryRole>>;
+  /** The same checks without the role (libs/oidc `verifyIdentity`): a CI token exchanged by trusted publishing. */
+  verifyIdentity(token: string): Promise<VerifiedIdentity>;
 }
 
 export interface IssuerValidatorsOptions {
@@ -31,28 +33,30 @@ const CACHE_MAX = 256;
  */
 export function createIssuerValidators(issuers: IssuerStore, options: IssuerValidatorsOptions): IssuerValidators {
   const cache = new Map<string, { version: number; validator: TokenValidator<RegistryRole> }>();
+  async function validatorFor(token: string): Promise<TokenValidator<RegistryRole>> {
+    const iss = claimedIssuer(token);
+    if (iss === null) throw new TokenRejectedError('malformed', 'malformed token: expected a signed JWT with an iss claim');
+    const found = await issuers.findByIssuer(iss);
+    if (found === null) throw new TokenRejectedError('unknown_issuer', 'the token issuer is not registered with this registry (GET /admin/issuers)');
+    let entry = cache.get(found.doc.id);
+    if (entry?.version !== found.version) {
+      if (cache.size >= CACHE_MAX) cache.clear();
+      entry = {
+        version: found.version,
+        validator: createTokenValidator(found.doc, {
+          roles: REGISTRY_ROLES,
+          now: () => options.clock.now(),
+          allowPrivateTargets: options.allowPrivateTargets ?? (() => false),
+          ...(options.clockToleranceSecs === undefined ? {} : { clockToleranceSecs: options.clockToleranceSecs }),
+          ...(options.refetchCooldownSecs === undefined ? {} : { refetchCooldownSecs: options.refetchCooldownSecs }),
+        }),
+      };
+      cache.set(found.doc.id, entry);
+    }
+    return entry.validator;
+  }
   return {
-    async validate(token) {
-      const iss = claimedIssuer(token);
-      if (iss === null) throw new TokenRejectedError('malformed', 'malformed token: expected a signed JWT with an iss claim');
-      const found = await issuers.findByIssuer(iss);
-      if (found === null) throw new TokenRejectedError('unknown_issuer', 'the token issuer is not registered with this registry (GET /admin/issuers)');
-      let entry = cache.get(found.doc.id);
-      if (entry?.version !== found.version) {
-        if (cache.size >= CACHE_MAX) cache.clear();
-        entry = {
-          version: found.version,
-          validator: createTokenValidator(found.doc, {
-            roles: REGISTRY_ROLES,
-            now: () => options.clock.now(),
-            allowPrivateTargets: options.allowPrivateTargets ?? (() => false),
-            ...(options.clockToleranceSecs === undefined ? {} : { clockToleranceSecs: options.clockToleranceSecs }),
-            ...(options.refetchCooldownSecs === undefined ? {} : { refetchCooldownSecs: options.refetchCooldownSecs }),
-          }),
-        };
-        cache.set(found.doc.id, entry);
-      }
-      return entry.validator.validate(token);
-    },
+    validate: async (token) => (await validatorFor(token)).validate(token),
+    verifyIdentity: async (token) => (await validatorFor(token)).verifyIdentity(token),
   };
 }

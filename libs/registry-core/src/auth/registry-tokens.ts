@@ -3,6 +3,7 @@ import { createKeyStore, Errors, type ApiKeyView, type Clock, type KeyKind } fro
 import { isPackageName } from '@agent-platform/packages';
 import type { Store } from '@agent-platform/store';
 import { REGISTRY_COLLECTIONS } from '../registry-records.ts';
+import type { TrustedGrant } from '../trusted-publishing/trusted-grant.ts';
 import { KEY_IDENTITY_PREFIX } from './registry-identity.ts';
 
 /** Every publisher token starts with this (a registry key `reg_sk_`, an api key `svc_sk_`). */
@@ -22,6 +23,8 @@ interface TokenGrantRecord {
   identity: string;
   scopes: RegistryTokenScope[];
   packages: string[] | null;
+  /** Set on a token minted by a trusted-publishing exchange (trusted-publishing/). */
+  trusted?: TrustedGrant;
 }
 
 /** A presented token's caller: the identity it acts as, limited to its scopes and packages. */
@@ -31,6 +34,8 @@ export interface TokenGrant {
   scopes: readonly RegistryTokenScope[];
   /** Names and `prefix*` patterns; null = every package the identity may change. */
   packages: readonly string[] | null;
+  /** A trusted-publishing token: may publish its packages without owning them, and records this as provenance. */
+  trusted?: TrustedGrant;
 }
 
 /**
@@ -40,7 +45,8 @@ export interface TokenGrant {
  * or expired key takes its tokens with it).
  */
 export interface RegistryTokenService {
-  create(identity: string, body: RegistryTokenCreateBody): Promise<RegistryIssuedToken>;
+  /** `trusted`: a token minted by a trusted-publishing exchange (never through `POST /tokens`). */
+  create(identity: string, body: RegistryTokenCreateBody, trusted?: TrustedGrant): Promise<RegistryIssuedToken>;
   /** The tokens acting as `identity`, newest first, revoked ones included (never a secret). */
   list(identity: string): Promise<RegistryToken[]>;
   /** Revokes a token of `by.identity` (any token when `by.admin`); NotFound otherwise, as for an unknown id. */
@@ -78,12 +84,12 @@ export function createRegistryTokenService(deps: {
   };
 
   return {
-    async create(identity, body) {
+    async create(identity, body, trusted) {
       const packages = body.packages === undefined ? null : [...new Set(body.packages.map(validPattern))];
       const issued = await keys.create({ name: body.name, role: 'publisher', ...(body.expires_in === undefined ? {} : { expires_in: body.expires_in }) });
       // The grant is written after the key: a crash between them leaves a key without a grant,
       // which authenticates nobody (and whose secret was never shown).
-      const grant: TokenGrantRecord = { id: issued.id, identity, scopes: [...new Set(body.scopes)], packages };
+      const grant: TokenGrantRecord = { id: issued.id, identity, scopes: [...new Set(body.scopes)], packages, ...(trusted === undefined ? {} : { trusted }) };
       await grants.insert(grant);
       return { ...viewOf({ ...issued, revoked: false }, grant), secret: issued.secret };
     },
@@ -109,7 +115,7 @@ export function createRegistryTokenService(deps: {
       if (grant === undefined) return null;
       const keyName = keyNameOf(grant.identity);
       if (keyName !== null && !(await deps.liveKeyNamed(keyName))) return null;
-      return { token_id: grant.id, identity: grant.identity, scopes: grant.scopes, packages: grant.packages };
+      return { token_id: grant.id, identity: grant.identity, scopes: grant.scopes, packages: grant.packages, ...(grant.trusted === undefined ? {} : { trusted: grant.trusted }) };
     },
   };
 }

@@ -3,15 +3,20 @@ import {
   RegistryIssuedToken,
   RegistryPackage,
   RegistrySearchResult,
+  RegistryTeam,
+  RegistryTeamList,
   RegistrySigningKey,
   RegistryVersion,
   RegistryToken,
   RegistryTokenList,
+  RegistryTrustedPublishers,
   RegistryVersionList,
   RegistryWhoami,
   RevocationFeed,
   type RegistrySearchQuery,
+  type RegistryTeamRole,
   type RegistryTokenCreateBody,
+  type TrustedPublisher,
   type RegistryYankBody,
 } from '@agent-platform/contracts';
 import { readCappedBody } from '@agent-platform/net';
@@ -69,6 +74,22 @@ export interface HttpRegistryClient {
   tokens(): Promise<RegistryToken[]>;
   /** `DELETE /tokens/{id}`: the token, revoked. */
   revokeToken(id: string): Promise<RegistryToken>;
+  /** `GET /packages/{name}/trusted-publishers` (docs/registry-auth.md "Trusted publishing"). */
+  trustedPublishers(name: string): Promise<TrustedPublisher[]>;
+  /** `PUT /packages/{name}/trusted-publishers`: the whole list replaced (empty: off); the list as stored. */
+  setTrustedPublishers(name: string, publishers: readonly TrustedPublisher[]): Promise<TrustedPublisher[]>;
+  /** `PUT /packages/{name}/owners`: owners left out removed, new ones invited (docs/registry.md "Ownership"). */
+  setOwners(name: string, owners: readonly string[]): Promise<RegistryPackage>;
+  /** `POST /packages/{name}/owners/accept`: your invitation (owner absent) or a team's you own (`team:<name>`). */
+  acceptOwnership(name: string, owner?: string): Promise<RegistryPackage>;
+  /** `POST /teams`, `GET /teams`, `GET /teams/{team}` (docs/registry.md "Teams"). */
+  createTeam(name: string): Promise<RegistryTeam>;
+  teams(): Promise<RegistryTeam[]>;
+  team(name: string): Promise<RegistryTeam | null>;
+  /** `POST /teams/{team}/invitations`, `.../invitations/accept`, `DELETE /teams/{team}/members/{identity}`. */
+  inviteToTeam(name: string, identity: string, role: RegistryTeamRole): Promise<RegistryTeam>;
+  acceptTeamInvitation(name: string): Promise<RegistryTeam>;
+  removeTeamMember(name: string, identity: string): Promise<RegistryTeam>;
 }
 
 interface Call {
@@ -238,12 +259,52 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
     async revokeToken(id) {
       return must(await json(RegistryToken, { method: 'DELETE', path: `tokens/${seg(id)}` }, 'RegistryToken'), `DELETE /tokens/${id}`);
     },
+    async trustedPublishers(name) {
+      const path = `packages/${seg(name)}/trusted-publishers`;
+      return must(await json(RegistryTrustedPublishers, { path }, 'RegistryTrustedPublishers'), `GET /${path}`).publishers;
+    },
+    async setTrustedPublishers(name, publishers) {
+      const path = `packages/${seg(name)}/trusted-publishers`;
+      const call = { method: 'PUT' as const, path, body: jsonBody({ publishers }) };
+      return must(await json(RegistryTrustedPublishers, call, 'RegistryTrustedPublishers'), `PUT /${path}`).publishers;
+    },
+    async setOwners(name, owners) {
+      const path = `packages/${seg(name)}/owners`;
+      return must(await json(RegistryPackage, { method: 'PUT', path, body: jsonBody({ owners }) }, 'RegistryPackage'), `PUT /${path}`);
+    },
+    async acceptOwnership(name, owner) {
+      const path = `packages/${seg(name)}/owners/accept`;
+      return must(await json(RegistryPackage, { method: 'POST', path, body: jsonBody(owner === undefined ? {} : { owner }) }, 'RegistryPackage'), `POST /${path}`);
+    },
+    async createTeam(name) {
+      return must(await json(RegistryTeam, { method: 'POST', path: 'teams', body: jsonBody({ name }) }, 'RegistryTeam'), 'POST /teams');
+    },
+    async teams() {
+      return must(await json(RegistryTeamList, { path: 'teams' }, 'RegistryTeamList'), 'GET /teams').teams;
+    },
+    team: (name) => json(RegistryTeam, { path: `teams/${seg(name)}`, nullOn404: true }, 'RegistryTeam'),
+    async inviteToTeam(name, identity, role) {
+      const path = `teams/${seg(name)}/invitations`;
+      return must(await json(RegistryTeam, { method: 'POST', path, body: jsonBody({ identity, role }) }, 'RegistryTeam'), `POST /${path}`);
+    },
+    async acceptTeamInvitation(name) {
+      const path = `teams/${seg(name)}/invitations/accept`;
+      return must(await json(RegistryTeam, { method: 'POST', path }, 'RegistryTeam'), `POST /${path}`);
+    },
+    async removeTeamMember(name, identity) {
+      const path = `teams/${seg(name)}/members/${seg(identity)}`;
+      return must(await json(RegistryTeam, { method: 'DELETE', path }, 'RegistryTeam'), `DELETE /teams/${name}/members/${identity}`);
+    },
     async revocations(since, { signal } = {}) {
       if (!Number.isSafeInteger(since) || since < 0) throw new RangeError(`revocations since ${since}: a seq is an integer >= 0`);
       const call = { path: `revocations?since=${since}`, ...(signal === undefined ? {} : { signal }) };
       return must(await json(RevocationFeed, call, 'RevocationFeed'), 'GET /revocations').feed;
     },
   };
+}
+
+function jsonBody(value: unknown): { bytes: Uint8Array; type: string } {
+  return { bytes: new TextEncoder().encode(JSON.stringify(value)), type: 'application/json' };
 }
 
 /**

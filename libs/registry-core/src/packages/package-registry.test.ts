@@ -178,10 +178,16 @@ describe('package registry', () => {
     });
     expect((await registry.getPackage('claims-intake')).versions).toEqual(['1.0.0']);
 
-    // Transfer: alice hands the name to bob.
-    expect(await registry.setOwners('claims-intake', [' key:bob ', 'key:bob'], ALICE)).toMatchObject({
-      owners: ['key:bob'],
+    // Transfer, two-sided: alice cannot leave nobody; she invites bob, bob accepts, alice leaves.
+    expect(await rejection(registry.setOwners('claims-intake', ['key:bob'], ALICE))).toMatchObject({ category: 'Conflict' });
+    expect(await registry.setOwners('claims-intake', ['key:alice', ' key:bob ', 'key:bob'], ALICE)).toMatchObject({
+      owners: ['key:alice'],
+      pending_owners: [{ owner: 'key:bob', invited_by: 'key:alice' }],
     });
+    expect(await rejection(registry.publish(bobs, BOB))).toMatchObject({ category: 'PermissionDenied' });
+    expect(await rejection(registry.acceptOwner('claims-intake', 'key:bob', ALICE))).toMatchObject({ category: 'PermissionDenied' });
+    expect((await registry.acceptOwner('claims-intake', undefined, BOB)).owners).toEqual(['key:alice', 'key:bob']);
+    expect(await registry.setOwners('claims-intake', ['key:bob'], ALICE)).toMatchObject({ owners: ['key:bob'], pending_owners: [] });
     expect((await registry.publish(bobs, BOB)).published_by).toBe('key:bob');
     const alices = await examples.build('claims-intake', { version: '1.2.0' });
     expect(await rejection(registry.publish(alices, ALICE))).toMatchObject({ category: 'PermissionDenied' });
@@ -191,6 +197,8 @@ describe('package registry', () => {
       (await registry.history('claims-intake')).entries.map((e) => [e.action, e.identity, e.owners ?? null]),
     ).toEqual([
       ['publish', 'key:alice', null],
+      ['owners', 'key:alice', ['key:alice']],
+      ['owners', 'key:bob', ['key:alice', 'key:bob']],
       ['owners', 'key:alice', ['key:bob']],
       ['publish', 'key:bob', null],
       ['publish', 'key:root', null],

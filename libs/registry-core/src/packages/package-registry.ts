@@ -6,16 +6,18 @@ import type {
   RegistryVersion,
   RegistryVersionList,
   RegistryYankBody,
+  Revocation,
   RevocationFeed,
 } from '@agent-platform/contracts';
 import { downloadVersion, readHistory, readPackage, readVersion, readVersions } from './package-reads.ts';
-import { replaceOwners } from './package-owners.ts';
+import { acceptOwner, replaceOwners } from './package-owners.ts';
 import { setDeprecation } from './package-deprecation.ts';
 import { setDistTag } from './package-dist-tags.ts';
 import { countDownload, readDownloads } from './package-downloads.ts';
 import { publishVersion } from './publish-version.ts';
 import { openRegistryContext, type PackageRegistryDeps, type RegistryActor } from './registry-context.ts';
-import { revocationFeed } from './revocation-log.ts';
+import { readReadme, type PackageReadme } from './package-readme.ts';
+import { packageRevocations, revocationFeed } from './revocation-log.ts';
 import { yankVersion } from './yank-version.ts';
 
 /**
@@ -37,7 +39,10 @@ export interface PackageRegistry {
   /** Oldest first. */
   history(name: string): Promise<RegistryHistory>;
   yank(name: string, version: string, body: RegistryYankBody, actor: RegistryActor): Promise<RegistryVersion>;
+  /** An owner's list: removals at once, additions invited (two-sided); a registry admin's list applies at once. */
   setOwners(name: string, owners: readonly string[], actor: RegistryActor): Promise<RegistryPackage>;
+  /** The invited owner (`owner` absent: the caller; `team:<name>`: a team the caller owns) joins the owners. */
+  acceptOwner(name: string, owner: string | undefined, actor: RegistryActor): Promise<RegistryPackage>;
   /** A message deprecates the package (every version still installs); null takes the mark off. */
   setDeprecation(name: string, message: string | null, actor: RegistryActor): Promise<RegistryPackage>;
   /** Points `tag` at `version` (null removes it); `latest` is computed, never set. */
@@ -46,6 +51,10 @@ export interface PackageRegistry {
   downloads(name: string): Promise<RegistryDownloads>;
   /** The signed feed of the security yanks after `since`. */
   revocations(since: number): Promise<RevocationFeed>;
+  /** The README of `version` (null: of the version the package page shows); 404 kind `readme` when it has none. */
+  readme(name: string, version: string | null): Promise<PackageReadme>;
+  /** The security yanks of one package, oldest first (a version stays revoked after an un-yank). */
+  packageRevocations(name: string): Promise<Revocation[]>;
   signingKey(): RegistrySigningKey;
 }
 
@@ -64,10 +73,13 @@ export function createPackageRegistry(deps: PackageRegistryDeps): PackageRegistr
     history: (name) => readHistory(ctx, name),
     yank: (name, version, body, actor) => yankVersion(ctx, name, version, body, actor),
     setOwners: (name, owners, actor) => replaceOwners(ctx, name, owners, actor),
+    acceptOwner: (name, owner, actor) => acceptOwner(ctx, name, owner, actor),
     setDeprecation: (name, message, actor) => setDeprecation(ctx, name, message, actor),
     setDistTag: (name, tag, version, actor) => setDistTag(ctx, name, tag, version, actor),
     downloads: (name) => readDownloads(ctx, name),
     revocations: (since) => revocationFeed(ctx, since),
+    readme: (name, version) => readReadme(ctx, name, version),
+    packageRevocations: (name) => packageRevocations(ctx, name),
     signingKey: () => deps.signer.publicKey,
   };
 }

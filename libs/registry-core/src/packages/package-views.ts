@@ -16,10 +16,11 @@ export function latestOf<T extends { version: string; yanked: boolean }>(version
   return live.find((v) => parseVersion(v.version)?.prerelease.length === 0) ?? live[0] ?? null;
 }
 
-/** The wire form of a stored version (the record's storage fields dropped). */
+/** The wire form of a stored version (the record's storage fields dropped; `provenance` always present). */
 export function versionView(record: RegistryVersionRecord): RegistryVersion {
   const { id: _id, archive_key: _key, identities: _identities, ...view } = record;
-  return view;
+  // Versions stored before trusted publishing have no field: they were published otherwise.
+  return { ...view, provenance: view.provenance ?? null };
 }
 
 /** `GET /packages/{name}`: metadata of the latest version (of the highest one when all are yanked). */
@@ -36,6 +37,7 @@ export function packageView(
     title: shown?.title ?? pkg.name,
     description: shown?.description ?? '',
     owners: [...pkg.owners],
+    pending_owners: [...(pkg.pending_owners ?? [])],
     latest: latest?.version ?? null,
     versions: sorted.map((v) => v.version),
     keywords: [...(shown?.keywords ?? [])],

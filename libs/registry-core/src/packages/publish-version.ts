@@ -3,17 +3,19 @@ import { loadArchive, PackageError, parseVersion, type LoadedPackage } from '@ag
 import { StoreDuplicateError } from '@agent-platform/store';
 import { archiveKey } from '../archive-store/archive-store.ts';
 import { QUALIFIED_IDENTITIES, versionId, type RegistryPackageRecord, type RegistryVersionRecord } from '../registry-records.ts';
+import { dropReadme, storeReadme } from './package-readme.ts';
 import { sha256Tagged } from '../signing/registry-signing.ts';
 import { versionView } from './package-views.ts';
 import {
   afterChange,
-  assertMayChange,
   assertTokenAllows,
   type RegistryActor,
   type RegistryContext,
 } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 import { unknownCategories } from '../taxonomy/taxonomy.ts';
+import { withTeamsOf } from '../teams/team-membership.ts';
+import { assertMayPublish, trustedPublishProvenance } from '../trusted-publishing/trusted-publishers.ts';
 
 /**
  * The registry validates for every platform, not for its own: `min_platform_version` is the
@@ -58,7 +60,11 @@ export async function publishVersion(
   await requirePublishedDependencies(ctx, manifest.dependencies);
   const id = versionId(name, version);
   const now = ctx.clock.now().toISOString();
-  await claimName(ctx, { name, type, identity: actor.identity, now }, actor);
+  // A trusted-publishing token: the package must still trust its CI identity; recorded on the version.
+  const provenance = await trustedPublishProvenance(ctx, actor, name);
+  // Members of a team among the owners publish as owners: their membership is read now (no cache).
+  const publisher = await withTeamsOf(ctx.store, actor, (await ctx.records.packages.get(name))?.doc.owners ?? []);
+  await claimName(ctx, { name, type, identity: actor.identity, now }, publisher);
   if ((await ctx.records.versions.get(id)) !== null) throw versionExists(name, version);
 
   const archiveSha256 = sha256Tagged(archive);
@@ -70,6 +76,8 @@ export async function publishVersion(
     // error"; nothing is recorded, so the same publish can simply be sent again.
     throw RegistryErrors.storage(`the archive store did not take the archive of ${id}: ${(error as Error).message}`, { name, version });
   }
+  // Before the record, like the bytes: a version that exists has its README (keyed by this archive's digest).
+  if (loaded.readme !== undefined) await storeReadme(ctx, { name, version, archive_sha256: archiveSha256, text: loaded.readme });
   const record: RegistryVersionRecord = {
     id,
     archive_key: key,
@@ -87,6 +95,7 @@ export async function publishVersion(
     published_by: actor.identity,
     yanked: false,
     yank: null,
+    provenance,
     identities: QUALIFIED_IDENTITIES,
   };
   try {
@@ -95,7 +104,10 @@ export async function publishVersion(
     if (!(error instanceof StoreDuplicateError)) throw error;
     // Lost the race. Our bytes go unless they are the winner's too (same bytes, same key).
     const winner = await ctx.records.versions.get(id);
-    if (winner !== null && winner.doc.archive_key !== key) await ctx.archives.delete(key);
+    if (winner !== null && winner.doc.archive_key !== key) {
+      await ctx.archives.delete(key);
+      await dropReadme(ctx, name, version, archiveSha256);
+    }
     throw versionExists(name, version);
   }
   await afterChange(ctx, {
@@ -106,6 +118,7 @@ export async function publishVersion(
     identity: actor.identity,
     reason: null,
     security: false,
+    ...(provenance === null ? {} : { provenance }),
   });
   return versionView(record);
 }
@@ -186,7 +199,7 @@ async function claimName(
         identities: QUALIFIED_IDENTITIES,
       };
     }
-    assertMayChange(current.doc, actor, `publish versions of '${claim.name}'`, 'publish-update');
+    assertMayPublish(current.doc, actor);
     if (current.doc.type !== claim.type)
       throw RegistryErrors.conflict(
         `package '${claim.name}' is a ${current.doc.type} package; a version of type ${claim.type} cannot be published under its name`,
@@ -224,6 +237,7 @@ function describe(loaded: LoadedPackage, size: number) {
     dependencies: { ...dependencies },
     ...(pkg.metadata.repository === undefined ? {} : { repository: pkg.metadata.repository }),
     ...(pkg.metadata.homepage === undefined ? {} : { homepage: pkg.metadata.homepage }),
+    has_readme: loaded.readme !== undefined,
     size_bytes: size,
   } satisfies Partial<RegistryVersion>;
 }

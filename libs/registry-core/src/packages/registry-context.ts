@@ -14,6 +14,8 @@ import {
 import type { RegistrySigner } from '../signing/registry-signing.ts';
 import { RegistryErrors } from './registry-error.ts';
 import { patternCovers } from '../auth/registry-tokens.ts';
+import { teamNameOf } from '../teams/team-records.ts';
+import type { TrustedGrant } from '../trusted-publishing/trusted-grant.ts';
 
 /** Who asks: the identity the registry's auth hook established, with its registry role. */
 export interface RegistryActor {
@@ -21,9 +23,16 @@ export interface RegistryActor {
   role: RegistryRole;
   /**
    * Set when the caller presented a publisher token (auth/registry-tokens.ts): it acts as
-   * `identity` only for these scopes and package patterns (null = every package).
+   * `identity` only for these scopes and package patterns (null = every package). `trusted`: a
+   * token minted by a trusted-publishing exchange, which only publishes (trusted-publishing/).
    */
-  grant?: { scopes: readonly RegistryTokenScope[]; packages: readonly string[] | null };
+  grant?: { scopes: readonly RegistryTokenScope[]; packages: readonly string[] | null; trusted?: TrustedGrant };
+  /**
+   * The teams among a package's owners that `identity` is a member of, read from the store for
+   * this request (teams/team-membership.ts `withTeamsOf`), never cached: a member removed from a
+   * team loses its rights on the next request, in every registry process.
+   */
+  teams?: readonly string[];
 }
 
 /** What each scope lets a token do, for refusals. */
@@ -106,6 +115,12 @@ export function assertMayChange(
   scope: RegistryTokenScope,
 ): void {
   assertTokenAllows(actor, scope, pkg.name);
+  // Publishing by trusted publishing is decided in publish-version.ts; such a token does nothing else.
+  if (actor.grant?.trusted !== undefined)
+    throw RegistryErrors.forbidden(`a trusted publishing token only publishes new versions; to ${action}, use an owner's own credential`, {
+      name: pkg.name,
+      identity: actor.identity,
+    });
   if (actor.role === 'reader')
     throw RegistryErrors.forbidden(`role reader may not ${action}`, {
       name: pkg.name,
@@ -113,6 +128,8 @@ export function assertMayChange(
     });
   // Identities are qualified (`key:<name>`, `<issuer>#<sub>`), so an exact match is the same credential source.
   if (actor.role === 'registry-admin' || pkg.owners.includes(actor.identity)) return;
+  // A team owner (`team:<name>`) lets its current members act (actor.teams, read for this request).
+  if (pkg.owners.some((owner) => actor.teams?.includes(teamNameOf(owner) ?? '') === true)) return;
   const owners = pkg.owners.length === 0 ? 'no owner (a registry-admin sets its owners)' : pkg.owners.join(', ');
   throw RegistryErrors.forbidden(
     `'${actor.identity}' may not ${action}: package '${pkg.name}' belongs to ${owners}`,

@@ -21,8 +21,10 @@ export class RegistryError extends Error {
 /** The registry's refusals; messages name what is wrong and, where it helps, what to do. */
 export const RegistryErrors = {
   /** Same wording as the platform's `Errors.notFound`, so clients match one shape. */
-  notFound: (kind: 'package' | 'version' | 'dist-tag', id: string) =>
+  notFound: (kind: 'package' | 'version' | 'dist-tag' | 'readme' | 'team' | 'team member', id: string) =>
     new RegistryError('NotFound', `${kind} '${id}' not found`, { kind, id }),
+  /** No pending invitation (to a team, or to own a package) for the caller: 404, the message saying whose. */
+  noInvitation: (message: string, details: Record<string, unknown>) => new RegistryError('NotFound', message, { kind: 'invitation', ...details }),
   validation: (message: string, details?: Record<string, unknown>) =>
     new RegistryError('ValidationError', message, details),
   conflict: (message: string, details?: Record<string, unknown>) =>

@@ -55,3 +55,9 @@ export async function recordRevocation(
     );
   }
 }
+
+/** The security yanks of one package, oldest first (the package page marks each version revoked). */
+export async function packageRevocations(ctx: RegistryContext, name: string): Promise<Revocation[]> {
+  const entries = await ctx.records.revocations.list({ where: { name }, order: 'asc' });
+  return entries.map((e) => ({ seq: e.seq, name: e.name, version: e.version, reason: e.reason, revoked_at: e.revoked_at }));
+}

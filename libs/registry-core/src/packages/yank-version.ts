@@ -11,6 +11,7 @@ import {
 } from './registry-context.ts';
 import { RegistryErrors } from './registry-error.ts';
 import { recordRevocation } from './revocation-log.ts';
+import { withTeamsOf } from '../teams/team-membership.ts';
 
 /**
  * `POST /packages/{name}/{version}/yank` (docs/registry.md "Yank"): cargo and PEP 592 semantics.
@@ -38,7 +39,7 @@ export async function yankVersion(
     );
   const pkg = await ctx.records.packages.get(name);
   if (pkg === null) throw RegistryErrors.notFound('package', name);
-  assertMayChange(pkg.doc, actor, `${yanked ? 'yank' : 'un-yank'} versions of '${name}'`, 'yank');
+  assertMayChange(pkg.doc, await withTeamsOf(ctx.store, actor, pkg.doc.owners), `${yanked ? 'yank' : 'un-yank'} versions of '${name}'`, 'yank');
   const id = versionId(name, version);
   const now = ctx.clock.now().toISOString();
 

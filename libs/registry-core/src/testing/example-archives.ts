@@ -25,3 +25,11 @@ export function repack(archive: Uint8Array, change: (files: Map<string, Uint8Arr
   change(files);
   return createArchive(files);
 }
+
+/** The same package under another name (the manifest's `name` rewritten; the payload, and so its hash, unchanged). */
+export function renamed(archive: Uint8Array, name: string): Buffer {
+  return repack(archive, (files) => {
+    const manifest = new TextDecoder().decode(files.get('package.toml'));
+    files.set('package.toml', new TextEncoder().encode(manifest.replace(/^name = ".*"$/m, `name = "${name}"`)));
+  });
+}

@@ -1,0 +1,74 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startOidcProvider, tokenForger, type OidcProviderHarness } from '@agent-platform/oidc/testing';
+import type { RegistryService } from '@agent-platform/registry';
+import { openExampleArchives, registryCall } from '@agent-platform/registry-core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
+import { runCliHere, type CliResult } from './testing/cli-runs.ts';
+
+// `agent-platform registry trusted-publisher set|list` (docs/registry-auth.md "Trusted publishing")
+// against the all-in-one's registry in auth mode local, a real OpenID provider on loopback as the
+// CI issuer. The owner names the CI identity with the CLI; the CI job's exchanged token then
+// publishes with `package publish`.
+const AUDIENCE = 'https://registry.cli.example';
+let api: PlatformTestApi;
+let provider: OidcProviderHarness;
+let url: string;
+let dir: string;
+let alice: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ap-registry-trusted-cli-'));
+  provider = await startOidcProvider({ audience: AUDIENCE, clients: {} });
+  api = await startPlatformTestApi({
+    listen: true,
+    config: { surfaces: { registry: true }, network: { allow_private_targets: true }, registry: { listen: '127.0.0.1:0', auth: { mode: 'local' } } },
+  });
+  url = api.services().find((s): s is RegistryService => s.name === 'registry')!.address!;
+  const admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
+  alice = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'alice', role: 'publisher' } })).body.secret;
+  const registered = await registryCall(url, 'POST', '/admin/issuers', {
+    bearer: admin,
+    json: { issuer: provider.issuer, audience: AUDIENCE, jwks_uri: '', role_claim: 'registry_role', allowed_algorithms: ['RS256'], role_mapping: { never: 'reader' }, jwks_cache_ttl_secs: 300 },
+  });
+  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+}, 60_000);
+afterAll(async () => {
+  await api?.close();
+  await provider?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[], key = alice): Promise<CliResult> {
+  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: join(dir, 'cli-config'), AP_REGISTRY_URL: url, AP_REGISTRY_KEY: key }, stdin: '' });
+}
+
+describe('agent-platform registry trusted-publisher', () => {
+  it('sets and lists the trusted publishers; the exchanged CI token publishes with package publish', async () => {
+    const examples = await openExampleArchives();
+    const archive = (name: string) => join(dir, `${name}.tar.gz`);
+    await writeFile(archive('v1'), await examples.build('loss-summary'));
+    await writeFile(archive('v2'), await examples.build('loss-summary', { version: '1.1.0' }));
+    await examples.close();
+    expect((await cli(['package', 'publish', archive('v1')])).code).toBe(0);
+
+    const set = await cli(['registry', 'trusted-publisher', 'set', 'loss-summary', '--issuer', provider.issuer, '--claim', 'repository=acme/loss-summary', '--claim', 'workflow=release.yml']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain(`${provider.issuer}  repository=acme/loss-summary workflow=release.yml`);
+    expect((await cli(['registry', 'trusted-publisher', 'list', 'loss-summary'])).stdout).toContain('repository=acme/loss-summary workflow=release.yml');
+    const bad = await cli(['registry', 'trusted-publisher', 'set', 'loss-summary', '--issuer', provider.issuer, '--claim', 'repository']);
+    expect(bad.code).toBe(2);
+
+    const jwt = await tokenForger(provider, { audience: AUDIENCE, roles: [] }).forge({ sub: 'ci', repository: 'acme/loss-summary', workflow: 'release.yml', sha: 'abc1', realm_access: undefined }, { typ: 'JWT' });
+    const minted = await registryCall(url, 'POST', '/trusted-publishing/exchange', { json: { token: jwt } });
+    expect(minted.status, JSON.stringify(minted.body)).toBe(201);
+    const published = await cli(['package', 'publish', archive('v2')], minted.body.token);
+    expect(published.code, published.stderr).toBe(0);
+    expect((await registryCall(url, 'GET', '/packages/loss-summary/1.1.0')).body.provenance).toMatchObject({ identity: `${provider.issuer}#ci`, claims: { sha: 'abc1' } });
+
+    expect((await cli(['registry', 'trusted-publisher', 'set', 'loss-summary', '--none'])).stdout).toContain('Trusted publishing of loss-summary is off');
+    expect((await cli(['registry', 'trusted-publisher', 'list', 'loss-summary'])).stdout).toContain('No trusted publishers for loss-summary');
+  });
+});
