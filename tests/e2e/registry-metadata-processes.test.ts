@@ -1,11 +1,12 @@
-import { openExampleArchives, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
+import { openExampleArchives, repack, type RegistryCallOptions } from '@agent-platform/registry-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callRegistry, startRegistryProcesses, type RegistryProcesses } from '../support/registry-processes.ts';
 
-// Package metadata across registry processes (docs/registry.md "Deprecation", "Dist-tags",
-// "Downloads", "Reverse dependencies"): two `apps/registry` processes over one data dir. What one
-// sets the other shows at once; downloads answered by either count once each, also while one of
-// them is SIGKILLed in the middle of a burst, and the counts survive its restart.
+// Package metadata across registry processes (docs/registry.md "README", "Web page", "Deprecation",
+// "Dist-tags", "Downloads", "Reverse dependencies"): two `apps/registry` processes over one data
+// dir. What one publishes or sets the other shows at once; downloads answered by either count once
+// each, also while one of them is SIGKILLed in the middle of a burst, and the counts survive its
+// restart.
 
 let cluster: RegistryProcesses | undefined;
 const send = (url: string, method: string, path: string, body: RegistryCallOptions = {}) => callRegistry(url, method, path, undefined, body);
@@ -33,7 +34,8 @@ describe('package metadata across registry processes', () => {
     const examples = await openExampleArchives();
     const [first, second] = await Promise.all([cluster.start('first'), cluster.start('second')]);
 
-    expect((await send(first.url, 'POST', '/packages', { archive: await examples.build('loss-summary') })).status).toBe(201);
+    const withReadme = repack(await examples.build('loss-summary'), (files) => files.set('README.md', new TextEncoder().encode('# Loss summary\n\nSummarises a **loss**.\n')));
+    expect((await send(first.url, 'POST', '/packages', { archive: withReadme })).status).toBe(201);
     expect((await send(first.url, 'POST', '/packages', { archive: await examples.build('loss-summary', { version: '2.0.0-beta.1' }) })).status).toBe(201);
     expect((await send(second.url, 'PUT', '/packages/loss-summary/deprecation', { json: { message: 'use loss-digest' } })).status).toBe(200);
     expect((await send(second.url, 'PUT', '/packages/loss-summary/dist-tags/next', { json: { version: '2.0.0-beta.1' } })).status).toBe(200);
@@ -42,6 +44,13 @@ describe('package metadata across registry processes', () => {
       dist_tags: { latest: '1.0.0', next: '2.0.0-beta.1' },
     });
     expect(await download(first.url, '1.0.0')).toEqual({ status: 200, deprecated: 'use%20loss-digest' });
+
+    // The README published on the first is served rendered by the second, on its web page too.
+    const readme = await fetch(`${second.url}/packages/loss-summary/readme`);
+    expect(await readme.text()).toContain('<h1>Loss summary</h1>\n<p>Summarises a <strong>loss</strong>.</p>');
+    const page = await (await fetch(`${second.url}/ui/packages/loss-summary`)).text();
+    expect(page).toContain('<strong>loss</strong>');
+    expect(page).toContain('use loss-digest');
 
     // A dependent published on the second process is listed by the first (its search index follows).
     expect((await send(second.url, 'POST', '/packages', { archive: await examples.build('fnol-triage') })).status).toBe(201);
