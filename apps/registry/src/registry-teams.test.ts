@@ -61,6 +61,14 @@ describe('registry teams', () => {
     expect(invited.status).toBe(200);
     expect(invited.body.invitations).toMatchObject([{ identity: 'key:bob', role: 'member', invited_by: 'key:alice' }]);
     expect(members(invited)).toEqual(['key:alice=owner']);
+    // Who is invited shows to the team, the invitee and admins; anyone else sees the members only.
+    for (const viewer of [alice, bob, admin]) expect((await send('GET', '/teams/claims-team', { bearer: viewer })).body.invitations).toHaveLength(1);
+    for (const viewer of [carol, undefined]) {
+      const seen = await send('GET', '/teams/claims-team', viewer === undefined ? {} : { bearer: viewer });
+      expect(seen.status).toBe(200);
+      expect(members(seen)).toEqual(['key:alice=owner']);
+      expect(seen.body.invitations).toEqual([]);
+    }
 
     // Nobody accepts for bob: carol has no invitation (404), and a token of bob's may not change teams.
     const notCarols = await send('POST', '/teams/claims-team/invitations/accept', { bearer: carol });

@@ -63,9 +63,9 @@ export const teamRoutes: RegistryRoutePlugin = (app, deps) => {
     '/teams/:team',
     {
       config: { registryAccess: 'read' },
-      schema: { tags: TAGS, summary: 'A team: its members and pending invitations', params: RegistryTeamParams, response: { 200: RegistryTeam, 400: ErrorEnvelope, 404: ErrorEnvelope } },
+      schema: { tags: TAGS, summary: 'A team: its members, and its pending invitations for its members, the invitees and registry admins', params: RegistryTeamParams, response: { 200: RegistryTeam, 400: ErrorEnvelope, 404: ErrorEnvelope } },
     },
-    async (request) => teams.get(request.params.team),
+    async (request) => teams.get(request.params.team, actorOf(request.registryCaller)),
   );
 
   app.post(

@@ -33,7 +33,7 @@ export type RegistryTeamInvitation = Static<typeof RegistryTeamInvitation>;
 export const RegistryTeam = Type.Object({
   name: Type.String({ description: 'Same rules as a package name; a package lists it among its owners as `team:<name>`.' }),
   members: Type.Array(RegistryTeamMember, { description: 'Owners first, then by joining time.' }),
-  invitations: Type.Array(RegistryTeamInvitation, { description: 'Pending, oldest first.' }),
+  invitations: Type.Array(RegistryTeamInvitation, { description: "Pending, oldest first; shown to the team's members, the invitees and registry admins only (empty for anyone else)." }),
   created_at: Iso('When.'),
   created_by: Type.String(),
   updated_at: Iso('Last membership change.'),

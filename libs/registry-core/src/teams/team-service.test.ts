@@ -68,7 +68,7 @@ describe('registry teams', () => {
     expect((await teams.remove('claims-team', 'key:bob', BOB)).removed).toBe('invitation');
     expect(await rejection(teams.remove('claims-team', 'key:carol', ALICE))).toMatchObject({ category: 'NotFound' });
     expect(await rejection(teams.remove('claims-team', 'key:alice', CAROL))).toMatchObject({ category: 'PermissionDenied' });
-    expect(await rejection(teams.get('no-team'))).toMatchObject({ category: 'NotFound', details: { kind: 'team' } });
+    expect(await rejection(teams.get('no-team', { identity: 'key:x', role: 'publisher' }))).toMatchObject({ category: 'NotFound', details: { kind: 'team' } });
   });
 
   it('grants a package owned by team:<name> to its current members, read at each check', async () => {

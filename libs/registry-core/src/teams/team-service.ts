@@ -20,7 +20,8 @@ export type TeamRemoval = 'member' | 'invitation';
 export interface RegistryTeamService {
   /** The caller becomes the first owner. 400 bad name, 409 exists. */
   create(name: string, actor: RegistryActor): Promise<RegistryTeam>;
-  get(name: string): Promise<RegistryTeam>;
+  /** Pending invitations only for the team's members, the invitees and registry admins (empty for anyone else). */
+  get(name: string, viewer: RegistryActor): Promise<RegistryTeam>;
   /** Teams the caller is a member of or invited to, by name; every team for a registry admin. */
   list(actor: RegistryActor): Promise<RegistryTeam[]>;
   /** Team owners (and registry admins): invite a known identity, or change an existing member's role. */
@@ -70,11 +71,15 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
       return teamView(record);
     },
 
-    async get(name) {
+    async get(name, viewer) {
       assertTeamName(name);
       const found = await teams.get(name);
       if (found === null) throw RegistryErrors.notFound('team', name);
-      return teamView(found.doc);
+      const view = teamView(found.doc);
+      // Who a team invited is its own business until they join: members are public, as owners of packages are.
+      const insider =
+        viewer.role === 'registry-admin' || memberOf(found.doc, viewer.identity) !== undefined || found.doc.invitations.some((i) => i.identity === viewer.identity);
+      return insider ? view : { ...view, invitations: [] };
     },
 
     async list(actor) {
