@@ -79,9 +79,12 @@ describe('valid packages', () => {
     expect(report.manifest?.signing).toEqual({ content_hash: hash });
   });
 
-  it('ignores files outside package.toml and payload/ (a README, dist/)', async () => {
+  it('ignores files outside package.toml, payload/ and README.md (dist/)', async () => {
     const dir = await writeMutated(root, 'agent', { extra: { 'README.md': '# x', 'dist/old.tar.gz': 'x' } });
-    expect((await validatePackage(dir, { platformVersion: '0.1.0' })).ok).toBe(true);
+    const report = await validatePackage(dir, { platformVersion: '0.1.0' });
+    expect(report.ok).toBe(true);
+    // The README is part of the package now: no warning about it.
+    expect(report.warnings.filter((w) => w.file === 'README.md')).toEqual([]);
   });
 });
 

@@ -87,6 +87,7 @@ describe('agent-platform package publish', () => {
     await loggedIn();
     const pkg = join(dir, 'loss-summary');
     await cp(join(EXAMPLES_DIR, 'loss-summary'), pkg, { recursive: true });
+    await writeFile(join(pkg, 'README.md'), '# Loss summary\n\nWhat it writes for the adjuster.\n');
     const res = await cli(['package', 'publish', 'loss-summary']);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
@@ -94,6 +95,8 @@ describe('agent-platform package publish', () => {
     expect(published).toMatchObject({ method: 'POST', path: '/packages', content_type: 'application/gzip', authorization: 'Bearer reg_sk_publisher' });
     const sent = loadArchive(published?.body ?? Buffer.alloc(0));
     expect(sent.manifest.package).toMatchObject({ name: 'loss-summary', version: '1.0.0' });
+    // The README beside package.toml travels in the archive (docs/packages.md "README").
+    expect(sent.readme).toBe('# Loss summary\n\nWhat it writes for the adjuster.\n');
     expect(res.stdout).toContain(`Published loss-summary 1.0.0 to ${registry.url}\n  signed by registry key ${registry.signer.publicKey.key_id}\n`);
     await expect(stat(join(pkg, 'dist'))).rejects.toThrow();
   });
