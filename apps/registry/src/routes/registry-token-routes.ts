@@ -1,8 +1,9 @@
 import { FlatError, RegistryIssuedToken, RegistryToken, RegistryTokenCreateBody, RegistryTokenList } from '@agent-platform/contracts';
-import { createAuditTrail, Errors } from '@agent-platform/domain';
+import { Errors } from '@agent-platform/domain';
 import { Type } from 'typebox';
 import type { RegistryCaller } from '../auth/registry-access.ts';
 import { registryAuthServicesFor } from '../auth/registry-auth-services.ts';
+import { registryAudit } from './registry-audit.ts';
 import type { RegistryAuthRoutePlugin } from './registry-route.ts';
 
 const TAGS = ['registry-auth'];
@@ -20,8 +21,9 @@ const TokenParams = Type.Object({ id: Type.String({ description: 'Registry token
 export const registryTokenRoutes: RegistryAuthRoutePlugin = (app, deps) => {
   const { tokens } = registryAuthServicesFor(deps);
   const enabled = () => deps.settings().auth.mode !== 'disabled';
+  const record = registryAudit(deps);
   const audit = (caller: RegistryCaller, action: string, token: RegistryToken, result: string, metadata: Record<string, unknown>) =>
-    createAuditTrail({ store: deps.store, clock: deps.clock, enabled: deps.auditEnabled?.() ?? true }).record({
+    record({
       category: 'keys',
       identity: caller.identity,
       role: caller.role,

@@ -7,10 +7,10 @@ import {
   RegistryTeamMemberParams,
   RegistryTeamParams,
 } from '@agent-platform/contracts';
-import { createAuditTrail } from '@agent-platform/domain';
 import { createRegistryTeamService } from '@agent-platform/registry-core';
 import { actorOf, type RegistryCaller } from '../auth/registry-access.ts';
 import { Forbidden } from './forbidden-schema.ts';
+import { registryAudit } from './registry-audit.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
 
 const TAGS = ['teams'];
@@ -25,8 +25,9 @@ const Failures = { 400: ErrorEnvelope, 403: Forbidden, 404: ErrorEnvelope, 409: 
  */
 export const teamRoutes: RegistryRoutePlugin = (app, deps) => {
   const teams = createRegistryTeamService(deps);
+  const record = registryAudit(deps);
   const audit = (caller: RegistryCaller, action: string, team: string, metadata: Record<string, unknown>) =>
-    createAuditTrail({ store: deps.store, clock: deps.clock, enabled: deps.auditEnabled?.() ?? true }).record({
+    record({
       category: 'access',
       identity: caller.identity,
       role: caller.role,

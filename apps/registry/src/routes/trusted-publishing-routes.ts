@@ -6,13 +6,14 @@ import {
   TrustedPublishingExchangeBody,
   TrustedPublishingToken,
 } from '@agent-platform/contracts';
-import { createAuditTrail, Errors } from '@agent-platform/domain';
+import { Errors } from '@agent-platform/domain';
 import { claimedIssuer, isTokenRejected } from '@agent-platform/oidc';
 import { createTrustedPublisherService, createTrustedPublishingExchange, type TrustedPublishingExchangeResult } from '@agent-platform/registry-core';
 import { actorOf } from '../auth/registry-access.ts';
 import { registryAuthServicesFor } from '../auth/registry-auth-services.ts';
 import { failedAttempt } from '../auth/failed-attempt.ts';
 import { Forbidden } from './forbidden-schema.ts';
+import { registryAudit } from './registry-audit.ts';
 import type { RegistryRoutePlugin } from './registry-route.ts';
 
 const Failures = { 400: ErrorEnvelope, 403: Forbidden, 404: ErrorEnvelope, 415: ErrorEnvelope, 422: ErrorEnvelope };
@@ -29,8 +30,9 @@ export const trustedPublishingRoutes: RegistryRoutePlugin = (app, deps) => {
   const auth = registryAuthServicesFor(deps);
   const publishers = createTrustedPublisherService(deps);
   const exchange = createTrustedPublishingExchange({ store: deps.store, tokens: auth.tokens, validators: auth.validators });
+  const record = registryAudit(deps);
   const audit = (result: TrustedPublishingExchangeResult) =>
-    createAuditTrail({ store: deps.store, clock: deps.clock, enabled: deps.auditEnabled?.() ?? true }).record({
+    record({
       category: 'keys',
       identity: result.identity,
       role: 'publisher',
