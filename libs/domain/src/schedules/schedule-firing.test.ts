@@ -240,6 +240,28 @@ describe('paused jobs', () => {
     expect(await begin(job.id, at(3 * MIN))).toMatchObject({ kind: 'fire', missed: 0 });
   });
 
+  it('fires a retried slot its first scheduler lost before claiming it, with an entry of its own', async () => {
+    const job = await create({ every_secs: 60, overlap: 'allow' });
+    // The scheduler that took the 1-minute slot died before its claim; the 2-minute slot fired
+    // meanwhile and counted the first one missed; then the queue's retry of the lost one comes.
+    clock.set(at(2 * MIN));
+    expect(await begin(job.id, at(2 * MIN))).toMatchObject({ kind: 'fire', missed: 1 });
+    clock.set(at(2 * MIN + 15_000));
+    expect(await begin(job.id, at(MIN), true)).toMatchObject({ kind: 'fire', slot_at: at(MIN), missed: 0 });
+    expect((await fires(job.id)).filter((f) => f.slot_at === at(MIN))).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ outcome: 'running', trigger: 'schedule', late_ms: MIN + 15_000 }),
+        expect.objectContaining({ outcome: 'missed', missed_count: 1 }),
+      ]),
+    );
+    // Paused before such a retry came: recorded skipped, not fired and not silently dropped.
+    await service.setEnabled(job.id, false);
+    expect(await begin(job.id, at(3 * MIN), true)).toMatchObject({ kind: 'recorded', outcome: 'skipped_paused' });
+    expect((await fires(job.id)).filter((f) => f.slot_at === at(3 * MIN)).map((f) => f.outcome)).toEqual([
+      'skipped_paused',
+    ]);
+  });
+
   it('stops retrying a fire whose job was paused meanwhile', async () => {
     const job = await create();
     clock.set(at(MIN));

@@ -345,11 +345,21 @@ export function createScheduleFiring(deps: ScheduleFiringDeps): ScheduleFiring {
     },
   };
 
-  /** A retry job: the slot is claimed already; a job paused meanwhile stops retrying. */
+  /**
+   * A retry job: the slot is claimed already; a job paused meanwhile stops retrying. Unless the
+   * scheduler that took the slot job died before claiming it (the queue's `onLost` retried it):
+   * then the slot has no entry, and it is claimed now as an on-time slot would have been, so it
+   * fires with its own entry (a later slot may already have counted it missed: the documented
+   * inexactness of docs/schedules.md "Catch-up after downtime"), or is recorded skipped when paused.
+   */
   async function retry(record: CronJobRecord, slotMs: number, delivery: SlotDelivery): Promise<FireDecision> {
     const leaseMs = delivery.leaseMs;
     const nowIso = deps.clock.now().toISOString();
     const slotAt = iso(slotMs);
+    if ((await log.get(slotFireId(record.id, slotAt))) === null) {
+      if (!record.enabled) return paused(record, slotMs);
+      return claimAndFire(record, slotMs, Math.max(0, deps.clock.now().getTime() - slotMs), delivery);
+    }
     if (!record.enabled) {
       const reason = 'the job was paused while its fire was being retried';
       await log.change(slotFireId(record.id, slotAt), {
