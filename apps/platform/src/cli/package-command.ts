@@ -4,12 +4,14 @@ import type { PackageProblem } from '@agent-platform/contracts';
 import { buildPackage, formatProblem, PackageError, validatePackage } from '@agent-platform/packages';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CliIo, type CommandGroup } from './command.ts';
 import { PackageUsageError, REGISTRY_ACTIONS, REGISTRY_USAGE, runRegistryAction, type RegistryAction } from './package-registry-actions.ts';
+import { INFO_USAGE, runInfoAction } from './package-info-action.ts';
 import { OWNERS_USAGE, runOwnersAction } from './package-owner-actions.ts';
 
 const USAGE = `Usage:
   agent-platform package validate <dir>              check a package directory against every rule
   agent-platform package build <dir> [--out <dir>]   set [signing] content_hash and write <name>-<version>.tar.gz
                                                      (default --out: <dir>/dist)
+${INFO_USAGE}
 ${OWNERS_USAGE}
 ${REGISTRY_USAGE}
 
@@ -20,13 +22,14 @@ const isRegistryAction = (action: string | undefined): action is RegistryAction 
 
 /** `agent-platform package ...`: checks, builds, and the registry side of packages (docs/packages.md). */
 export const packageCommand: CommandGroup = {
-  summary: 'validate, build, publish, yank, search, deprecate or tag packages; manage their owners',
+  summary: 'validate, build, publish, yank, search, deprecate or tag packages; show one (info); manage their owners',
   usage: USAGE,
   async run(args, io) {
     const [first, ...others] = args;
-    if ((isRegistryAction(first) || first === 'owners') && !others.includes('--help') && !others.includes('-h')) {
+    if ((isRegistryAction(first) || first === 'owners' || first === 'info') && !others.includes('--help') && !others.includes('-h')) {
       try {
-        return first === 'owners' ? await runOwnersAction(others, io) : await runRegistryAction(first, others, io);
+        if (first === 'owners') return await runOwnersAction(others, io);
+        return first === 'info' ? await runInfoAction(others, io) : await runRegistryAction(first, others, io);
       } catch (error) {
         if (error instanceof PackageUsageError || isParseArgsError(error)) return usageError(io, (error as Error).message);
         throw error;

@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { RegistryPackage } from '@agent-platform/contracts';
-import { RegistryRequestError } from '@agent-platform/registry-core';
 import { EXIT_FAILED, EXIT_OK, type CliIo } from './command.ts';
-import { clientFor, PackageUsageError } from './package-registry-actions.ts';
+import { clientFor, PackageUsageError, registryRefused } from './package-registry-actions.ts';
 
 export const OWNERS_USAGE = `  agent-platform package owners <name> [--add <owner> ...] [--remove <owner> ...] [--registry <url>]
       show the owners and pending invitations; --add invites an owner (key:<name>,
@@ -20,10 +19,7 @@ export async function runOwnersAction(args: readonly string[], io: CliIo): Promi
   try {
     return await owners(args, io);
   } catch (error) {
-    if (!(error instanceof RegistryRequestError)) throw error;
-    io.err(`agent-platform package owners: ${error.message}`);
-    if (error.status === 401) io.err('Run agent-platform registry login, or set AP_REGISTRY_KEY, to send a registry key.');
-    return EXIT_FAILED;
+    return registryRefused('owners', error, io);
   }
 }
 

@@ -46,11 +46,16 @@ export async function runRegistryAction(action: RegistryAction, args: readonly s
     if (action === 'deprecate') return await deprecate(args, io);
     return await search(args, io);
   } catch (error) {
-    if (!(error instanceof RegistryRequestError)) throw error;
-    io.err(`agent-platform package ${action}: ${error.message}`);
-    if (error.status === 401) io.err('Run agent-platform registry login, or set AP_REGISTRY_KEY, to send a registry key.');
-    return EXIT_FAILED;
+    return registryRefused(action, error, io);
   }
+}
+
+/** A registry call that failed: exit 1 with the registry's words (and how to send a key after a 401); anything else is rethrown. */
+export function registryRefused(action: string, error: unknown, io: CliIo): number {
+  if (!(error instanceof RegistryRequestError)) throw error;
+  io.err(`agent-platform package ${action}: ${error.message}`);
+  if (error.status === 401) io.err('Run agent-platform registry login, or set AP_REGISTRY_KEY, to send a registry key.');
+  return EXIT_FAILED;
 }
 
 /** The client of the registry a command names (--registry, $AP_REGISTRY_URL, the stored login), with the key to send. */

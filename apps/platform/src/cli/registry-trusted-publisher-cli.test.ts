@@ -67,6 +67,13 @@ describe('agent-platform registry trusted-publisher', () => {
     const published = await cli(['package', 'publish', archive('v2')], minted.body.token);
     expect(published.code, published.stderr).toBe(0);
     expect((await registryCall(url, 'GET', '/packages/loss-summary/1.1.0')).body.provenance).toMatchObject({ identity: `${provider.issuer}#ci`, claims: { sha: 'abc1' } });
+    // The version's provenance, as `package info` shows it; the key-published 1.0.0 has none.
+    const page = (await cli(['package', 'info', 'loss-summary'])).stdout.split('\n');
+    const v2 = page.find((l) => l.startsWith('1.1.0 '));
+    expect(v2).toContain(`provenance ${provider.issuer}#ci (`);
+    expect(v2).toContain('repository=acme/loss-summary');
+    expect(v2).toContain('sha=abc1');
+    expect(page.find((l) => l.startsWith('1.0.0 '))).not.toContain('provenance');
 
     expect((await cli(['registry', 'trusted-publisher', 'set', 'loss-summary', '--none'])).stdout).toContain('Trusted publishing of loss-summary is off');
     expect((await cli(['registry', 'trusted-publisher', 'list', 'loss-summary'])).stdout).toContain('No trusted publishers for loss-summary');

@@ -1,5 +1,7 @@
 import {
   RegistryCollection,
+  RegistryDependents,
+  RegistryDownloads,
   RegistryIssuedToken,
   RegistryPackage,
   RegistrySearchResult,
@@ -48,6 +50,10 @@ export interface HttpRegistryClient {
   readonly url: string;
   /** `GET /packages/{name}`; null when the registry does not know the name. */
   package(name: string): Promise<RegistryPackage | null>;
+  /** `GET /packages/{name}/downloads`: per version and per day; null when the name is unknown. */
+  downloads(name: string): Promise<RegistryDownloads | null>;
+  /** `GET /packages/{name}/dependents`: the packages whose latest version depends on it; null when the name is unknown. */
+  dependents(name: string): Promise<RegistryDependents | null>;
   versions(name: string): Promise<RegistryVersion[] | null>;
   version(name: string, version: string): Promise<RegistryVersion | null>;
   download(name: string, version: string): Promise<Uint8Array | null>;
@@ -201,6 +207,8 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
   return {
     url: shownUrl,
     package: (name) => json(RegistryPackage, { path: `packages/${seg(name)}`, nullOn404: true }, 'RegistryPackage'),
+    downloads: (name) => json(RegistryDownloads, { path: `packages/${seg(name)}/downloads`, nullOn404: true }, 'RegistryDownloads'),
+    dependents: (name) => json(RegistryDependents, { path: `packages/${seg(name)}/dependents`, nullOn404: true }, 'RegistryDependents'),
     async versions(name) {
       const list = await json(RegistryVersionList, { path: `packages/${seg(name)}/versions`, nullOn404: true }, 'RegistryVersionList');
       return list?.versions ?? null;
