@@ -6,7 +6,7 @@ import { callRegistry, startRegistryProcesses, type RegistryProcesses } from '..
 // "Ownership"): two `apps/registry` processes over one data dir in auth mode local. Invitations
 // made on one are accepted on the other; a process SIGKILLed mid-way and started again still knows
 // every team, member and pending invitation; a member removed on one process is refused by the
-// other on its very next request.
+// other on its very next request; a team deleted on one is gone on the other.
 
 let cluster: RegistryProcesses | undefined;
 
@@ -47,7 +47,7 @@ describe('registry teams across registry processes', () => {
       ['key:alice', 'owner'],
       ['key:bob', 'member'],
     ]);
-    expect((await send(again.url, 'GET', '/packages/loss-summary')).body).toMatchObject({
+    expect((await send(again.url, 'GET', '/packages/loss-summary/owners', alice)).body).toMatchObject({
       owners: ['key:alice', 'team:claims-team'],
       pending_owners: [{ owner: 'key:carol', invited_by: 'key:alice' }],
     });
@@ -61,6 +61,13 @@ describe('registry teams across registry processes', () => {
     expect(refused.body.error.message).toContain("'key:bob' may not yank versions of 'loss-summary'");
     expect((await send(again.url, 'POST', '/packages', bob, { archive: await examples.build('loss-summary', { version: '1.1.0' }) })).status).toBe(403);
     expect((await send(second.url, 'GET', '/teams', bob)).body.teams).toEqual([]);
+
+    // A team made on one process and deleted on the other is gone on both; its name stays taken.
+    expect((await send(again.url, 'POST', '/teams', carol, { json: { name: 'spare-team' } })).status).toBe(201);
+    expect((await send(second.url, 'DELETE', '/teams/claims-team', alice)).status).toBe(409);
+    expect((await send(second.url, 'DELETE', '/teams/spare-team', carol)).status).toBe(200);
+    expect((await send(again.url, 'GET', '/teams/spare-team')).status).toBe(404);
+    expect((await send(again.url, 'POST', '/teams', bob, { json: { name: 'spare-team' } })).status).toBe(409);
     await examples.close();
   }, 180_000);
 });

@@ -119,12 +119,19 @@ describe('registry teams', () => {
     expect((await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice', 'team:nobody'] } })).status).toBe(400);
     // Pending is not owning; a plain member cannot accept for the team, its owner can.
     expect((await publish(bob, '1.1.0')).status).toBe(403);
+    // The team's invitation is seen by the team's owner (who accepts for it), not by a plain member.
+    expect((await send('GET', '/packages/loss-summary/owners', { bearer: carol })).body.pending_owners.map((p: { owner: string }) => p.owner)).toEqual(['team:claims-team']);
+    expect((await send('GET', '/packages/loss-summary/owners', { bearer: bob })).body.pending_owners).toEqual([]);
     const byMember = await send('POST', '/packages/loss-summary/owners/accept', { bearer: bob, json: { owner: 'team:claims-team' } });
     expect(byMember.status).toBe(403);
     expect(byMember.body.error.message).toContain("only an owner of team 'claims-team' accepts package ownership for it");
     const accepted = await send('POST', '/packages/loss-summary/owners/accept', { bearer: carol, json: { owner: 'team:claims-team' } });
     expect(accepted.body).toMatchObject({ owners: ['key:alice', 'team:claims-team'], pending_owners: [] });
 
+    // Once the team owns it, every member sees the package's invitations, as an owner does.
+    await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice', 'team:claims-team', 'key:carol'] } });
+    expect((await send('GET', '/packages/loss-summary/owners', { bearer: bob })).body.pending_owners.map((p: { owner: string }) => p.owner)).toEqual(['key:carol']);
+    await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice', 'team:claims-team'] } });
     // Bob, a member, publishes and yanks as an owner would.
     expect((await publish(bob, '1.1.0')).body.published_by).toBe('key:bob');
     expect((await send('POST', '/packages/loss-summary/1.1.0/yank', { bearer: bob, json: { reason: 'wrong rates' } })).status).toBe(200);
@@ -135,6 +142,35 @@ describe('registry teams', () => {
     expect(refused.body.error.message).toContain("belongs to key:alice, team:claims-team");
     expect((await publish(bob, '1.2.0')).status).toBe(403);
     expect((await send('GET', '/packages/loss-summary')).body.versions).toEqual(['1.1.0', '1.0.0']);
+  });
+
+  it('deletes a team no package names (team owners, admins), audited; refused with the packages while one does', async () => {
+    expect((await publish(alice)).status).toBe(201);
+    await send('POST', '/teams', { bearer: carol, json: { name: 'claims-team' } });
+    await send('POST', '/teams/claims-team/invitations', { bearer: carol, json: { identity: 'key:bob' } });
+    await send('POST', '/teams/claims-team/invitations/accept', { bearer: bob });
+    await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice', 'team:claims-team'] } });
+
+    expect((await send('DELETE', '/teams/claims-team', { bearer: bob })).status).toBe(403);
+    const named = await send('DELETE', '/teams/claims-team', { bearer: carol });
+    expect(named.status).toBe(409);
+    expect(named.body.error.message).toContain("team 'claims-team' still owns or is invited to own 1 package (loss-summary): remove team:claims-team from their owners first");
+    expect((await send('GET', '/teams/claims-team', { bearer: bob })).status).toBe(200);
+    // The invitation withdrawn, the team goes; then it is gone for every route, and its name stays taken.
+    expect((await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice'] } })).status).toBe(200);
+    const deleted = await send('DELETE', '/teams/claims-team', { bearer: carol });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(deleted.body).toEqual({ name: 'claims-team', deleted_at: expect.any(String), deleted_by: 'key:carol' });
+    expect((await send('GET', '/teams/claims-team', { bearer: admin })).status).toBe(404);
+    expect((await send('GET', '/teams', { bearer: bob })).body.teams).toEqual([]);
+    expect((await send('DELETE', '/teams/claims-team', { bearer: carol })).status).toBe(404);
+    expect((await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice', 'team:claims-team'] } })).status).toBe(400);
+    const again = await send('POST', '/teams', { bearer: bob, json: { name: 'claims-team' } });
+    expect(again.status).toBe(409);
+    expect(again.body.error.message).toContain('was deleted');
+    expect((await send('DELETE', '/teams/Not_A_Name', { bearer: carol })).status).toBe(400);
+    const audit = (await registry.engines.store.log<{ action: string; identity: string; target: string }>('audit').list({ limit: 100 })).filter((e) => e.action === 'registry.team.deleted');
+    expect(audit.map((e) => [e.identity, e.target])).toEqual([['key:carol', 'team:claims-team']]);
   });
 });
 
@@ -148,6 +184,17 @@ describe('two-sided ownership transfers', () => {
     const invited = await send('PUT', '/packages/loss-summary/owners', { bearer: alice, json: { owners: ['key:alice', 'key:bob'] } });
     expect(invited.body).toMatchObject({ owners: ['key:alice'], pending_owners: [{ owner: 'key:bob', invited_by: 'key:alice' }] });
     expect((await publish(bob, '1.1.0')).status).toBe(403);
+
+    // Who was invited is seen by the owners, the invitee (its own) and admins, not by the public page.
+    expect((await send('GET', '/packages/loss-summary')).body).not.toHaveProperty('pending_owners');
+    expect((await send('GET', '/packages/loss-summary', { bearer: alice })).body).not.toHaveProperty('pending_owners');
+    const ownersOf = async (bearer?: string) => send('GET', '/packages/loss-summary/owners', bearer === undefined ? {} : { bearer });
+    expect((await ownersOf(alice)).body).toEqual({ name: 'loss-summary', owners: ['key:alice'], pending_owners: [{ owner: 'key:bob', invited_by: 'key:alice', invited_at: expect.any(String) }] });
+    expect((await ownersOf(admin)).body.pending_owners).toHaveLength(1);
+    expect((await ownersOf(bob)).body.pending_owners.map((p: { owner: string }) => p.owner)).toEqual(['key:bob']);
+    expect((await ownersOf(carol)).body).toEqual({ name: 'loss-summary', owners: ['key:alice'], pending_owners: [] });
+    expect((await ownersOf()).status).toBe(401);
+    expect((await send('GET', '/packages/no-such-package/owners', { bearer: carol })).status).toBe(404);
 
     // Nobody accepts for bob: carol has no invitation, and may not take bob's; an admin neither.
     expect((await send('POST', '/packages/loss-summary/owners/accept', { bearer: carol, json: {} })).status).toBe(404);

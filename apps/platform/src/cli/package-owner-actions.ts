@@ -49,7 +49,9 @@ async function owners(args: readonly string[], io: CliIo): Promise<number> {
     io.out(`Accepted: ${values.team === undefined ? 'you own' : `team ${values.team} owns`} ${name} on ${client.url}.`);
     return show(pkg, io);
   }
-  const current = await client.package(name);
+  // The owners route: the public package view leaves the pending invitations out, and a list set
+  // without them would withdraw them.
+  const current = await client.owners(name);
   if (current === null) {
     io.err(`agent-platform package owners: package '${name}' not found on ${client.url}`);
     return EXIT_FAILED;
@@ -62,7 +64,7 @@ async function owners(args: readonly string[], io: CliIo): Promise<number> {
   return show(pkg, io);
 }
 
-function show(pkg: RegistryPackage, io: CliIo): number {
+function show(pkg: Pick<RegistryPackage, 'name' | 'owners' | 'pending_owners'>, io: CliIo): number {
   io.out(`${pkg.name} owners: ${pkg.owners.length === 0 ? '(none: registry admins only)' : pkg.owners.join(', ')}`);
   for (const pending of pkg.pending_owners ?? []) io.out(`  invited ${pending.owner} (by ${pending.invited_by}, ${pending.invited_at}); owner once it accepts`);
   return EXIT_OK;

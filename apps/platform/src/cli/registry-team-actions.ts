@@ -17,11 +17,14 @@ export const TEAM_USAGE = `  agent-platform registry team create <team>
   agent-platform registry team remove <team> <identity>
       Removes a member or withdraws an invitation (team owners); your own identity: leave, or
       decline. The member loses its rights over the team's packages at once.
+  agent-platform registry team delete <team>
+      Deletes the team (team owners); refused while a package names it among its owners or
+      invitations (remove it there first). Its name is not given to a new team.
   Each takes --registry <url>; teams need your own key or access token, never a token (reg_pt_).`;
 
 const registryOption = { registry: { type: 'string' } } as const;
 
-/** `registry team create|list|show|invite|accept|remove` (docs/registry.md "Teams"). */
+/** `registry team create|list|show|invite|accept|remove|delete` (docs/registry.md "Teams"). */
 export async function runTeamAction(args: readonly string[], io: CliIo): Promise<number> {
   const [action, ...rest] = args;
   try {
@@ -31,7 +34,8 @@ export async function runTeamAction(args: readonly string[], io: CliIo): Promise
     if (action === 'invite') return await invite(rest, io);
     if (action === 'remove') return await one(rest, io, 'remove', async (client, [team, identity]) => [`Removed ${identity} from team ${team} on ${client.url}.`, await client.removeTeamMember(team, identity)], 2);
     if (action === 'list') return await list(rest, io);
-    throw new PackageUsageError(action === undefined ? 'registry team needs an action: create, list, show, invite, accept or remove' : `unknown team action '${action}'`);
+    if (action === 'delete') return await remove(rest, io);
+    throw new PackageUsageError(action === undefined ? 'registry team needs an action: create, list, show, invite, accept, remove or delete' : `unknown team action '${action}'`);
   } catch (error) {
     if (!(error instanceof RegistryRequestError)) throw error;
     io.err(`agent-platform registry team ${action ?? ''}: ${error.message}`);
@@ -73,6 +77,17 @@ async function invite(args: readonly string[], io: CliIo): Promise<number> {
   const member = answer.members.find((m) => m.identity === identity.trim());
   io.out(member === undefined ? `Invited ${identity} to team ${team} as ${role} on ${client.url}; they join when they accept.` : `${identity} is now ${role} of team ${team} on ${client.url}.`);
   for (const text of describe(answer)) io.out(text);
+  return EXIT_OK;
+}
+
+async function remove(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: registryOption });
+  const [team, ...rest] = positionals;
+  if (team === undefined) throw new PackageUsageError('registry team delete needs a team name');
+  if (rest.length > 0) throw new PackageUsageError(`unexpected argument '${rest[0] ?? ''}'`);
+  const client = await clientFor(values.registry, io);
+  const deleted = await client.deleteTeam(team);
+  io.out(`Deleted team ${deleted.name} on ${client.url} (${deleted.deleted_at}).`);
   return EXIT_OK;
 }
 

@@ -79,6 +79,8 @@ describe('agent-platform registry team and package owners', () => {
       ['registry', 'team', 'invite', 'claims-team'],
       ['registry', 'team', 'invite', 'claims-team', 'key:bob', '--role', 'admin'],
       ['registry', 'team', 'remove', 'claims-team'],
+      ['registry', 'team', 'delete'],
+      ['registry', 'team', 'delete', 'claims-team', 'extra'],
       ['package', 'owners'],
       ['package', 'owners', 'loss-summary', '--accept', '--add', 'key:bob'],
       ['package', 'owners', 'loss-summary', '--team', 'claims-team'],
@@ -92,5 +94,16 @@ describe('agent-platform registry team and package owners', () => {
     expect(taken.stderr).toContain('answered 409: Conflict');
     expect((await cli(['registry', 'team', 'show', 'no-such-team'], bob)).code).toBe(1);
     expect((await cli(['package', 'owners', 'loss-summary', '--accept'], alice)).stderr).toContain('answered 404');
+    // A team that still owns a package is not deleted; one that owns nothing is, and is gone.
+    const owning = await cli(['registry', 'team', 'delete', 'claims-team'], alice);
+    expect(owning.code).toBe(1);
+    expect(owning.stderr).toContain('still owns or is invited to own 1 package (loss-summary)');
+    expect((await cli(['registry', 'team', 'create', 'spare-team'], bob)).code).toBe(0);
+    const deleted = await cli(['registry', 'team', 'delete', 'spare-team'], bob);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toMatch(/^Deleted team spare-team on \S+ \(\d{4}-\d\d-\d\dT/);
+    expect(deleted.stdout).toContain(` on ${url} (`);
+    expect((await cli(['registry', 'team', 'show', 'spare-team'], bob)).code).toBe(1);
+    expect((await cli(['registry', 'team', 'list'], bob)).stdout).not.toContain('spare-team');
   });
 });

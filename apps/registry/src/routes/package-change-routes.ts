@@ -6,6 +6,7 @@ import {
   RegistryOwnerAcceptBody,
   RegistryOwnersBody,
   RegistryPackage,
+  RegistryPackageOwners,
   RegistryPackageParams,
   RegistryVersion,
   RegistryVersionParams,
@@ -45,6 +46,20 @@ export const packageChangeRoutes: RegistryRoutePlugin = (app, deps) => {
     async (request) => {
       return deps.packages.yank(request.params.name, request.params.version, request.body, actorOf(request.registryCaller));
     },
+  );
+
+  app.get(
+    '/packages/:name/owners',
+    {
+      config: { registryAccess: 'authenticated' },
+      schema: {
+        tags: TAGS,
+        summary: "The owners, and the pending invitations you may see: all for the package's owners and registry admins, your own for an invitee",
+        params: RegistryPackageParams,
+        response: { 200: RegistryPackageOwners, 400: ErrorEnvelope, 404: ErrorEnvelope },
+      },
+    },
+    async (request) => deps.packages.owners(request.params.name, actorOf(request.registryCaller)),
   );
 
   app.put(

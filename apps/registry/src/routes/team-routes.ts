@@ -2,6 +2,7 @@ import {
   ErrorEnvelope,
   RegistryTeam,
   RegistryTeamCreateBody,
+  RegistryTeamDeleted,
   RegistryTeamInviteBody,
   RegistryTeamList,
   RegistryTeamMemberParams,
@@ -20,7 +21,7 @@ const Failures = { 400: ErrorEnvelope, 403: Forbidden, 404: ErrorEnvelope, 409: 
  * Teams owning packages (docs/registry.md "Teams"): a publisher makes a team and is its first
  * owner; team owners invite, and only the invited identity accepts; a team owner removes members
  * (a member leaves, an invitee declines) and the team always keeps an owner. A package owned by
- * `team:<name>` may be changed by every current member. Each change is audited (category
+ * `team:<name>` may be changed by every current member; a team no package names may be deleted. Each change is audited (category
  * `access`, actions `registry.team.*`, the team as target) unless `[audit] enabled = false`.
  */
 export const teamRoutes: RegistryRoutePlugin = (app, deps) => {
@@ -100,6 +101,25 @@ export const teamRoutes: RegistryRoutePlugin = (app, deps) => {
       const team = await teams.accept(request.params.team, actorOf(caller));
       await audit(caller, 'registry.team.joined', team.name, { role: team.members.find((m) => m.identity === caller.identity)?.role ?? null });
       return team;
+    },
+  );
+
+  app.delete(
+    '/teams/:team',
+    {
+      config: { registryAccess: 'publish' },
+      schema: {
+        tags: TAGS,
+        summary: 'Delete the team (team owners, registry admins): refused (409) while a package names it among its owners or pending owners; the name is not reused',
+        params: RegistryTeamParams,
+        response: { 200: RegistryTeamDeleted, ...Failures },
+      },
+    },
+    async (request) => {
+      const caller = request.registryCaller;
+      const deleted = await teams.delete(request.params.team, actorOf(caller));
+      await audit(caller, 'registry.team.deleted', deleted.name, {});
+      return deleted;
     },
   );
 

@@ -57,6 +57,14 @@ export const RegistryTeamInviteBody = Type.Object(
 );
 export type RegistryTeamInviteBody = Static<typeof RegistryTeamInviteBody>;
 
+/** `DELETE /teams/{team}` (team owners, registry admins): refused while the team owns or is invited to own a package. */
+export const RegistryTeamDeleted = Type.Object({
+  name: Type.String({ description: 'The team; its name is not given to a new team again.' }),
+  deleted_at: Iso('When.'),
+  deleted_by: Type.String(),
+});
+export type RegistryTeamDeleted = Static<typeof RegistryTeamDeleted>;
+
 export const RegistryTeamParams = Type.Object({ team: Type.String() });
 export const RegistryTeamMemberParams = Type.Object({ team: Type.String(), identity: Type.String({ description: 'URL-encoded qualified identity.' }) });
 
@@ -67,6 +75,20 @@ export const RegistryPendingOwner = Type.Object({
   invited_at: Iso('When.'),
 });
 export type RegistryPendingOwner = Static<typeof RegistryPendingOwner>;
+
+/**
+ * `GET /packages/{name}/owners` (any identity): the owners, and the pending invitations the caller
+ * may see. Who a package invited is the owners' business until the invitee accepts, so the public
+ * `GET /packages/{name}` leaves them out.
+ */
+export const RegistryPackageOwners = Type.Object({
+  name: Type.String(),
+  owners: Type.Array(Type.String(), { description: 'Identities and `team:<name>` teams, the first publisher first.' }),
+  pending_owners: Type.Array(RegistryPendingOwner, {
+    description: "Every invitation for the package's owners (and the members of an owning team) and registry admins; an invitee's own (or its team's, for a team owner); none for anyone else.",
+  }),
+});
+export type RegistryPackageOwners = Static<typeof RegistryPackageOwners>;
 
 /** `POST /packages/{name}/owners/accept`: which invitation the caller accepts (default: its own identity). */
 export const RegistryOwnerAcceptBody = Type.Object(

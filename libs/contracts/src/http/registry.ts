@@ -87,7 +87,10 @@ export const RegistryPackage = Type.Object({
   description: Type.String({ description: 'Of the latest version.' }),
   owners: Type.Array(Type.String(), { description: 'Identities (and `team:<name>` teams) that may publish and yank; the first publisher first.' }),
   pending_owners: Type.Optional(
-    Type.Array(RegistryPendingOwner, { description: 'Invited by an owner, not owners until they accept (POST /packages/{name}/owners/accept).' }),
+    Type.Array(RegistryPendingOwner, {
+      description:
+        'Invited by an owner, not owners until they accept (POST /packages/{name}/owners/accept). In the answers of the owner changes only: the public GET /packages/{name} leaves them out, GET /packages/{name}/owners shows them to those who may see them.',
+    }),
   ),
   latest: Nullable(Type.String({ description: 'Highest non-yanked release (a pre-release only when nothing else exists); null when all are yanked.' })),
   versions: Type.Array(Type.String(), { description: 'Every version, highest first, yanked ones included.' }),

@@ -4,8 +4,10 @@ import {
   RegistryDownloads,
   RegistryIssuedToken,
   RegistryPackage,
+  RegistryPackageOwners,
   RegistrySearchResult,
   RegistryTeam,
+  RegistryTeamDeleted,
   RegistryTeamList,
   RegistrySigningKey,
   RegistryVersion,
@@ -84,6 +86,8 @@ export interface HttpRegistryClient {
   trustedPublishers(name: string): Promise<TrustedPublisher[]>;
   /** `PUT /packages/{name}/trusted-publishers`: the whole list replaced (empty: off); the list as stored. */
   setTrustedPublishers(name: string, publishers: readonly TrustedPublisher[]): Promise<TrustedPublisher[]>;
+  /** `GET /packages/{name}/owners`: the owners and the pending invitations the caller may see; null when the name is unknown. */
+  owners(name: string): Promise<RegistryPackageOwners | null>;
   /** `PUT /packages/{name}/owners`: owners left out removed, new ones invited (docs/registry.md "Ownership"). */
   setOwners(name: string, owners: readonly string[]): Promise<RegistryPackage>;
   /** `POST /packages/{name}/owners/accept`: your invitation (owner absent) or a team's you own (`team:<name>`). */
@@ -96,6 +100,8 @@ export interface HttpRegistryClient {
   inviteToTeam(name: string, identity: string, role: RegistryTeamRole): Promise<RegistryTeam>;
   acceptTeamInvitation(name: string): Promise<RegistryTeam>;
   removeTeamMember(name: string, identity: string): Promise<RegistryTeam>;
+  /** `DELETE /teams/{team}`: refused (409) while a package names the team. */
+  deleteTeam(name: string): Promise<RegistryTeamDeleted>;
 }
 
 interface Call {
@@ -207,6 +213,7 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
   return {
     url: shownUrl,
     package: (name) => json(RegistryPackage, { path: `packages/${seg(name)}`, nullOn404: true }, 'RegistryPackage'),
+    owners: (name) => json(RegistryPackageOwners, { path: `packages/${seg(name)}/owners`, nullOn404: true }, 'RegistryPackageOwners'),
     downloads: (name) => json(RegistryDownloads, { path: `packages/${seg(name)}/downloads`, nullOn404: true }, 'RegistryDownloads'),
     dependents: (name) => json(RegistryDependents, { path: `packages/${seg(name)}/dependents`, nullOn404: true }, 'RegistryDependents'),
     async versions(name) {
@@ -302,6 +309,9 @@ export function createHttpRegistryClient(options: HttpRegistryClientOptions): Ht
     async removeTeamMember(name, identity) {
       const path = `teams/${seg(name)}/members/${seg(identity)}`;
       return must(await json(RegistryTeam, { method: 'DELETE', path }, 'RegistryTeam'), `DELETE /teams/${name}/members/${identity}`);
+    },
+    async deleteTeam(name) {
+      return must(await json(RegistryTeamDeleted, { method: 'DELETE', path: `teams/${seg(name)}` }, 'RegistryTeamDeleted'), `DELETE /teams/${name}`);
     },
     async revocations(since, { signal } = {}) {
       if (!Number.isSafeInteger(since) || since < 0) throw new RangeError(`revocations since ${since}: a seq is an integer >= 0`);

@@ -1,10 +1,11 @@
-import type { RegistryPackage } from '@agent-platform/contracts';
+import type { RegistryPackage, RegistryPackageOwners, RegistryPendingOwner } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import { createIssuerStore } from '../auth/issuer-store.ts';
 import { createRegistryKeyService } from '../auth/registry-keys.ts';
 import { KEY_IDENTITY_PREFIX, parseRegistryIdentity } from '../auth/registry-identity.ts';
 import type { RegistryPackageRecord } from '../registry-records.ts';
-import { memberOf, openTeams, teamNameOf } from '../teams/team-records.ts';
+import { withTeamsOf } from '../teams/team-membership.ts';
+import { isLiveTeam, memberOf, openTeams, teamNameOf } from '../teams/team-records.ts';
 import { changePackage } from './package-change.ts';
 import { loadPackage } from './package-reads.ts';
 import { packageView } from './package-views.ts';
@@ -87,6 +88,31 @@ export async function acceptOwner(ctx: RegistryContext, name: string, owner: str
   return packageView(updated.doc, versions);
 }
 
+/**
+ * `GET /packages/{name}/owners`: the owners, and of the pending invitations every one for the
+ * package's owners (directly, or as a member of an owning team) and registry admins, the caller's
+ * own (or its team's, when it owns that team) for an invitee, none for anyone else. A read: a
+ * token's scopes do not limit it.
+ */
+export async function readOwners(ctx: RegistryContext, name: string, actor: RegistryActor): Promise<RegistryPackageOwners> {
+  const { pkg } = await loadPackage(ctx, name);
+  const pending = pkg.pending_owners ?? [];
+  const insider =
+    actor.role === 'registry-admin' || pkg.owners.includes(actor.identity) || ((await withTeamsOf(ctx.store, actor, pkg.owners)).teams?.length ?? 0) > 0;
+  return { name: pkg.name, owners: [...pkg.owners], pending_owners: insider ? [...pending] : await ownInvitations(ctx, pending, actor) };
+}
+
+/** The invitations made to the caller itself, or to a team it owns. */
+async function ownInvitations(ctx: RegistryContext, pending: readonly RegistryPendingOwner[], actor: RegistryActor): Promise<RegistryPendingOwner[]> {
+  const mine: RegistryPendingOwner[] = [];
+  for (const invitation of pending) {
+    const team = teamNameOf(invitation.owner);
+    if (team === null ? invitation.owner === actor.identity : memberOf((await openTeams(ctx.store).get(team))?.doc ?? { members: [] }, actor.identity)?.role === 'owner')
+      mine.push(invitation);
+  }
+  return mine;
+}
+
 /** The caller is the invited identity itself, or an owner of the invited team (403 otherwise). */
 async function assertMayAcceptFor(ctx: RegistryContext, invitee: string, actor: RegistryActor): Promise<void> {
   const team = teamNameOf(invitee);
@@ -130,7 +156,7 @@ function leftWithoutOwner(name: string) {
 async function packageOwnerProblem(ctx: RegistryContext, owner: string): Promise<string | null> {
   const team = teamNameOf(owner);
   if (team === null) return ownerProblem(ctx, owner);
-  return (await openTeams(ctx.store).get(team)) === null ? `names no team of this registry (POST /teams makes one)` : null;
+  return isLiveTeam((await openTeams(ctx.store).get(team))?.doc) ? null : `names no team of this registry (POST /teams makes one)`;
 }
 
 /**

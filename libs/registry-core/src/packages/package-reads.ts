@@ -29,9 +29,11 @@ export async function loadPackage(
   return { pkg: pkg.doc, versions: versions.map((v) => v.doc) };
 }
 
+/** The public view: without the pending invitations (package-owners.ts `readOwners` shows them to those who may see them). */
 export async function readPackage(ctx: RegistryContext, name: string): Promise<RegistryPackage> {
   const { pkg, versions } = await loadPackage(ctx, name);
-  return packageView(pkg, versions);
+  const { pending_owners: _invited, ...view } = packageView(pkg, versions);
+  return view;
 }
 
 export async function readVersions(ctx: RegistryContext, name: string): Promise<RegistryVersionList> {

@@ -2,6 +2,7 @@ import type {
   RegistryDownloads,
   RegistryHistory,
   RegistryPackage,
+  RegistryPackageOwners,
   RegistrySigningKey,
   RegistryVersion,
   RegistryVersionList,
@@ -10,7 +11,7 @@ import type {
   RevocationFeed,
 } from '@agent-platform/contracts';
 import { downloadVersion, readHistory, readPackage, readVersion, readVersions } from './package-reads.ts';
-import { acceptOwner, replaceOwners } from './package-owners.ts';
+import { acceptOwner, readOwners, replaceOwners } from './package-owners.ts';
 import { setDeprecation } from './package-deprecation.ts';
 import { setDistTag } from './package-dist-tags.ts';
 import { countDownload, readDownloads } from './package-downloads.ts';
@@ -43,6 +44,8 @@ export interface PackageRegistry {
   setOwners(name: string, owners: readonly string[], actor: RegistryActor): Promise<RegistryPackage>;
   /** The invited owner (`owner` absent: the caller; `team:<name>`: a team the caller owns) joins the owners. */
   acceptOwner(name: string, owner: string | undefined, actor: RegistryActor): Promise<RegistryPackage>;
+  /** The owners, and the pending invitations the caller may see (package-owners.ts `readOwners`). */
+  owners(name: string, actor: RegistryActor): Promise<RegistryPackageOwners>;
   /** A message deprecates the package (every version still installs); null takes the mark off. */
   setDeprecation(name: string, message: string | null, actor: RegistryActor): Promise<RegistryPackage>;
   /** Points `tag` at `version` (null removes it); `latest` is computed, never set. */
@@ -74,6 +77,7 @@ export function createPackageRegistry(deps: PackageRegistryDeps): PackageRegistr
     yank: (name, version, body, actor) => yankVersion(ctx, name, version, body, actor),
     setOwners: (name, owners, actor) => replaceOwners(ctx, name, owners, actor),
     acceptOwner: (name, owner, actor) => acceptOwner(ctx, name, owner, actor),
+    owners: (name, actor) => readOwners(ctx, name, actor),
     setDeprecation: (name, message, actor) => setDeprecation(ctx, name, message, actor),
     setDistTag: (name, tag, version, actor) => setDistTag(ctx, name, tag, version, actor),
     downloads: (name) => readDownloads(ctx, name),

@@ -17,6 +17,14 @@ export interface RegistryTeamRecord {
   created_at: string;
   created_by: string;
   updated_at: string;
+  /**
+   * Set when the team was deleted (`DELETE /teams/{team}`): the record stays, emptied of members
+   * and invitations, so that its name is never given to a new team, which would otherwise inherit
+   * whatever still names `team:<name>` (a package owner list changed by a request racing the
+   * deletion). A deleted team is 404 to every team route and grants nothing.
+   */
+  deleted_at?: string;
+  deleted_by?: string;
 }
 
 /** A package lists a team among its owners as `team:<name>`; no identity starts so (registry-identity.ts). */
@@ -33,6 +41,11 @@ export function teamOwner(name: string): string {
 /** The team behind an owner entry `team:<name>`; null for an identity. */
 export function teamNameOf(owner: string): string | null {
   return owner.startsWith(TEAM_OWNER_PREFIX) ? owner.slice(TEAM_OWNER_PREFIX.length) : null;
+}
+
+/** A team that exists: not deleted. */
+export function isLiveTeam(record: RegistryTeamRecord | null | undefined): record is RegistryTeamRecord {
+  return record !== null && record !== undefined && record.deleted_at === undefined;
 }
 
 export function openTeams(store: Store): Collection<RegistryTeamRecord> {

@@ -7,6 +7,7 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRegistryKeyService } from '../auth/registry-keys.ts';
 import { assertMayChange, type RegistryActor } from '../packages/registry-context.ts';
+import { registryRecords } from '../registry-records.ts';
 import { withTeamsOf } from './team-membership.ts';
 import { createRegistryTeamService, type RegistryTeamService } from './team-service.ts';
 
@@ -87,5 +88,46 @@ describe('registry teams', () => {
     // A team owner is not an owner of a package the team does not own.
     const other = { name: 'other-pkg', owners: ['key:carol'] };
     expect(() => assertMayChange(other, ALICE, 'yank versions', 'yank')).toThrow("'key:alice' may not yank versions");
+  });
+
+  it('deletes a team only when no package names it; its members lose their rights, and its name is never reused', async () => {
+    await teams.create('claims-team', ALICE);
+    await teams.invite('claims-team', { identity: 'key:bob' }, ALICE);
+    await teams.accept('claims-team', BOB);
+    const packages = registryRecords(store).packages;
+    const at = new Date().toISOString();
+    await packages.insert({ id: 'loss-summary', name: 'loss-summary', type: 'skill', owners: ['key:carol', 'team:claims-team'], created_at: at, updated_at: at });
+    await packages.insert({
+      id: 'fnol-triage',
+      name: 'fnol-triage',
+      type: 'competency',
+      owners: ['key:carol'],
+      pending_owners: [{ owner: 'team:claims-team', invited_by: 'key:carol', invited_at: at }],
+      created_at: at,
+      updated_at: at,
+    });
+    // Only a team owner (or a registry admin), with its own credential.
+    expect(await rejection(teams.delete('claims-team', BOB))).toMatchObject({ category: 'PermissionDenied' });
+    expect(await rejection(teams.delete('claims-team', { ...ALICE, grant: { scopes: ['change-owners'], packages: null } }))).toMatchObject({ category: 'PermissionDenied' });
+    // Refused, naming both packages, while one lists it as an owner and one has invited it.
+    const refused = await rejection(teams.delete('claims-team', ALICE));
+    expect(refused).toMatchObject({ category: 'Conflict', details: { team: 'claims-team', packages: ['fnol-triage', 'loss-summary'] } });
+    expect((await teams.get('claims-team', ALICE)).members).toHaveLength(2);
+    await packages.update('loss-summary', (p) => (p === null ? null : { ...p.doc, owners: ['key:carol'] }));
+    await packages.update('fnol-triage', (p) => (p === null ? null : { ...p.doc, pending_owners: [] }));
+
+    expect(await teams.delete('claims-team', ALICE)).toMatchObject({ name: 'claims-team', deleted_by: 'key:alice', deleted_at: expect.any(String) });
+    expect(await rejection(teams.get('claims-team', ADMIN))).toMatchObject({ category: 'NotFound', details: { kind: 'team' } });
+    expect(await teams.list(ADMIN)).toEqual([]);
+    expect(await rejection(teams.invite('claims-team', { identity: 'key:carol' }, ALICE))).toMatchObject({ category: 'NotFound' });
+    expect(await rejection(teams.remove('claims-team', 'key:bob', ALICE))).toMatchObject({ category: 'NotFound' });
+    expect(await rejection(teams.delete('claims-team', ALICE))).toMatchObject({ category: 'NotFound' });
+    // A package that still named it (a change racing the deletion) grants its old members nothing.
+    const raced = { name: 'loss-summary', owners: ['key:carol', 'team:claims-team'] };
+    expect(await rejection((async () => assertMayChange(raced, await withTeamsOf(store, BOB, raced.owners), 'yank versions', 'yank'))())).toMatchObject({
+      category: 'PermissionDenied',
+    });
+    // Nobody gets the name again, so nobody inherits what still names it.
+    expect(await rejection(teams.create('claims-team', CAROL))).toMatchObject({ category: 'Conflict', message: expect.stringContaining('was deleted') });
   });
 });

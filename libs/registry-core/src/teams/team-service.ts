@@ -1,10 +1,11 @@
-import type { RegistryTeam, RegistryTeamInviteBody, RegistryTeamRole } from '@agent-platform/contracts';
+import type { RegistryTeam, RegistryTeamDeleted, RegistryTeamInviteBody, RegistryTeamRole } from '@agent-platform/contracts';
 import { isPackageName, packageNameFaults } from '@agent-platform/packages';
 import { StoreDuplicateError, type Store } from '@agent-platform/store';
 import { normalizeIdentity, ownerProblem } from '../packages/package-owners.ts';
 import type { RegistryActor } from '../packages/registry-context.ts';
 import { RegistryErrors } from '../packages/registry-error.ts';
-import { MAX_TEAM_INVITATIONS, MAX_TEAM_MEMBERS, memberOf, openTeams, teamView, type RegistryTeamRecord } from './team-records.ts';
+import { registryRecords } from '../registry-records.ts';
+import { isLiveTeam, MAX_TEAM_INVITATIONS, MAX_TEAM_MEMBERS, memberOf, openTeams, teamOwner, teamView, type RegistryTeamRecord } from './team-records.ts';
 
 /** What `remove` took away: a member, or a pending invitation (withdrawn, or declined by the invitee). */
 export type TeamRemoval = 'member' | 'invitation';
@@ -30,6 +31,12 @@ export interface RegistryTeamService {
   accept(name: string, actor: RegistryActor): Promise<RegistryTeam>;
   /** A team owner or registry admin removes anyone; a member leaves, an invitee declines. 409 for the last owner. */
   remove(name: string, identity: string, actor: RegistryActor): Promise<{ team: RegistryTeam; removed: TeamRemoval }>;
+  /**
+   * A team owner or registry admin deletes the team: 409 while a package lists `team:<name>` among
+   * its owners or pending owners (naming them). Its members lose every right at once; the name is
+   * never given to a new team.
+   */
+  delete(name: string, actor: RegistryActor): Promise<RegistryTeamDeleted>;
 }
 
 export function createRegistryTeamService(deps: { store: Store; clock: { now(): Date } }): RegistryTeamService {
@@ -41,7 +48,7 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
     assertTeamName(name);
     const at = now();
     const updated = await teams.update(name, (current) => {
-      if (current === null) throw RegistryErrors.notFound('team', name);
+      if (!isLiveTeam(current?.doc)) throw RegistryErrors.notFound('team', name);
       return { ...apply(current.doc, at), updated_at: at };
     });
     if (updated === null) throw RegistryErrors.notFound('team', name);
@@ -65,8 +72,9 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
       try {
         await teams.insert(record);
       } catch (error) {
-        if (error instanceof StoreDuplicateError) throw RegistryErrors.conflict(`team '${name}' already exists`, { team: name });
-        throw error;
+        if (!(error instanceof StoreDuplicateError)) throw error;
+        if (isLiveTeam((await teams.get(name))?.doc)) throw RegistryErrors.conflict(`team '${name}' already exists`, { team: name });
+        throw RegistryErrors.conflict(`team '${name}' was deleted, and a deleted team's name is not given to a new team: choose another name`, { team: name });
       }
       return teamView(record);
     },
@@ -74,7 +82,7 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
     async get(name, viewer) {
       assertTeamName(name);
       const found = await teams.get(name);
-      if (found === null) throw RegistryErrors.notFound('team', name);
+      if (found === null || !isLiveTeam(found.doc)) throw RegistryErrors.notFound('team', name);
       const view = teamView(found.doc);
       // Who a team invited is its own business until they join: members are public, as owners of packages are.
       const insider =
@@ -83,7 +91,7 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
     },
 
     async list(actor) {
-      const all = (await teams.find()).map((t) => t.doc);
+      const all = (await teams.find()).map((t) => t.doc).filter(isLiveTeam);
       const mine = actor.role === 'registry-admin' ? all : all.filter((t) => memberOf(t, actor.identity) !== undefined || t.invitations.some((i) => i.identity === actor.identity));
       return mine.sort((a, b) => a.name.localeCompare(b.name)).map(teamView);
     },
@@ -96,7 +104,7 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
       // Refusals in the order a caller can act on them: no team (404), not its owner (403), an
       // identity nobody could accept as (400); then the write checks the current team again.
       const stored = await teams.get(name);
-      if (stored === null) throw RegistryErrors.notFound('team', name);
+      if (stored === null || !isLiveTeam(stored.doc)) throw RegistryErrors.notFound('team', name);
       assertTeamOwner(stored.doc, actor, 'invite members');
       if (memberOf(stored.doc, identity) === undefined) {
         const problem = await ownerProblem(deps, identity);
@@ -145,6 +153,34 @@ export function createRegistryTeamService(deps: { store: Store; clock: { now(): 
         return { ...current, members: current.members.filter((m) => m.identity !== identity) };
       });
       return { team, removed };
+    },
+
+    async delete(name, actor) {
+      assertOwnCredential(actor);
+      assertTeamName(name);
+      const stored = await teams.get(name);
+      if (stored === null || !isLiveTeam(stored.doc)) throw RegistryErrors.notFound('team', name);
+      assertTeamOwner(stored.doc, actor, 'delete the team');
+      // A package that names the team keeps its entry: refused, so that no package is left with
+      // fewer owners than its owners chose. (One racing this check names a team with no members:
+      // it grants nothing, and the name is never reused.)
+      const owner = teamOwner(name);
+      const named = (await registryRecords(deps.store).packages.find())
+        .map((p) => p.doc)
+        .filter((p) => p.owners.includes(owner) || (p.pending_owners ?? []).some((i) => i.owner === owner))
+        .map((p) => p.name)
+        .sort();
+      if (named.length > 0)
+        throw RegistryErrors.conflict(
+          `team '${name}' still owns or is invited to own ${named.length} package${named.length === 1 ? '' : 's'} (${named.slice(0, 10).join(', ')}${named.length > 10 ? ', ...' : ''}): remove ${owner} from their owners first`,
+          { team: name, packages: named.slice(0, 50) },
+        );
+      const at = now();
+      await change(name, (team) => {
+        assertTeamOwner(team, actor, 'delete the team');
+        return { ...team, members: [], invitations: [], deleted_at: at, deleted_by: actor.identity };
+      });
+      return { name, deleted_at: at, deleted_by: actor.identity };
     },
   };
 }
