@@ -114,14 +114,30 @@ describe('the registry web page', () => {
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
 
-  it('follows read access: with read_requires_auth a browser without a credential gets 401, a reader the page', async () => {
+  it('follows read access: with read_requires_auth a browser without a credential gets a 401 page, a reader the page', async () => {
     const auth = { ...defaultConfig().registry.auth, mode: 'local' as const, read_requires_auth: true };
     registry = await startTestRegistry({ realAuth: true, registry: { auth } });
     const keys = createRegistryKeyService({ store: registry.deps.store, clock: systemClock });
     const publisher = await keys.create({ name: 'alice', role: 'publisher' });
     const reader = await keys.create({ name: 'reader', role: 'reader' });
     await publish(await examples.build('loss-summary'), { authorization: `Bearer ${publisher.secret}` });
-    for (const path of ['/ui/', '/ui/packages/loss-summary', '/packages/loss-summary/readme']) expect((await get(path)).status, path).toBe(401);
+    for (const path of ['/ui/', '/ui/packages/loss-summary', '/ui/nowhere']) {
+      // A page, not JSON: a browser shows it as one, saying why and what to use instead.
+      const refused = await get(path);
+      expect(refused.status, path).toBe(401);
+      expect(refused.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+      expect(refused.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const body = await refused.text();
+      expect(body).toContain('<h1>Sign-in required</h1>');
+      expect(body).toContain('read_requires_auth');
+      expect(body).not.toContain('loss-summary');
+    }
+    // A bad credential on a page is refused the same way; the API answers its envelope.
+    expect((await get('/ui/', { authorization: 'Bearer reg_sk_wrong' })).headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const api = await get('/packages/loss-summary/readme');
+    expect(api.status).toBe(401);
+    expect(api.headers.get('content-type')).toContain('application/json');
     expect((await get('/ui/packages/loss-summary', { authorization: `Bearer ${reader.secret}` })).status).toBe(200);
     expect((await get('/ui/assets/registry.css')).status).toBe(200);
   });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { toErrorReply } from '@agent-platform/api';
 import { RegistryError } from '@agent-platform/registry-core';
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { readmePagesFor } from '../readme/readme-html.ts';
 import type { RegistryRoutePlugin } from '../routes/registry-route.ts';
@@ -34,10 +35,30 @@ async function orProblemPage(reply: FastifyReply, render: () => Promise<Html>): 
 }
 
 /**
+ * A page route's error handler: the auth hook's refusals (401 without a credential when reads
+ * require one, 429 while locked out) as pages with the same status and headers, since a browser
+ * shows JSON as text; anything else goes on to the one error handler (thrown to the parent).
+ */
+function refusalsAsPages(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const mapped = toErrorReply(error);
+  if (mapped.status === 401)
+    return sendPage(
+      reply.headers(mapped.headers),
+      problemPage(
+        'Sign-in required',
+        'This registry lets only callers with a credential read its packages ([registry.auth] read_requires_auth), and a browser has none to send here. Read them with a registry key or an access token: the HTTP API (GET /search, GET /packages/{name}) or agent-platform package info <name>.',
+      ),
+      401,
+    );
+  if (mapped.status === 429) return sendPage(reply.headers(mapped.headers), problemPage('Too many attempts', mapped.body.error.message), 429);
+  throw error;
+}
+
+/**
  * The registry's web page (docs/registry.md "Web page"): server-rendered HTML under /ui, no script,
  * a strict CSP. Pages have access `read`, like the package reads they show (with
- * `read_requires_auth` a browser without a credential gets the auth hook's 401); the stylesheet and
- * the redirect from `/` hold no data and are `public`.
+ * `read_requires_auth` a browser without a credential gets the auth hook's 401, as a page); the
+ * stylesheet and the redirect from `/` hold no data and are `public`.
  */
 export const webRoutes: RegistryRoutePlugin = async (app, deps) => {
   const stylesheet = await readFile(new URL('./registry.css', import.meta.url), 'utf8');
@@ -52,6 +73,7 @@ export const webRoutes: RegistryRoutePlugin = async (app, deps) => {
     `${WEB_PATH}/`,
     {
       config: { registryAccess: 'read' },
+      errorHandler: refusalsAsPages,
       schema: { ...PAGE, querystring: Type.Object({ q: Type.Optional(Type.String()), page: Type.Optional(Type.String()) }) },
     },
     async (request, reply) => {
@@ -64,7 +86,7 @@ export const webRoutes: RegistryRoutePlugin = async (app, deps) => {
 
   app.get(
     `${WEB_PATH}/packages/:name`,
-    { config: { registryAccess: 'read' }, schema: { ...PAGE, params: Type.Object({ name: Type.String() }) } },
+    { config: { registryAccess: 'read' }, errorHandler: refusalsAsPages, schema: { ...PAGE, params: Type.Object({ name: Type.String() }) } },
     async (request, reply) => orProblemPage(reply, async () => packagePage(await packageModel(deps.packages, readmes, request.params.name))),
   );
 
@@ -77,7 +99,7 @@ export const webRoutes: RegistryRoutePlugin = async (app, deps) => {
       reply.type(type).headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' }).send(body),
     );
 
-  app.get(`${WEB_PATH}/*`, { config: { registryAccess: 'read' }, schema: PAGE }, async (_request, reply) =>
+  app.get(`${WEB_PATH}/*`, { config: { registryAccess: 'read' }, errorHandler: refusalsAsPages, schema: PAGE }, async (_request, reply) =>
     sendPage(reply, problemPage('Not found', 'There is no such page.'), 404),
   );
 };
