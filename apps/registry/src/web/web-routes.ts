@@ -39,19 +39,17 @@ async function orProblemPage(reply: FastifyReply, render: () => Promise<Html>): 
  * require one, 429 while locked out) as pages with the same status and headers, since a browser
  * shows JSON as text; anything else goes on to the one error handler (thrown to the parent).
  */
-function refusalsAsPages(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function refusalsAsPages(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const mapped = toErrorReply(error);
-  if (mapped.status === 401)
-    return sendPage(
-      reply.headers(mapped.headers),
-      problemPage(
-        'Sign-in required',
-        'This registry lets only callers with a credential read its packages ([registry.auth] read_requires_auth), and a browser has none to send here. Read them with a registry key or an access token: the HTTP API (GET /search, GET /packages/{name}) or agent-platform package info <name>.',
-      ),
-      401,
-    );
-  if (mapped.status === 429) return sendPage(reply.headers(mapped.headers), problemPage('Too many attempts', mapped.body.error.message), 429);
-  throw error;
+  if (mapped.status !== 401 && mapped.status !== 429) throw error;
+  const page =
+    mapped.status === 401
+      ? problemPage(
+          'Sign-in required',
+          'This registry lets only callers with a credential read its packages ([registry.auth] read_requires_auth), and a browser has none to send here. Read them with a registry key or an access token: the HTTP API (GET /search, GET /packages/{name}) or agent-platform package info <name>.',
+        )
+      : problemPage('Too many attempts', mapped.body.error.message);
+  void sendPage(reply.headers(mapped.headers), page, mapped.status);
 }
 
 /**
