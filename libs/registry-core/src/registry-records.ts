@@ -1,4 +1,4 @@
-import type { RegistryCollection, RegistryHistoryEntry, RegistryPendingOwner, RegistryVersion, PackageType, Revocation } from '@agent-platform/contracts';
+import type { RegistryCollection, RegistryHistoryEntry, RegistryPendingOwner, RegistryVersion, PackageType, Revocation, TrustedPublisher } from '@agent-platform/contracts';
 import type { AppendLog, Collection, Store } from '@agent-platform/store';
 
 /**
@@ -29,6 +29,12 @@ export interface RegistryPackageRecord extends IdentityMark {
   updated_at: string;
   /** Dist-tags owners set (packages/package-dist-tags.ts), tag -> version; `latest` is never stored (computed). */
   dist_tags?: Record<string, string>;
+  /**
+   * The CI identities allowed to publish it (trusted-publishing/trusted-publishers.ts), kept here so
+   * that an owner's change of them is one atomic write with its ownership check. Absent: set before
+   * they were kept here, read from `registry_trusted_publishers` (which stays the exchange's index).
+   */
+  trusted_publishers?: TrustedPublisher[];
   /** Set by `PUT /packages/{name}/deprecation` (packages/package-deprecation.ts); absent or null: not deprecated. */
   deprecated?: { message: string; deprecated_at: string; deprecated_by: string } | null;
 }

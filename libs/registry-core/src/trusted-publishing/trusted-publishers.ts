@@ -8,7 +8,11 @@ import { REGISTRY_COLLECTIONS, type RegistryPackageRecord } from '../registry-re
 import { withTeamsOf } from '../teams/team-membership.ts';
 import { provenanceOf, publisherMatches } from './trusted-grant.ts';
 
-/** One package's trusted publishers (`id` is the package name); absent or empty: none. */
+/**
+ * One package's trusted publishers (`id` is the package name); absent or empty: none. The index
+ * an exchange scans: the package record's `trusted_publishers` is what a change and a publish go
+ * by (written first, with the ownership check), this copy follows it.
+ */
 export interface TrustedPublishersRecord {
   id: string;
   publishers: TrustedPublisher[];
@@ -29,7 +33,12 @@ export async function readTrustedPublishers(ctx: RegistryContext, name: string, 
   // Members of a team among the owners act as owners (read for this request).
   const actor = await withTeamsOf(ctx.store, caller, pkg.owners);
   assertMayChange(pkg, actor, `see the trusted publishers of '${name}'`, 'change-owners');
-  return { publishers: (await trustedPublisherRecords(ctx.store).get(name))?.doc.publishers ?? [] };
+  return { publishers: await publishersOf(ctx.store, pkg) };
+}
+
+/** A package's trusted publishers: its record's, or for one set before they were kept there, the index's. */
+async function publishersOf(store: Store, pkg: Pick<RegistryPackageRecord, 'name' | 'trusted_publishers'>): Promise<TrustedPublisher[]> {
+  return pkg.trusted_publishers ?? (await trustedPublisherRecords(store).get(pkg.name))?.doc.publishers ?? [];
 }
 
 /**
@@ -49,13 +58,17 @@ export async function replaceTrustedPublishers(
   const actor = await withTeamsOf(ctx.store, caller, pkg.owners);
   assertMayChange(pkg, actor, action, 'change-owners');
   const next = await validPublishers(ctx, publishers);
-  // Checked again on the current record: a concurrent transfer may have removed the caller.
+  // Checked again and written in one write of the package record: an owner removed by a concurrent
+  // change is either refused here or removed after this change, never before it.
   await ctx.records.packages.update(name, (current) => {
     if (current === null) throw RegistryErrors.notFound('package', name);
     assertMayChange(current.doc, actor, action, 'change-owners');
-    return null;
+    return { ...current.doc, trusted_publishers: next };
   });
   const now = ctx.clock.now().toISOString();
+  // Then the exchange's index. A crash before it leaves the index behind until the PUT is sent
+  // again (the caller had no answer): an exchange may then miss a publisher just added, or name a
+  // package that no longer trusts the token, whose publish is refused (the record decides).
   await trustedPublisherRecords(ctx.store).upsert({ id: name, publishers: next, updated_at: now, updated_by: actor.identity });
   await afterChange(ctx, { name, at: now, action: 'trusted-publishers', version: null, identity: actor.identity, reason: null, security: false, trusted_publishers: next });
   return { publishers: next };
@@ -80,7 +93,8 @@ export async function trustedPublishProvenance(ctx: RegistryContext, actor: Regi
   const trusted = actor.grant?.trusted;
   if (trusted === undefined) return null;
   assertTokenAllows(actor, 'publish-update', name);
-  const publishers = (await trustedPublisherRecords(ctx.store).get(name))?.doc.publishers ?? [];
+  const pkg = await ctx.records.packages.get(name);
+  const publishers = pkg === null ? [] : await publishersOf(ctx.store, pkg.doc);
   const matching = publishers.filter((p) => publisherMatches(p, trusted.issuer, trusted.claims));
   if (matching.length === 0)
     throw RegistryErrors.forbidden(`package '${name}' no longer trusts this CI identity (its trusted publishers changed): exchange a new token`, {
