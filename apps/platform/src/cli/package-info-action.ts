@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { RegistryDownloads, RegistryPackage, RegistryVersion } from '@agent-platform/contracts';
 import { EXIT_FAILED, EXIT_OK, type CliIo } from './command.ts';
-import { clientFor, PackageUsageError, registryRefused } from './package-registry-actions.ts';
+import { alignedColumns, clientFor, PackageUsageError, registryRefused } from './package-registry-actions.ts';
 
 export const INFO_USAGE = `  agent-platform package info <name> [--registry <url>]
       the package as its registry page shows it: description, licence and links, deprecation,
@@ -62,12 +62,10 @@ function header(pkg: RegistryPackage): string[] {
 /** VERSION, PUBLISHED, BY, DOWNLOADS in aligned columns, then what else there is to say of the version. */
 function versionTable(versions: readonly RegistryVersion[], downloads: RegistryDownloads | null): string[] {
   const counts = new Map((downloads?.versions ?? []).map((v) => [v.version, v.downloads]));
-  const rows = [
+  return alignedColumns([
     ['VERSION', 'PUBLISHED', 'BY', 'DOWNLOADS', 'NOTES'],
     ...versions.map((v) => [v.version, v.published_at, v.published_by, String(counts.get(v.version) ?? 0), notes(v)]),
-  ];
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ').trimEnd());
+  ]);
 }
 
 function notes(v: RegistryVersion): string {

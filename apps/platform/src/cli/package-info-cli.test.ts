@@ -1,37 +1,27 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RegistryService } from '@agent-platform/registry';
-import { EXAMPLES_DIR, openExampleArchives, registryCall } from '@agent-platform/registry-core/testing';
+import { EXAMPLES_DIR, openExampleArchives } from '@agent-platform/registry-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { runCliHere, type CliResult } from './testing/cli-runs.ts';
+import type { CliResult } from './testing/cli-runs.ts';
+import { startCliRegistry, type CliRegistry } from './testing/cli-registry.ts';
 
 // `agent-platform package info <name>` (docs/packages.md "Publishing") against a real registry,
 // the all-in-one's in auth mode local: what a publisher did with the other commands (two
 // versions, a security yank, a deprecation, a dist-tag, a dependent, downloads) shows on the page.
-let api: PlatformTestApi;
+let registry: CliRegistry;
 let url: string;
 let dir: string;
 let alice: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ap-package-info-cli-'));
-  api = await startPlatformTestApi({
-    listen: true,
-    config: { surfaces: { registry: true }, registry: { listen: '127.0.0.1:0', auth: { mode: 'local' } } },
-  });
-  url = api.services().find((s): s is RegistryService => s.name === 'registry')!.address!;
-  const admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
-  alice = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'alice', role: 'publisher' } })).body.secret;
+  registry = await startCliRegistry('ap-package-info-cli-', ['alice']);
+  ({ url, dir } = registry);
+  alice = registry.keys['alice']!;
 }, 60_000);
-afterAll(async () => {
-  await api?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(async () => registry?.close());
 
 function cli(args: string[]): Promise<CliResult> {
-  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: join(dir, 'cli-config'), AP_REGISTRY_URL: url, AP_REGISTRY_KEY: alice }, stdin: '' });
+  return registry.cli(args, alice);
 }
 
 describe('agent-platform package info', () => {

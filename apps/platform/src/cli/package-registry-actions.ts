@@ -187,12 +187,17 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
 
 /** NAME, TYPE, LATEST, REGIONS and TITLE in aligned columns; the title is cut at 60 characters. */
 function table(hits: readonly RegistrySearchHit[]): string[] {
-  const rows = [
+  return alignedColumns([
     ['NAME', 'TYPE', 'LATEST', 'REGIONS', 'TITLE'],
     ...hits.map((h) => [h.name, h.type, h.latest, h.regions.length === 0 ? 'all' : h.regions.join(','), h.title.length > 60 ? `${h.title.slice(0, 59)}…` : h.title]),
-  ];
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ').trimEnd());
+  ]);
+}
+
+/** Rows as lines, every column but the last padded to its widest cell, two spaces between. */
+export function alignedColumns(rows: readonly (readonly string[])[]): string[] {
+  const last = Math.max(...rows.map((r) => r.length)) - 1;
+  const widths = Array.from({ length: last }, (_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((cell, i) => (i < last ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ').trimEnd());
 }
 
 function printProblems(problems: readonly PackageProblem[], io: CliIo): void {

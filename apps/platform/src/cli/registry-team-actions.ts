@@ -34,7 +34,7 @@ export async function runTeamAction(args: readonly string[], io: CliIo): Promise
     if (action === 'invite') return await invite(rest, io);
     if (action === 'remove') return await one(rest, io, 'remove', async (client, [team, identity]) => [`Removed ${identity} from team ${team} on ${client.url}.`, await client.removeTeamMember(team, identity)], 2);
     if (action === 'list') return await list(rest, io);
-    if (action === 'delete') return await remove(rest, io);
+    if (action === 'delete') return await deleteTeam(rest, io);
     throw new PackageUsageError(action === undefined ? 'registry team needs an action: create, list, show, invite, accept, remove or delete' : `unknown team action '${action}'`);
   } catch (error) {
     if (!(error instanceof RegistryRequestError)) throw error;
@@ -80,7 +80,7 @@ async function invite(args: readonly string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-async function remove(args: readonly string[], io: CliIo): Promise<number> {
+async function deleteTeam(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: registryOption });
   const [team, ...rest] = positionals;
   if (team === undefined) throw new PackageUsageError('registry team delete needs a team name');

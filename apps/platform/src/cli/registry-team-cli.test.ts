@@ -1,42 +1,28 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { RegistryService } from '@agent-platform/registry';
 import { openExampleArchives, registryCall } from '@agent-platform/registry-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { runCliHere, type CliResult } from './testing/cli-runs.ts';
+import type { CliResult } from './testing/cli-runs.ts';
+import { startCliRegistry, type CliRegistry } from './testing/cli-registry.ts';
 
 // `agent-platform registry team ...` and `agent-platform package owners ...` (docs/registry.md
 // "Teams" and "Ownership") against a real registry: the all-in-one's, in auth mode local, each
 // person calling with its own key (AP_REGISTRY_KEY).
-let api: PlatformTestApi;
+let registry: CliRegistry;
 let url: string;
-let dir: string;
 let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ap-registry-team-cli-'));
-  api = await startPlatformTestApi({
-    listen: true,
-    config: { surfaces: { registry: true }, registry: { listen: '127.0.0.1:0', auth: { mode: 'local' } } },
-  });
-  url = api.services().find((s): s is RegistryService => s.name === 'registry')!.address!;
-  const admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
-  alice = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'alice', role: 'publisher' } })).body.secret;
-  bob = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'bob', role: 'publisher' } })).body.secret;
+  registry = await startCliRegistry('ap-registry-team-cli-', ['alice', 'bob']);
+  url = registry.url;
+  [alice, bob] = [registry.keys['alice']!, registry.keys['bob']!];
   const examples = await openExampleArchives();
   expect((await registryCall(url, 'POST', '/packages', { bearer: alice, archive: await examples.build('loss-summary') })).status).toBe(201);
   await examples.close();
 }, 60_000);
-afterAll(async () => {
-  await api?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(async () => registry?.close());
 
 function cli(args: string[], key: string): Promise<CliResult> {
-  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: join(dir, 'cli-config'), AP_REGISTRY_URL: url, AP_REGISTRY_KEY: key }, stdin: '' });
+  return registry.cli(args, key);
 }
 
 describe('agent-platform registry team and package owners', () => {

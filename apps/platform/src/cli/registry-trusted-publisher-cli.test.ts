@@ -1,48 +1,40 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startOidcProvider, tokenForger, type OidcProviderHarness } from '@agent-platform/oidc/testing';
-import type { RegistryService } from '@agent-platform/registry';
 import { openExampleArchives, registryCall } from '@agent-platform/registry-core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
-import { runCliHere, type CliResult } from './testing/cli-runs.ts';
+import type { CliResult } from './testing/cli-runs.ts';
+import { startCliRegistry, type CliRegistry } from './testing/cli-registry.ts';
 
 // `agent-platform registry trusted-publisher set|list` (docs/registry-auth.md "Trusted publishing")
 // against the all-in-one's registry in auth mode local, a real OpenID provider on loopback as the
 // CI issuer. The owner names the CI identity with the CLI; the CI job's exchanged token then
 // publishes with `package publish`.
 const AUDIENCE = 'https://registry.cli.example';
-let api: PlatformTestApi;
+let registry: CliRegistry;
 let provider: OidcProviderHarness;
 let url: string;
 let dir: string;
 let alice: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ap-registry-trusted-cli-'));
   provider = await startOidcProvider({ audience: AUDIENCE, clients: {} });
-  api = await startPlatformTestApi({
-    listen: true,
-    config: { surfaces: { registry: true }, network: { allow_private_targets: true }, registry: { listen: '127.0.0.1:0', auth: { mode: 'local' } } },
-  });
-  url = api.services().find((s): s is RegistryService => s.name === 'registry')!.address!;
-  const admin = (await registryCall(url, 'POST', '/keys', { json: { name: 'admin', role: 'registry-admin' } })).body.secret;
-  alice = (await registryCall(url, 'POST', '/keys', { bearer: admin, json: { name: 'alice', role: 'publisher' } })).body.secret;
+  registry = await startCliRegistry('ap-registry-trusted-cli-', ['alice'], { network: { allow_private_targets: true } });
+  ({ url, dir } = registry);
+  alice = registry.keys['alice']!;
   const registered = await registryCall(url, 'POST', '/admin/issuers', {
-    bearer: admin,
+    bearer: registry.admin,
     json: { issuer: provider.issuer, audience: AUDIENCE, jwks_uri: '', role_claim: 'registry_role', allowed_algorithms: ['RS256'], role_mapping: { never: 'reader' }, jwks_cache_ttl_secs: 300 },
   });
   expect(registered.status, JSON.stringify(registered.body)).toBe(201);
 }, 60_000);
 afterAll(async () => {
-  await api?.close();
+  await registry?.close();
   await provider?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function cli(args: string[], key = alice): Promise<CliResult> {
-  return runCliHere(args, { cwd: dir, env: { AP_CLI_CONFIG_DIR: join(dir, 'cli-config'), AP_REGISTRY_URL: url, AP_REGISTRY_KEY: key }, stdin: '' });
+  return registry.cli(args, key);
 }
 
 describe('agent-platform registry trusted-publisher', () => {

@@ -21,8 +21,9 @@ const Failures = { 400: ErrorEnvelope, 403: Forbidden, 404: ErrorEnvelope, 409: 
  * Teams owning packages (docs/registry.md "Teams"): a publisher makes a team and is its first
  * owner; team owners invite, and only the invited identity accepts; a team owner removes members
  * (a member leaves, an invitee declines) and the team always keeps an owner. A package owned by
- * `team:<name>` may be changed by every current member; a team no package names may be deleted. Each change is audited (category
- * `access`, actions `registry.team.*`, the team as target) unless `[audit] enabled = false`.
+ * `team:<name>` may be changed by every current member; a team no package names may be deleted.
+ * Each change is audited (category `access`, actions `registry.team.*`, the team as target)
+ * unless `[audit] enabled = false`.
  */
 export const teamRoutes: RegistryRoutePlugin = (app, deps) => {
   const teams = createRegistryTeamService(deps);

@@ -140,5 +140,15 @@ describe('the registry web page', () => {
     expect(api.headers.get('content-type')).toContain('application/json');
     expect((await get('/ui/packages/loss-summary', { authorization: `Bearer ${reader.secret}` })).status).toBe(200);
     expect((await get('/ui/assets/registry.css')).status).toBe(200);
+    // Failed attempts go on until the client is locked out: a 429 page, with Retry-After.
+    let locked: Response | undefined;
+    for (let attempt = 0; attempt < 15 && locked === undefined; attempt++) {
+      const answer = await get('/ui/', { authorization: `Bearer reg_sk_wrong-${attempt}` });
+      if (answer.status === 429) locked = answer;
+      else expect(answer.status).toBe(401);
+    }
+    expect(locked?.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(Number(locked?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await locked?.text()).toContain('<h1>Too many attempts</h1>');
   });
 });
