@@ -35,7 +35,7 @@ async function startWorker(
     bus,
     logger,
     settings: () => settings,
-    invocation: { execute: async () => outcome(''), abortAgent: () => 0, cancel: () => false, idempotencySettled: () => undefined, ...invocation },
+    invocation: { execute: async () => outcome(''), abortAgent: () => 0, cancel: () => false, idempotencySettled: () => undefined, takeRateLimit: async () => undefined, ...invocation },
     // Workflow steps are tested in libs/domain and end to end (apps/platform/src/workflows).
     workflows: {
       executor: { handle: async () => undefined, cancelRun: () => 0 },

@@ -14,6 +14,13 @@ export interface StoreOperation {
    * one turn were submitted together, so the embedded store commits them in one transaction.
    */
   turn: number;
+  /**
+   * The turn of the event loop that made the call (it changes when the loop moves on, not at an
+   * await that resolves at once): the embedded store commits the writes submitted in one such turn
+   * together (group-commit.ts schedules its commit with `setImmediate`), so the number of batches
+   * with writes is the number of commits a route waits for, one after another.
+   */
+  batch: number;
 }
 
 let turn = 0;
@@ -28,6 +35,20 @@ function currentTurn(): number {
     });
   }
   return turn;
+}
+
+let batch = 0;
+let batchEnding = false;
+/** The current turn of the event loop: the number moves on at the next `setImmediate`. */
+function currentBatch(): number {
+  if (!batchEnding) {
+    batchEnding = true;
+    setImmediate(() => {
+      batch += 1;
+      batchEnding = false;
+    });
+  }
+  return batch;
 }
 
 /** The operations made inside one `StoreOperationCounter.measure` call, in the order they were made. */
@@ -56,7 +77,7 @@ export class StoreOperationCounter {
     const record = (kind: StoreOperationKind, name: string): void => {
       const context = this.context.getStore();
       if (context === IGNORED) return;
-      const operation = { kind, name, turn: currentTurn() };
+      const operation = { kind, name, turn: currentTurn(), batch: currentBatch() };
       context?.push(operation);
       this.everything?.push(operation);
     };

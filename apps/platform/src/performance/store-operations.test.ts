@@ -4,7 +4,7 @@ import { StoreOperationCounter, type StoreOperation } from '@agent-platform/stor
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatformTestApi, type PlatformTestApi } from '../testing/platform-test-api.ts';
 import { startWorkflowPlatform, type WorkflowPlatform } from '../testing/workflow-harness.ts';
-import { operationCounts, readsAndWrites, STORE_BUDGET } from './store-operations.ts';
+import { operationCounts, readsAndWrites, STORE_BUDGET, writeTurnsOf } from './store-operations.ts';
 
 // The store-operation guard (docs/performance.md "Store operations per route"): each hot route
 // makes exactly the store operations its budget lists. Deterministic (no timing): it fails when
@@ -26,6 +26,15 @@ async function operationsOf(work: () => Promise<unknown>): Promise<StoreOperatio
     await new Promise((r) => setTimeout(r, QUIET_MS));
   }
   return [...tally.operations];
+}
+
+function expectWriteTurns(route: string, actual: number): void {
+  const budget = STORE_BUDGET.find((b) => b.route === route)?.writeTurns;
+  expect(
+    actual,
+    `${route} submits its writes in ${actual} separate turns (commits waited for one after another), its budget ${budget ?? 'is missing'}.` +
+      ' If that is meant, update apps/platform/src/performance/store-operations.ts and the table in docs/performance.md',
+  ).toBe(budget);
 }
 
 function expectWithinBudget(route: string, actual: Record<string, number>): void {
@@ -81,6 +90,7 @@ describe('store operations per hot route (all-in-one)', () => {
     });
     expect(status).toBe(200);
     expectWithinBudget(route, operationCounts(operations));
+    expectWriteTurns(route, writeTurnsOf(operations));
   });
 
   // A worker killed between the settled key and its usage event lost the event (fleet-faults
@@ -119,7 +129,8 @@ describe('store operations per workflow step (all-in-one)', () => {
         const started = await wf.start(id, 'hail on the roof');
         await counter.ignoring(() => wf.waitFor(started.id, (r: { state: string }) => r.state === 'Completed'));
       });
-    const [ofOne, ofThree] = [operationCounts(await run(one)), operationCounts(await run(three))];
+    const [opsOfOne, opsOfThree] = [await run(one), await run(three)];
+    const [ofOne, ofThree] = [operationCounts(opsOfOne), operationCounts(opsOfThree)];
     const perStep: Record<string, number> = {};
     for (const name of new Set([...Object.keys(ofOne), ...Object.keys(ofThree)])) {
       const twoSteps = (ofThree[name] ?? 0) - (ofOne[name] ?? 0);
@@ -127,15 +138,29 @@ describe('store operations per workflow step (all-in-one)', () => {
       if (twoSteps !== 0) perStep[name] = twoSteps / 2;
     }
     expectWithinBudget('workflow step', Object.fromEntries(Object.entries(perStep).sort(([a], [b]) => a.localeCompare(b))));
+    // Each step: the claim with the rate-limit window, the checkpoint with the usage event (one
+    // commit each on the embedded store: a worker killed around a checkpoint leaves the step both
+    // recorded and counted, or neither). docs/workflows.md "How a run executes".
+    const writes = opsOfThree.filter((op) => op.kind === 'write');
+    const runUpdates = writes.filter((op) => op.name === 'workflow_runs.update');
+    const batchOf = (names: string[]) => new Set(writes.filter((op) => names.includes(op.name)).map((op) => op.batch));
+    const usageBatches = batchOf(['log:usage_events.append']);
+    const windowBatches = batchOf(['counters.add']);
+    expect(runUpdates.filter((op) => usageBatches.has(op.batch)).length, JSON.stringify(writes)).toBe(3);
+    expect(runUpdates.filter((op) => windowBatches.has(op.batch)).length, JSON.stringify(writes)).toBeGreaterThanOrEqual(3);
+    const twoStepsTurns = writeTurnsOf(opsOfThree) - writeTurnsOf(opsOfOne);
+    expect(twoStepsTurns % 2, `write turns: ${writeTurnsOf(opsOfThree)} in three steps, ${writeTurnsOf(opsOfOne)} in one`).toBe(0);
+    expectWriteTurns('workflow step', twoStepsTurns / 2);
   });
 });
 
 describe('docs/performance.md', () => {
   it('shows each budget as the guard holds it', async () => {
     const text = await readFile(PERFORMANCE_MD, 'utf8');
-    for (const { route, operations } of STORE_BUDGET) {
+    for (const { route, operations, writeTurns } of STORE_BUDGET) {
       const { reads, writes } = readsAndWrites(operations);
-      expect(text, `docs/performance.md has no row "| ${route} | ${reads} | ${writes} |"`).toContain(`| ${route} | ${reads} | ${writes} |`);
+      const row = `| ${route} | ${reads} | ${writes} | ${writeTurns} |`;
+      expect(text, `docs/performance.md has no row "${row}"`).toContain(row);
     }
   });
 });

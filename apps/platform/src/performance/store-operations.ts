@@ -14,6 +14,12 @@ import type { StoreOperation } from '@agent-platform/store';
 export interface RouteBudget {
   route: string;
   operations: Record<string, number>;
+  /**
+   * In how many separate turns the route's writes are submitted: each is a commit (and with
+   * `durability = "full"` a sync) the route waits for one after another on the embedded store,
+   * which commits the writes of one turn together (libs/store/src/embedded/group-commit.ts).
+   */
+  writeTurns: number;
 }
 
 /**
@@ -41,10 +47,17 @@ const INVOCATION_PATH: Record<string, number> = {
   'webhooks.find': 1,
 };
 
+/**
+ * The worker's three (the rate-limit window; the received count, the traffic row and the routing
+ * entry before the model call; the settle, session, usage and stats after it) and the api's
+ * request audit entry.
+ */
+const INVOCATION_WRITE_TURNS = 4;
+
 export const STORE_BUDGET: readonly RouteBudget[] = [
-  { route: 'POST /agents/{id}/send', operations: INVOCATION_PATH },
-  { route: 'POST /agents/{id}/invoke', operations: INVOCATION_PATH },
-  { route: 'POST /chat/completions', operations: INVOCATION_PATH },
+  { route: 'POST /agents/{id}/send', operations: INVOCATION_PATH, writeTurns: INVOCATION_WRITE_TURNS },
+  { route: 'POST /agents/{id}/invoke', operations: INVOCATION_PATH, writeTurns: INVOCATION_WRITE_TURNS },
+  { route: 'POST /chat/completions', operations: INVOCATION_PATH, writeTurns: INVOCATION_WRITE_TURNS },
   {
     route: 'GET /agents/{id}',
     operations: {
@@ -53,16 +66,22 @@ export const STORE_BUDGET: readonly RouteBudget[] = [
       'counters.get': 1,
       'counters.list': 1,
     },
+    writeTurns: 0,
   },
   {
     route: 'GET /health',
     operations: {},
+    writeTurns: 0,
   },
-  // A step of a Sequential run: its agent (by name, then by id), the run document before and after
-  // the step, the invocation's writes (no session: steps are stateless) and the step's and the
-  // invocation's platform events.
+  // A step of a Sequential run: the run document read before its claim (to ask for the agent's
+  // rate-limit slot in the claim's turn), its agent (by name, then by id), the run document
+  // updated before and after the step, the invocation's writes (no session: steps are stateless)
+  // and the step's and the invocation's platform events. Three write turns: the claim with the
+  // rate-limit slot; the received count, traffic row and routing entry; the checkpoint with the
+  // invocation's settle, usage and stats.
   {
     route: 'workflow step',
+    writeTurns: 3,
     operations: {
       'agents.find': 1,
       'agents.get': 1,
@@ -74,6 +93,7 @@ export const STORE_BUDGET: readonly RouteBudget[] = [
       'log:usage_events.append': 1,
       'triggers.find': 2,
       'webhooks.find': 2,
+      'workflow_runs.get': 1,
       'workflow_runs.update': 2,
     },
   },
@@ -84,6 +104,11 @@ export function operationCounts(operations: readonly StoreOperation[]): Record<s
   const counts: Record<string, number> = {};
   for (const { name } of [...operations].sort((a, b) => a.name.localeCompare(b.name))) counts[name] = (counts[name] ?? 0) + 1;
   return counts;
+}
+
+/** In how many separate turns of the event loop `operations` submitted writes (see RouteBudget.writeTurns). */
+export function writeTurnsOf(operations: readonly StoreOperation[]): number {
+  return new Set(operations.filter((op) => op.kind === 'write').map((op) => op.batch)).size;
 }
 
 /** Reads and writes of a budget: a `.get/.find/.count/.tip/.list/.scan` is a read, the rest writes. */

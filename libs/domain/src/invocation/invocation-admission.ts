@@ -36,6 +36,8 @@ export interface InvocationAdmission {
   admit(request: InvocationRequest, controller: AbortController, options: InvocationOptions, timeoutSecs: number, slotWait: SlotWait): Promise<Admitted | Repeated>;
   /** An idempotency record was settled somewhere: wakes the repeats waiting here. */
   settled(recordId: string): void;
+  /** The agent's rate limit, taken ahead by a caller (InvocationOptions.rateLimitTaken). */
+  takeRateLimit(agentId: string): Promise<void>;
 }
 
 type AdmissionDeps = Pick<InvocationServiceDeps, 'store' | 'clock' | 'agents' | 'settings' | 'announceSettled'> & {
@@ -71,7 +73,7 @@ export function createInvocationAdmission(deps: AdmissionDeps): InvocationAdmiss
     const agent = await deps.agents.get(request.agent_id);
     if (agent === null) throw Errors.notFound('agent', request.agent_id);
     assertAgentRunning(agent);
-    await limiter.take(agent.id);
+    await (options.rateLimitTaken ?? limiter.take(agent.id));
     let claim: OwnedClaim | null = null;
     if (request.idempotency_key !== undefined) {
       const claimed = await keys.claim(
@@ -99,5 +101,5 @@ export function createInvocationAdmission(deps: AdmissionDeps): InvocationAdmiss
     return { kind: 'admitted', agent, claim, releaseSlot };
   }
 
-  return { admit, settled: (recordId) => keys.settled(recordId) };
+  return { admit, settled: (recordId) => keys.settled(recordId), takeRateLimit: (agentId) => limiter.take(agentId) };
 }

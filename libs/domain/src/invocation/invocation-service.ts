@@ -102,6 +102,8 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       // retry takes over and runs, recorded once). On PostgreSQL they are separate statements
       // (docs/invocation.md "A worker that dies").
       await Promise.all([
+        // The caller keeps the promise of its own writes and awaits it (a workflow step's checkpoint).
+        options.onAnswered?.(answered.result).catch(() => undefined),
         claim?.complete(answered.result).catch((err: unknown) => warn({ err, agent_id: agent.id }, 'could not record the idempotency result')),
         answered.gatewaySettled,
         receiving,
@@ -140,6 +142,7 @@ export function createInvocationService(deps: InvocationServiceDeps): Invocation
       ),
     cancel: (invocationId, reason = 'its caller went away') => aborts.cancel(invocationId, Errors.invocationCancelled(reason)),
     idempotencySettled: (recordId) => admission.settled(recordId),
+    takeRateLimit: (agentId) => admission.takeRateLimit(agentId),
   };
 }
 

@@ -85,6 +85,20 @@ export interface InvocationOptions {
    * uncharged. The agent worker checks there that its requester still waits for the answer.
    */
   beforeCommit?: () => Promise<void>;
+  /**
+   * Called with the answer in the same turn as the invocation's own writes after it (the key's
+   * result, the gateway settle, usage, stats), so that the embedded store commits the writes it
+   * makes in the same transaction: a workflow step's checkpoint (docs/workflows.md "How a run
+   * executes"). Its rejection does not fail the invocation: the caller keeps the promise and
+   * awaits it. `execute` resolves after it settled.
+   */
+  onAnswered?: (result: InvocationOutcome) => Promise<unknown>;
+  /**
+   * The agent's rate-limit slot, already asked for by the caller (`takeRateLimit`) in the same
+   * turn as a write of its own, so that both share a commit: a workflow step's claim. Admission
+   * awaits it at the rate limit's place among its checks instead of taking one.
+   */
+  rateLimitTaken?: Promise<void>;
 }
 
 export interface InvocationExecution {
@@ -106,6 +120,8 @@ export interface InvocationService {
   cancel(invocationId: string, reason?: string): boolean;
   /** An idempotency record was settled somewhere (a bus notification): wakes the repeats waiting here. */
   idempotencySettled(recordId: string): void;
+  /** Takes one invocation from the agent's rate limit now, for `rateLimitTaken` (throws `RateLimited`). */
+  takeRateLimit(agentId: string): Promise<void>;
 }
 
 /** USD per million tokens of a provider; absent prices count as 0 (the `local` provider). */

@@ -64,6 +64,7 @@ function setup(leaseSecs = 1) {
     clock,
     agents: { get: async (id) => (id === agent.id ? agent : null), getByName: async (name) => (name === agent.name ? agent : null) },
     invocation: {
+      takeRateLimit: async () => undefined,
       execute: (_request, options = {}) =>
         new Promise((resolve, reject) => {
           options.signal?.addEventListener('abort', () => reject(options.signal?.reason as Error), { once: true });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_RUN_STATES, type JournaledToolCall, type PlatformConfig, type StepResultView, type WorkflowStepMessage } from '@agent-platform/contracts';
+import { TERMINAL_RUN_STATES, type JournaledToolCall, type PlatformConfig, type WorkflowStepMessage } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
+import type { AgentRecord } from '../agents/agent-record.ts';
 import type { AgentStore } from '../agents/agent-store.ts';
 import { Errors } from '../errors/errors.ts';
 import { PlatformError } from '../errors/platform-error.ts';
@@ -25,7 +26,7 @@ export interface StepExecutorDeps {
   store: Store;
   clock: Clock;
   agents: Pick<AgentStore, 'get' | 'getByName'>;
-  invocation: Pick<InvocationService, 'execute'>;
+  invocation: Pick<InvocationService, 'execute' | 'takeRateLimit'>;
   licence: Pick<LicenceGate, 'releaseRun'>;
   runBus: RunBus;
   settings: () => PlatformConfig['workflows'];
@@ -61,6 +62,11 @@ export interface StepExecutor {
   /** Aborts this process's executions of the run (it was cancelled); returns how many. */
   cancelRun(runId: string, reason: string): number;
 }
+
+/** The step's agent and its rate-limit slot, when `ahead` found them before the claim. */
+type Ahead = { agent: AgentRecord | null; rateLimitTaken: Promise<void> | undefined };
+type CollectAgent = Awaited<ReturnType<typeof collectAgentOf>>;
+type Recorded = { run: WorkflowRunRecord; result: { planned: ReturnType<typeof applyOutcome>; othersInFlight: boolean } };
 
 interface Claimed {
   run: WorkflowRunRecord;
@@ -115,6 +121,23 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     return { run: done.run, entry: done.result.entry, token };
   }
 
+  /**
+   * What the claim of `message` will find, read without writing: the step's agent when the step
+   * is claimable now and the agent Running. Its rate-limit slot is then asked for in the same
+   * turn as the claim, so that both share one commit (docs/workflows.md "How a run executes").
+   * Null otherwise: the invocation's admission takes the slot as for any invocation.
+   */
+  async function ahead(message: WorkflowStepMessage): Promise<AgentRecord | null> {
+    const run = (await runs.get(message.run_id))?.doc;
+    const entry = run?.pending[message.step_key];
+    const at = now();
+    if (run?.state !== 'Running' || entry === undefined || entry.dispatched_at === null) return null;
+    if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
+    const step = run.definition.steps[entry.index];
+    const agent = step === undefined ? null : await stepAgent(deps.agents, step.agent);
+    return agent?.state === 'Running' ? agent : null;
+  }
+
   /** Extends the lease: its new end (epoch ms), or null when it is no longer ours (cancelled, ended, taken over). */
   async function renew(runId: string, key: string, token: string): Promise<number | null> {
     const until = now().getTime() + leaseMs();
@@ -156,11 +179,27 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     return () => clearInterval(heartbeat);
   }
 
-  async function execute(claimed: Claimed, signal: AbortSignal): Promise<StepOutcome> {
+  /**
+   * Invokes the step's agent. `onSucceeded` is handed to the invocation as its `onAnswered`: the
+   * checkpoint of a success is written in the same turn as the invocation's own writes (one
+   * commit on the embedded store, and a worker killed around it leaves both or neither).
+   */
+  async function execute(claimed: Claimed, signal: AbortSignal, onSucceeded: (outcome: StepOutcome) => Promise<unknown>, known: Ahead): Promise<StepOutcome> {
     const { run, entry } = claimed;
     const step = run.definition.steps[entry.index]!;
-    const agent = await stepAgent(deps.agents, step.agent);
+    const agent = known.agent ?? (await stepAgent(deps.agents, step.agent));
     if (agent === null) return { kind: 'failed', error: Errors.notFound('agent', agentLabel(step.agent)).message };
+    const succeeded = (result: { content: string; tokens_used: number; duration_ms: number }): StepOutcome => ({
+      kind: 'succeeded',
+      result: {
+        step_name: step.name,
+        agent_id: agent.id,
+        agent_name: agent.name,
+        output: result.content,
+        tokens_used: result.tokens_used,
+        duration_ms: result.duration_ms,
+      },
+    });
     try {
       const { result } = await deps.invocation.execute(
         {
@@ -175,17 +214,11 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
           stateless: true,
           signal,
           toolJournal: createStepJournal(runs, { runId: run.id, key: entry.key, token: claimed.token }, journalOf(entry), { ...options(), changed: () => deps.runBus.changed(run.id) }),
+          onAnswered: (answer) => onSucceeded(succeeded(answer)),
+          ...(known.rateLimitTaken === undefined ? {} : { rateLimitTaken: known.rateLimitTaken }),
         },
       );
-      const view: StepResultView = {
-        step_name: step.name,
-        agent_id: agent.id,
-        agent_name: agent.name,
-        output: result.content,
-        tokens_used: result.tokens_used,
-        duration_ms: result.duration_ms,
-      };
-      return { kind: 'succeeded', result: view };
+      return succeeded(result);
     } catch (error) {
       if (isInDoubt(error)) return { kind: 'escalated', error: error.message, calls: (error.details?.['calls'] ?? []) as JournaledToolCall[] };
       if (error instanceof PlatformError && error.category === 'RateLimited') {
@@ -196,11 +229,10 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     }
   }
 
-  /** Records the outcome if the claim still holds, and publishes what comes next. */
-  async function checkpoint(claimed: Claimed, outcome: StepOutcome): Promise<void> {
+  /** Records the outcome if the claim still holds: null when it no longer does (nothing written). */
+  function record(claimed: Claimed, outcome: StepOutcome, collectAgent: CollectAgent): Promise<Recorded | null> {
     const { entry, token } = claimed;
-    const collectAgent = await collectAgentOf(deps.agents, claimed.run);
-    const done = await transitionRun(runs, claimed.run.id, options(), (draft) => {
+    return transitionRun(runs, claimed.run.id, options(), (draft) => {
       if (TERMINAL_RUN_STATES.has(draft.state) || draft.pending[entry.key]?.lease?.token !== token) return null;
       const othersInFlight = Object.values(draft.pending).some((e) => e.key !== entry.key && e.lease !== null);
       const planned = applyOutcome(draft, entry.key, outcome, {
@@ -210,7 +242,11 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
       });
       return { planned, othersInFlight };
     });
-    if (done === null) return;
+  }
+
+  /** After the outcome was recorded: its event, the steps it dispatched, the run's end. */
+  async function proceed(claimed: Claimed, outcome: StepOutcome, done: Recorded): Promise<void> {
+    const { entry } = claimed;
     const { run, result } = done;
     if (outcome.kind === 'succeeded') {
       await deps.events?.emit('workflow.step.completed', {
@@ -244,21 +280,42 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
 
   return {
     async handle(message) {
-      const claimed = await claim(message);
+      const agent = await ahead(message);
+      const claiming = claim(message);
+      // Same turn as the claim's write. Awaited by the invocation's admission, or dropped (a
+      // claim that finds the step taken meanwhile spends a slot for nothing: a rare race).
+      const rateLimitTaken = agent === null ? undefined : deps.invocation.takeRateLimit(agent.id);
+      rateLimitTaken?.catch(() => undefined);
+      const claimed = await claiming;
       if (claimed === null || claimed === 'escalated') return;
       const controller = new AbortController();
       const untrack = track(message.run_id, controller);
       const stopRenewing = keepLease(message, claimed, controller);
       const started = now().getTime();
       try {
-        const outcome = await execute(claimed, controller.signal);
+        // Read before the step runs (a Collect step's agent), so that a success's checkpoint
+        // needs no read between the answer and its write.
+        const collectAgent = await collectAgentOf(deps.agents, claimed.run);
+        // Set when the invocation answered: its checkpoint, written with the answer's own writes.
+        const early: { outcome?: StepOutcome; done?: Promise<Recorded | null> } = {};
+        const onSucceeded = (succeeded: StepOutcome): Promise<Recorded | null> => {
+          early.outcome = succeeded;
+          early.done = record(claimed, succeeded, collectAgent);
+          return early.done;
+        };
+        const executed = await execute(claimed, controller.signal, onSucceeded, { agent, rateLimitTaken });
+        // A success recorded with the answer stands even if the invocation failed after it.
+        const outcome = early.outcome ?? executed;
         const step = claimed.run.definition.steps[claimed.entry.index];
         const mode = step === undefined ? 'unknown' : typeof step.mode === 'string' ? step.mode : (Object.keys(step.mode)[0] ?? 'unknown');
         const seconds = Math.max(0, now().getTime() - started) / 1000;
-        deps.onStepExecuted?.({ mode, outcome: controller.signal.aborted ? 'aborted' : outcome.kind, seconds });
-        // Aborted: the run was cancelled or the lease is lost; whoever ended it wrote the outcome.
-        if (controller.signal.aborted) return;
-        await checkpoint(claimed, outcome);
+        const aborted = controller.signal.aborted && early.done === undefined;
+        deps.onStepExecuted?.({ mode, outcome: aborted ? 'aborted' : outcome.kind, seconds });
+        // Aborted before an answer: the run was cancelled or the lease is lost; whoever ended it
+        // wrote the outcome. (A record is fenced by the lease token: then it writes nothing.)
+        if (aborted) return;
+        const done = await (early.done ?? record(claimed, outcome, collectAgent));
+        if (done !== null) await proceed(claimed, outcome, done);
       } finally {
         stopRenewing();
         untrack();
