@@ -27,6 +27,12 @@ export default tseslint.config(
       'import-x/no-cycle': ['error', { maxDepth: 8 }],
     },
   },
+  // Plain JavaScript run before any TypeScript can be (scripts/ts-loader): linted without types.
+  {
+    files: ['**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { parserOptions: { projectService: false }, globals: { process: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
+  },
   {
     files: ['**/*.test.ts', 'tests/**/*.ts', 'libs/testkit/**/*.ts', 'bench/**/*.ts'],
     rules: {

@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { PLATFORM_LOADER } from '@agent-platform/testkit';
 
-/** The repository root: where `tsx` is installed and relative bench paths start. */
+/** The repository root: where relative bench paths start. */
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
-/** tsx's loader by absolute URL, as `npm start` runs the platform, so any cwd works. */
-const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 
 export interface NodeProcessOptions {
   /** TypeScript entry point, absolute. */
@@ -31,7 +30,8 @@ export interface NodeProcess {
 }
 
 /**
- * Starts a TypeScript entry point with the same Node as the bench, through tsx's loader. Output
+ * Starts a TypeScript entry point with the same Node as the bench, through the loader `npm start`
+ * uses (PLATFORM_LOADER: scripts/ts-loader/register.mjs). Output
  * goes to a file: a pipe read by the bench would put the server's logging cost on the load
  * generator's CPU as well.
  */
@@ -39,7 +39,7 @@ export function startNodeProcess(options: NodeProcessOptions): NodeProcess {
   const fd = openSync(options.logFile, 'a');
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), '--import', TSX_LOADER, options.entry, ...(options.args ?? [])],
+    [...(options.nodeFlags ?? []), '--import', PLATFORM_LOADER, options.entry, ...(options.args ?? [])],
     { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: ['ignore', fd, fd] },
   );
   closeSync(fd);

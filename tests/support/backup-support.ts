@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { freePort } from '@agent-platform/testkit';
+import { freePort, PLATFORM_LOADER } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { writeLicence } from './fleet.ts';
 import { call, ROOT, startPlatform, type PlatformProcess } from './platform-process.ts';
 
-const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 const CLI_MAIN = join(ROOT, 'apps/platform/src/cli/main.ts');
 
 export interface CliRun {
@@ -22,7 +20,7 @@ export function backupCli(
   options: { cwd: string; env?: Record<string, string> },
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, 'backup', ...args], {
+    const child = spawn(process.execPath, ['--import', PLATFORM_LOADER, CLI_MAIN, 'backup', ...args], {
       cwd: options.cwd,
       env: { PATH: process.env.PATH ?? '', ...options.env },
     });

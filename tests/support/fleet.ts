@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { LicenceClaims } from '@agent-platform/contracts';
 import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
@@ -17,12 +17,11 @@ import {
   type NatsServerHandle,
   type RedisServerHandle,
   type RecordedRequest,
+  PLATFORM_LOADER,
 } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** tsx's loader by absolute URL, as `npm start -w apps/<name>` runs `tsx src/main.ts`. */
-const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 
 export type AppName = 'api' | 'agent-worker' | 'scheduler' | 'channel-bridge' | 'registry';
 
@@ -48,7 +47,7 @@ export interface AppProcess {
 export function startApp(app: AppName, configPath: string, env: Record<string, string> = {}, options: { netns?: string } = {}): AppProcess {
   let output = '';
   const main = join(ROOT, 'apps', app, 'src', 'main.ts');
-  const argv = [process.execPath, '--import', TSX_LOADER, main, '--config', configPath];
+  const argv = [process.execPath, '--import', PLATFORM_LOADER, main, '--config', configPath];
   const [command, ...args] = options.netns === undefined ? argv : ['ip', 'netns', 'exec', options.netns, ...argv];
   const child = spawn(command!, args, {
     cwd: join(ROOT, 'apps', app),

@@ -1,13 +1,12 @@
+import { PLATFORM_LOADER } from '@agent-platform/testkit';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'smol-toml';
 
-/** The repository root, where `--import tsx` resolves, as for `npm start`. */
+/** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** tsx's loader by absolute URL, so the child may run in any directory (a fresh cwd for first run). */
-const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 const PLATFORM_MAIN = fileURLToPath(new URL('../../apps/platform/src/main.ts', import.meta.url));
 
 export interface PlatformProcess {
@@ -22,7 +21,7 @@ export interface PlatformProcess {
 /** Starts the all-in-one platform the way `npm start` does, in `cwd`, with extra args. */
 export function startPlatform(cwd: string, args: string[] = [], env: Record<string, string> = {}): PlatformProcess {
   let output = '';
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, PLATFORM_MAIN, ...args], {
+  const child = spawn(process.execPath, ['--import', PLATFORM_LOADER, PLATFORM_MAIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
   });

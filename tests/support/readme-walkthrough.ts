@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { waitUntil } from '@agent-platform/testkit';
+import { waitUntil, PLATFORM_LOADER } from '@agent-platform/testkit';
 import { ROOT } from './platform-process.ts';
 import { answerPattern, curlRequest, heredocText, shellWords, type ReadmeCommand } from './readme-shell.ts';
 
@@ -12,6 +12,7 @@ import { answerPattern, curlRequest, heredocText, shellWords, type ReadmeCommand
 // start of its text), so the README and the test move together: a command added, removed or
 // reordered in the README fails the test until the test follows it.
 
+/** tsx's loader by absolute URL: the root's dev scripts (`npm run dev:oidc`) run on it. */
 const TSX_LOADER = pathToFileURL(`${ROOT}node_modules/tsx/dist/loader.mjs`).href;
 const CLI_MAIN = join(ROOT, 'apps/platform/src/cli/main.ts');
 /**
@@ -117,7 +118,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
 
   async function cli(c: ReadmeCommand, args: string[], stdin: string | undefined): Promise<StepResult> {
     const env = { PATH: process.env.PATH ?? '', HOME: options.home, AP_CLI_CONFIG_DIR: join(options.home, '.config', 'agent-platform') };
-    const result = await runToEnd(c, ['--import', TSX_LOADER, CLI_MAIN, ...args], env, 120_000, stdin);
+    const result = await runToEnd(c, ['--import', PLATFORM_LOADER, CLI_MAIN, ...args], env, 120_000, stdin);
     return { ...result, text: result.text.split(options.home).join('~') };
   }
 
@@ -151,7 +152,7 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
 
   async function startApp(c: ReadmeCommand, app: string, args: string[]): Promise<StepResult> {
     // npm start -w runs in the workspace's directory.
-    return startServer(c, join(ROOT, app, 'src/main.ts'), join(ROOT, app), args, (output) => /listening on /.test(output));
+    return startServer(c, PLATFORM_LOADER, join(ROOT, app, 'src/main.ts'), join(ROOT, app), args, (output) => /listening on /.test(output));
   }
 
   /** `npm run <script> -- <args>` of SERVER_SCRIPTS: ready once its output shows the README's answer. */
@@ -160,12 +161,12 @@ export function createWalkthrough(commands: readonly ReadmeCommand[], options: W
     if (entry === undefined) throw new Error(`${where(c)}: package.json script '${script}' is not 'tsx <file>'`);
     if (c.answer === undefined) throw new Error(`${where(c)}: a server script needs the README's answer to know it is ready`);
     const { pattern } = answerPattern(c.answer);
-    return startServer(c, join(ROOT, entry), ROOT, args, (output) => output.split('\n').some((l) => pattern.test(l.trim())));
+    return startServer(c, TSX_LOADER, join(ROOT, entry), ROOT, args, (output) => output.split('\n').some((l) => pattern.test(l.trim())));
   }
 
-  async function startServer(c: ReadmeCommand, entry: string, cwd: string, args: string[], ready: (output: string) => boolean): Promise<StepResult> {
+  async function startServer(c: ReadmeCommand, loader: string, entry: string, cwd: string, args: string[], ready: (output: string) => boolean): Promise<StepResult> {
     let output = '';
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, entry, ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
+    const child = spawn(process.execPath, ['--import', loader, entry, ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -3,21 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Subjects, type AgentInvokeReply } from '@agent-platform/contracts';
 import { connectNatsBus, type NatsBus } from '@agent-platform/bus/nats';
 import { generateLicenceKeyPair, issueLicence } from '@agent-platform/config';
 import { createAgentStore } from '@agent-platform/domain';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
-import { requireBinary, startFakeOpenAiServer, startNatsServer, waitUntil, type FakeOpenAiServer, type NatsServerHandle } from '@agent-platform/testkit';
+import { requireBinary, startFakeOpenAiServer, startNatsServer, waitUntil, type FakeOpenAiServer, type NatsServerHandle, PLATFORM_LOADER } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 // The worker as an operator starts it (`npm start -w apps/agent-worker -- --config <file>`).
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-/** tsx's loader by absolute URL, so the worker runs in a directory of the test's own. */
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 let dir: string;
 let child: ChildProcess | undefined;
 
@@ -34,7 +31,7 @@ function start(args: string[]): { output: () => string; exited: Promise<number |
   let output = '';
   // In the test's own directory: a config file a user's `npm start` left at the repository root
   // (./agent-platform.toml, the first-run setup's) must not be found by these tests.
-  child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], { cwd: dir, env: { PATH: process.env.PATH } });
+  child = spawn(process.execPath, ['--import', PLATFORM_LOADER, MAIN, ...args], { cwd: dir, env: { PATH: process.env.PATH } });
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));

@@ -1,3 +1,4 @@
+import { PLATFORM_LOADER } from '@agent-platform/testkit';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ afterEach(async () => {
 /** Starts `main.ts` as an operator would; collects output and resolves the exit code. */
 function start(): { output: () => string; exited: Promise<number | null> } {
   let output = '';
-  child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--config', join(dir, 'agent-platform.toml')], { cwd: ROOT, env: { PATH: process.env.PATH } });
+  child = spawn(process.execPath, ['--import', PLATFORM_LOADER, MAIN, '--config', join(dir, 'agent-platform.toml')], { cwd: ROOT, env: { PATH: process.env.PATH } });
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { requireBinary, startNatsServer, waitUntil, type NatsServerHandle } from '@agent-platform/testkit';
+import { requireBinary, startNatsServer, waitUntil, type NatsServerHandle, PLATFORM_LOADER } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -30,7 +30,7 @@ describe.skipIf(natsBinary === null)('channel-bridge main', () => {
     const config = join(dir, 'bridge.toml');
     await writeFile(config, stringify({ storage: { data_dir: join(dir, 'data') }, runtime: { bus: 'nats', nats_url: nats.url } }));
     let output = '';
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--config', config], { cwd: ROOT, env: { PATH: process.env.PATH } });
+    const child = spawn(process.execPath, ['--import', PLATFORM_LOADER, MAIN, '--config', config], { cwd: ROOT, env: { PATH: process.env.PATH } });
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitUntil } from '@agent-platform/testkit';
+import { waitUntil, PLATFORM_LOADER } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -27,7 +27,7 @@ describe('registry main', () => {
     const path = join(dir, 'registry.toml');
     let output = '';
     const ready = writeFile(path, stringify(config)).then(() => {
-      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--config', path], { cwd: ROOT, env: { PATH: process.env.PATH } });
+      const child = spawn(process.execPath, ['--import', PLATFORM_LOADER, MAIN, '--config', path], { cwd: ROOT, env: { PATH: process.env.PATH } });
       child.stdout.on('data', (c: Buffer) => (output += c.toString()));
       child.stderr.on('data', (c: Buffer) => (output += c.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -1,3 +1,4 @@
+import { PLATFORM_LOADER } from '@agent-platform/testkit';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ describe('AP_HEAP_GROWING_PERCENT', () => {
   });
 
   it('a process given a bad value refuses to start, saying what to set, without a stack', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'apps/scheduler/src/main.ts'], {
+    const run = spawnSync(process.execPath, ['--import', PLATFORM_LOADER, 'apps/scheduler/src/main.ts'], {
       cwd: ROOT,
       env: { ...process.env, AP_HEAP_GROWING_PERCENT: 'lots' },
       encoding: 'utf8',

@@ -36,3 +36,4 @@ export type { CollectedSpan, OtlpCollector } from './otlp-collector.ts';
 export * from './self-signed-cert.ts';
 export { startPostgresServer } from './postgres-server.ts';
 export type { PostgresServerHandle, PostgresServerOptions } from './postgres-server.ts';
+export { PLATFORM_LOADER } from './platform-loader.ts';

@@ -1,11 +1,10 @@
+import { PLATFORM_LOADER } from '@agent-platform/testkit';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { runCli } from '../run-cli.ts';
 
 /** The repository root (examples/, node_modules/). */
 export const REPO_ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
-/** tsx's loader by absolute URL, so any cwd works. */
-const TSX_LOADER = pathToFileURL(`${REPO_ROOT}node_modules/tsx/dist/loader.mjs`).href;
 /** The CLI entry `npm run cli` runs. */
 const CLI_MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
@@ -23,12 +22,12 @@ export interface CliRunOptions {
   stdin?: string;
 }
 
-/** The CLI's own Node process through tsx's loader, PATH and `env` only, its three streams piped. */
+/** The CLI's own Node process through the platform's loader (as `npm run cli`), PATH and `env` only, its three streams piped. */
 export function spawnCliProcess(
   args: readonly string[],
   options: Pick<CliRunOptions, 'cwd' | 'env'>,
 ): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', TSX_LOADER, CLI_MAIN, ...args], {
+  return spawn(process.execPath, ['--import', PLATFORM_LOADER, CLI_MAIN, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
   });
