@@ -38,7 +38,7 @@ async function startWorker(
     invocation: { execute: async () => outcome(''), abortAgent: () => 0, cancel: () => false, idempotencySettled: () => undefined, takeRateLimit: async () => undefined, ...invocation },
     // Workflow steps are tested in libs/domain and end to end (apps/platform/src/workflows).
     workflows: {
-      executor: { handle: async () => undefined, cancelRun: () => 0 },
+      executor: { handle: async () => null, handOff: async () => undefined, cancelRun: () => 0 },
       sweeper: { start: () => undefined, stop: async () => undefined, sweepOnce: async () => 0, wake: () => undefined },
       stepConcurrency: () => 1,
     },

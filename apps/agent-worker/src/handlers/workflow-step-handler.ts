@@ -1,6 +1,6 @@
-import { Durables, isWorkflowStepMessage, Streams } from '@agent-platform/contracts';
+import { Durables, isWorkflowStepMessage, Streams, type WorkflowStepMessage } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
-import { Errors, type StepExecutor } from '@agent-platform/domain';
+import { Errors, type StepContinuation, type StepExecutor } from '@agent-platform/domain';
 import { inSpan, type Logger } from '@agent-platform/observability';
 
 export interface WorkflowStepConsumerDeps {
@@ -44,16 +44,32 @@ export async function consumeWorkflowSteps(deps: WorkflowStepConsumerDeps): Prom
         deps.logger.error({ message_id: envelope.id }, 'workflow.steps message without a valid WorkflowStepMessage; dropped');
         return;
       }
-      const message = envelope.data;
-      const { run_id: runId, step_key: stepKey, dispatch } = message;
-      // The step's span (docs/observability.md): its invocation, model and tool calls nest under it.
-      await inSpan('workflow.step', { attributes: { 'workflow.run.id': runId, 'workflow.step.key': stepKey, 'workflow.step.dispatch': dispatch } }, async () => {
+      // The run's next step, when the checkpoint left it to this worker, runs here next without a
+      // bus hop (docs/workflows.md "How a run executes"), each step in a span of its own.
+      let next: StepContinuation | null = await runStep(deps, envelope.data);
+      while (next !== null) {
+        const continuation: StepContinuation = next;
         try {
-          await deps.executor.handle(message);
+          next = await runStep(deps, continuation.message);
         } catch (error) {
-          throw Errors.unavailable('the workflow run store', error);
+          // This message's own step is done: the continuation goes to the fleet (redelivery, backoff).
+          deps.logger.warn({ err: error, run_id: continuation.message.run_id }, 'a workflow step could not run here; published for any worker');
+          await deps.executor.handOff(continuation);
+          next = null;
         }
-      });
+      }
     },
   );
+}
+
+/** One step in its span (docs/observability.md): its invocation, model and tool calls nest under it. */
+function runStep(deps: WorkflowStepConsumerDeps, message: WorkflowStepMessage): Promise<StepContinuation | null> {
+  const { run_id: runId, step_key: stepKey, dispatch } = message;
+  return inSpan('workflow.step', { attributes: { 'workflow.run.id': runId, 'workflow.step.key': stepKey, 'workflow.step.dispatch': dispatch } }, async () => {
+    try {
+      return await deps.executor.handle(message);
+    } catch (error) {
+      throw Errors.unavailable('the workflow run store', error);
+    }
+  });
 }

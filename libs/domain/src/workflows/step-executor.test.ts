@@ -59,6 +59,8 @@ interface AgentCall {
 
 function setup(leaseSecs = 1) {
   const calls: AgentCall[] = [];
+  /** The keys of the steps published on the bus. */
+  const published: string[] = [];
   const executor = createStepExecutor({
     store: faultyStore(real),
     clock,
@@ -74,17 +76,18 @@ function setup(leaseSecs = 1) {
         }),
     },
     licence: { releaseRun: async () => undefined },
-    runBus: { dispatch: async () => undefined, changed: () => undefined, cancel: () => undefined },
+    runBus: { dispatch: async (_runId, entries) => void published.push(...entries.map((e) => e.key)), changed: () => undefined, cancel: () => undefined },
     settings: () => ({ ...SETTINGS, lease_secs: leaseSecs }),
     holder: 'worker-1',
     warn: (_fields, message) => void warnings.push(message),
   });
-  return { executor, calls };
+  return { executor, calls, published };
 }
 
-async function startRun(): Promise<WorkflowRunRecord> {
+const sequential = (name: string): WorkflowStep => ({ name, agent: { ByName: agent.name }, prompt_template: '{{input}}', mode: 'Sequential', error_mode: 'Fail', timeout_secs: 60 });
+
+async function startRun(steps: WorkflowStep[] = [sequential('open')]): Promise<WorkflowRunRecord> {
   const now = new Date();
-  const steps: WorkflowStep[] = [{ name: 'open', agent: { ByName: agent.name }, prompt_template: '{{input}}', mode: 'Sequential', error_mode: 'Fail', timeout_secs: 60 }];
   const record = {
     id: `run-${Math.random().toString(36).slice(2)}`, workflow_id: 'wf', workflow_name: 'wf', input: 'in', state: 'Running', step_results: [], output: null, error: null,
     started_at: now.toISOString(), completed_at: null, definition: { version: '1.0.0', steps, variables: {} },
@@ -171,10 +174,45 @@ describe('a step whose lease was taken over', () => {
     await expect(journal.write(started(0))).rejects.toThrow(/no longer this worker's.*'open_claim' was not called/);
     const signal = calls[0]!.options.signal!;
     await waitUntil(() => signal.aborted, { timeoutMs: 2_000 });
-    await expect(handled).resolves.toBeUndefined();
+    await expect(handled).resolves.toBeNull();
     const after = await stored(run.id);
     expect(after.step_results).toEqual([]);
     expect(after.pending['0.0']).toMatchObject({ lease: { holder: 'worker-2', token: 'theirs' } });
     expect(after.pending['0.0']?.journal).toBeUndefined();
+  });
+});
+
+describe('a checkpoint that dispatches one next step', () => {
+  /** A two-step Sequential run whose first step ran and answered 'CL-1'. */
+  async function firstStepAnswered() {
+    const run = await startRun([sequential('open'), sequential('check')]);
+    const { executor, calls, published } = setup(3);
+    const first = executor.handle({ run_id: run.id, step_key: '0.0', dispatch: 1 });
+    await waitUntil(() => calls.length === 1, { timeoutMs: 5_000 });
+    calls[0]!.answer('CL-1');
+    return { run, executor, calls, published, next: await first };
+  }
+
+  it('hands it back to run here, unpublished; its run ends when it has run', async () => {
+    const { run, executor, calls, published, next } = await firstStepAnswered();
+    expect(next?.message).toEqual({ run_id: run.id, step_key: '1.0', dispatch: 1 });
+    expect(published).toEqual([]);
+    // Marked dispatched in the checkpoint: a sweeper publishes it if this process dies before it runs.
+    expect((await stored(run.id)).pending['1.0']).toMatchObject({ dispatch: 1, lease: null });
+    expect((await stored(run.id)).pending['1.0']?.dispatched_at).not.toBeNull();
+    const second = executor.handle(next!.message);
+    await waitUntil(() => calls.length === 2, { timeoutMs: 5_000 });
+    expect(calls[1]!.options.signal?.aborted).toBe(false);
+    calls[1]!.answer('checked');
+    await expect(second).resolves.toBeNull();
+    const after = await stored(run.id);
+    expect(after.state).toBe('Completed');
+    expect(after.step_results.map((r) => r.output)).toEqual(['CL-1', 'checked']);
+  });
+
+  it('is published for any worker when this one hands it off', async () => {
+    const { executor, published, next } = await firstStepAnswered();
+    await executor.handOff(next!);
+    expect(published).toEqual(['1.0']);
   });
 });

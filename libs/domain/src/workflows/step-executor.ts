@@ -56,9 +56,23 @@ export interface StepExecutionSample {
 }
 
 /** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
+/** The run's next step, dispatched by a checkpoint to the process that wrote it (see `handle`). */
+export interface StepContinuation {
+  message: WorkflowStepMessage;
+  entry: PendingStep;
+}
+
 export interface StepExecutor {
-  /** One `workflow.steps` message, start to checkpoint. Domain failures settle the step; only I/O errors throw (redelivery). */
-  handle(message: WorkflowStepMessage): Promise<void>;
+  /**
+   * One `workflow.steps` message, start to checkpoint. Domain failures settle the step; only I/O
+   * errors throw (redelivery). When the checkpoint dispatched exactly one step (the next step of a
+   * Sequential run, a Collect after its group), it is not published: it is returned, for the
+   * caller to run here next as if it had been delivered (no bus hop between the steps of a run;
+   * docs/workflows.md "How a run executes"). Null otherwise.
+   */
+  handle(message: WorkflowStepMessage): Promise<StepContinuation | null>;
+  /** Publishes a continuation this process will not run after all (its run failed on I/O): the fleet takes it. */
+  handOff(continuation: StepContinuation): Promise<void>;
   /** Aborts this process's executions of the run (it was cancelled); returns how many. */
   cancelRun(runId: string, reason: string): number;
 }
@@ -244,8 +258,8 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     });
   }
 
-  /** After the outcome was recorded: its event, the steps it dispatched, the run's end. */
-  async function proceed(claimed: Claimed, outcome: StepOutcome, done: Recorded): Promise<void> {
+  /** After the outcome was recorded: its event, the steps it dispatched, the run's end; the step to run here next, if one. */
+  async function proceed(claimed: Claimed, outcome: StepOutcome, done: Recorded): Promise<StepContinuation | null> {
     const { entry } = claimed;
     const { run, result } = done;
     if (outcome.kind === 'succeeded') {
@@ -255,12 +269,17 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
         data: { run_id: run.id, workflow_id: run.workflow_id, workflow_name: run.workflow_name, step_id: outcome.result.step_name, status: 'Completed' },
       });
     }
-    await deps.runBus.dispatch(run.id, result.planned.dispatch);
+    // A lone next step runs here, unpublished: if this process dies first, the entry is a dispatched
+    // one no worker took, published again by a sweeper (run-sweeper.ts), as after any lost publish.
+    const [only, ...others] = result.planned.dispatch;
+    const next = run.state === 'Running' && only !== undefined && others.length === 0 ? only : null;
+    await deps.runBus.dispatch(run.id, next === null ? result.planned.dispatch : []);
     const waiting = Object.values(run.pending).filter((e) => e.dispatched_at === null && e.lease === null);
     if (run.state === 'Running' && waiting.length > 0) deps.wake?.(run.id, waiting.map((e) => e.due_at).sort()[0]!);
     // A FanOut member that failed the run stops its siblings (their work can no longer count).
     if (run.state === 'Failed' && result.othersInFlight) deps.runBus.cancel(run.id, run.error ?? 'the run failed');
     await settled(run);
+    return next === null ? null : { message: { run_id: run.id, step_key: next.key, dispatch: next.dispatch }, entry: next };
   }
 
   async function settled(run: WorkflowRunRecord): Promise<void> {
@@ -287,7 +306,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
       const rateLimitTaken = agent === null ? undefined : deps.invocation.takeRateLimit(agent.id);
       rateLimitTaken?.catch(() => undefined);
       const claimed = await claiming;
-      if (claimed === null || claimed === 'escalated') return;
+      if (claimed === null || claimed === 'escalated') return null;
       const controller = new AbortController();
       const untrack = track(message.run_id, controller);
       const stopRenewing = keepLease(message, claimed, controller);
@@ -313,14 +332,16 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
         deps.onStepExecuted?.({ mode, outcome: aborted ? 'aborted' : outcome.kind, seconds });
         // Aborted before an answer: the run was cancelled or the lease is lost; whoever ended it
         // wrote the outcome. (A record is fenced by the lease token: then it writes nothing.)
-        if (aborted) return;
+        if (aborted) return null;
         const done = await (early.done ?? record(claimed, outcome, collectAgent));
-        if (done !== null) await proceed(claimed, outcome, done);
+        return done === null ? null : await proceed(claimed, outcome, done);
       } finally {
         stopRenewing();
         untrack();
       }
     },
+
+    handOff: (continuation) => deps.runBus.dispatch(continuation.message.run_id, [continuation.entry]),
 
     cancelRun(runId, reason) {
       const controllers = running.get(runId);
