@@ -16,7 +16,7 @@ const continuation = (key: string): StepContinuation => ({
   entry: { key, index: Number(key[0]), iteration: 0, attempt: 1, dispatch: 1, dispatched_at: new Date().toISOString(), due_at: new Date().toISOString(), input: '', lease: null } as never,
 });
 
-async function consume(script: (message: WorkflowStepMessage) => Promise<StepContinuation | null>) {
+async function consume(script: (message: WorkflowStepMessage) => Promise<StepContinuation | null>, continueWithinMs?: number) {
   const bus = createEmbeddedBus();
   const handled: string[] = [];
   const handedOff: string[] = [];
@@ -28,7 +28,7 @@ async function consume(script: (message: WorkflowStepMessage) => Promise<StepCon
     handOff: async (c) => void handedOff.push(c.message.step_key),
     cancelRun: () => 0,
   };
-  const subscription = await consumeWorkflowSteps({ bus, executor, logger, concurrency: 1 });
+  const subscription = await consumeWorkflowSteps({ bus, executor, logger, concurrency: 1, ...(continueWithinMs === undefined ? {} : { continueWithinMs }) });
   await bus.publish(Streams.workflowSteps, { id: 'run-1:0.0:1:1', correlation_id: 'run-1', attempt: 1, occurred_at: new Date().toISOString(), data: step('0.0') });
   return { bus, subscription, handled, handedOff };
 }
@@ -53,6 +53,20 @@ describe('the workflow step consumer', () => {
     // The message of 0.0 is not delivered again: its step ran and was acknowledged.
     await new Promise((r) => setTimeout(r, 700));
     expect(handled).toEqual(['0.0', '1.0']);
+    await subscription.drain();
+    await bus.close();
+  });
+
+  it('publishes the next step once its message was handled for too long, so the message is acknowledged', async () => {
+    const slow = async (m: WorkflowStepMessage) => {
+      await new Promise((r) => setTimeout(r, 60));
+      return continuation(`${Number(m.step_key[0]) + 1}.0`);
+    };
+    const { bus, subscription, handled, handedOff } = await consume(slow, 100);
+    await waitUntil(() => handedOff.length === 1, { timeoutMs: 5_000 });
+    // 0.0 (60 ms), 1.0 (120 ms): past 100 ms, 2.0 goes to the bus instead of running here.
+    expect(handled).toEqual(['0.0', '1.0']);
+    expect(handedOff).toEqual(['2.0']);
     await subscription.drain();
     await bus.close();
   });

@@ -9,6 +9,8 @@ export interface WorkflowStepConsumerDeps {
   logger: Logger;
   /** Steps this worker runs at once (`[workflows] step_concurrency`). */
   concurrency: number;
+  /** How long a message's handling may go on running the steps its checkpoints hand back; default CONTINUE_WITHIN_MS. */
+  continueWithinMs?: number;
 }
 
 /** Redeliveries of a message whose handling failed on I/O (the store was unreachable). */
@@ -20,6 +22,12 @@ const BACKOFF_MS = [500, 1_000, 2_000, 5_000];
  * of a step still running finds its lease and does nothing.
  */
 const ACK_WAIT_MS = 30_000;
+/**
+ * A message stays unacknowledged while the steps its checkpoints hand back run (step 5 of "How a
+ * run executes"): past this much of its handling, the next one is published instead, so a long
+ * run's first message is acknowledged well within ACK_WAIT_MS and never redelivered for that.
+ */
+const CONTINUE_WITHIN_MS = ACK_WAIT_MS / 6;
 
 /**
  * Consumes `workflow.steps` under the durable `workflow-workers`, shared by every agent worker so
@@ -46,9 +54,14 @@ export async function consumeWorkflowSteps(deps: WorkflowStepConsumerDeps): Prom
       }
       // The run's next step, when the checkpoint left it to this worker, runs here next without a
       // bus hop (docs/workflows.md "How a run executes"), each step in a span of its own.
+      const started = performance.now();
       let next: StepContinuation | null = await runStep(deps, envelope.data);
       while (next !== null) {
         const continuation: StepContinuation = next;
+        if (performance.now() - started > (deps.continueWithinMs ?? CONTINUE_WITHIN_MS)) {
+          await deps.executor.handOff(continuation);
+          break;
+        }
         try {
           next = await runStep(deps, continuation.message);
         } catch (error) {
