@@ -23,33 +23,26 @@ export interface StoreOperation {
   batch: number;
 }
 
-let turn = 0;
-let turnEnding = false;
-/** The current synchronous turn: the number moves on at the next microtask checkpoint. */
-function currentTurn(): number {
-  if (!turnEnding) {
-    turnEnding = true;
-    queueMicrotask(() => {
-      turn += 1;
-      turnEnding = false;
-    });
-  }
-  return turn;
+/** A counter that moves on once per `schedule` after it was read: many reads in between share a number. */
+function ticker(schedule: (advance: () => void) => void): () => number {
+  let value = 0;
+  let ending = false;
+  return () => {
+    if (!ending) {
+      ending = true;
+      schedule(() => {
+        value += 1;
+        ending = false;
+      });
+    }
+    return value;
+  };
 }
 
-let batch = 0;
-let batchEnding = false;
+/** The current synchronous turn: the number moves on at the next microtask checkpoint. */
+const currentTurn = ticker(queueMicrotask);
 /** The current turn of the event loop: the number moves on at the next `setImmediate`. */
-function currentBatch(): number {
-  if (!batchEnding) {
-    batchEnding = true;
-    setImmediate(() => {
-      batch += 1;
-      batchEnding = false;
-    });
-  }
-  return batch;
-}
+const currentBatch = ticker((advance) => setImmediate(advance));
 
 /** The operations made inside one `StoreOperationCounter.measure` call, in the order they were made. */
 export interface StoreOperationTally {

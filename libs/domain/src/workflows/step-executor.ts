@@ -55,13 +55,13 @@ export interface StepExecutionSample {
   seconds: number;
 }
 
-/** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
 /** The run's next step, dispatched by a checkpoint to the process that wrote it (see `handle`). */
 export interface StepContinuation {
   message: WorkflowStepMessage;
   entry: PendingStep;
 }
 
+/** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
 export interface StepExecutor {
   /**
    * One `workflow.steps` message, start to checkpoint. Domain failures settle the step; only I/O
@@ -79,6 +79,14 @@ export interface StepExecutor {
 
 /** The step's agent and its rate-limit slot, when `ahead` found them before the claim. */
 type Ahead = { agent: AgentRecord | null; rateLimitTaken: Promise<void> | undefined };
+/** The pending step `key` of `run` if a worker may claim it at `at`: the run Running, the step dispatched, due, and held by no live lease. */
+function claimable(run: WorkflowRunRecord, key: string, at: Date): PendingStep | null {
+  const entry = run.pending[key];
+  if (run.state !== 'Running' || entry === undefined || entry.dispatched_at === null) return null;
+  if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
+  return entry;
+}
+
 type CollectAgent = Awaited<ReturnType<typeof collectAgentOf>>;
 type Recorded = { run: WorkflowRunRecord; result: { planned: ReturnType<typeof applyOutcome>; othersInFlight: boolean } };
 
@@ -115,10 +123,9 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     // `entry` null: the run was escalated instead (the lapsed calls are in doubt).
     type Taken = { entry: PendingStep | null; lapsed: ToolCallEntry[] } | null;
     const done = await transitionRun(runs, message.run_id, options(), (draft): Taken => {
-      const entry = draft.pending[message.step_key];
       const at = now();
-      if (draft.state !== 'Running' || entry === undefined || entry.dispatched_at === null) return null;
-      if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
+      const entry = claimable(draft, message.step_key, at);
+      if (entry === null) return null;
       // Nobody holds it: whatever an earlier execution journaled and left `started` is in doubt,
       // and decides whether the step may run again (docs/tools.md "The tool-call journal").
       const { escalated, lapsed } = escalateIfUnsafe(draft, entry, at);
@@ -143,10 +150,8 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
    */
   async function ahead(message: WorkflowStepMessage): Promise<AgentRecord | null> {
     const run = (await runs.get(message.run_id))?.doc;
-    const entry = run?.pending[message.step_key];
-    const at = now();
-    if (run?.state !== 'Running' || entry === undefined || entry.dispatched_at === null) return null;
-    if (Date.parse(entry.due_at) > at.getTime() || leaseLive(entry, at)) return null;
+    const entry = run === undefined ? null : claimable(run, message.step_key, now());
+    if (run === undefined || entry === null) return null;
     const step = run.definition.steps[entry.index];
     const agent = step === undefined ? null : await stepAgent(deps.agents, step.agent);
     return agent?.state === 'Running' ? agent : null;
