@@ -133,6 +133,17 @@ describe.skipIf(natsBinary === null || redisBinary === null)('re-dispatch of inv
     for (const message of lost) expect(modelCalls(message).length, message).toBeGreaterThanOrEqual(2);
     expect(await transactions()).toBe(transactionsBefore + 60);
     expect(await usageTotal()).toBe(usageBefore + 120);
+    // The requests' own audit entries, appended by the workers with their answers (docs/audit.md
+    // "Who writes an entry"): every request has one; one whose worker was killed after committing
+    // may have a second (the re-dispatch's), never none.
+    const entries: Array<{ result: string; metadata: { request_id?: string } }> = (await call(api, 'GET', '/security/audit?category=request&limit=1000', { token })).body.entries;
+    const entriesOf = (id: string) => entries.filter((e) => e.metadata.request_id === id);
+    for (const { message, res } of all) {
+      const mine = entriesOf(res.headers['x-request-id']!);
+      expect(mine.length, message).toBeGreaterThanOrEqual(1);
+      expect(mine.length, message).toBeLessThanOrEqual(lost.includes(message) ? 2 : 1);
+      expect(mine.map((e) => e.result)).toEqual(mine.map(() => '200'));
+    }
     console.info(`(a) ${lost.length} of 120 invocations were on the killed worker; all answered ${tookMs} ms after the kill`);
   }, 120_000);
 

@@ -80,7 +80,7 @@ export async function call(
   path: string,
   options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON shapes
-): Promise<{ status: number; body: any; text: string }> {
+): Promise<{ status: number; body: any; text: string; headers: Record<string, string> }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
@@ -96,5 +96,5 @@ export async function call(
   } catch {
     // Not JSON (metrics exposition): keep the text.
   }
-  return { status: res.status, body, text };
+  return { status: res.status, body, text, headers: Object.fromEntries(res.headers) };
 }

@@ -81,6 +81,11 @@ export interface InvocationSources {
   faults?: FaultPoints;
 }
 
+/** The sources' audit trail, or one over their store (a caller that brings none: tests). */
+export function auditTrailOf(sources: Pick<InvocationSources, 'audit' | 'store' | 'clock' | 'config'>): AuditTrail {
+  return sources.audit ?? createAuditTrail({ store: sources.store, clock: sources.clock, enabled: sources.config.current().audit.enabled });
+}
+
 /** The metric catalogue over the sources' registry, or instruments that count nothing. */
 export function instrumentsOf(sources: { metrics?: PlatformMetrics }): PlatformInstruments {
   return sources.metrics === undefined ? NO_INSTRUMENTS : platformInstruments(sources.metrics);
@@ -94,7 +99,7 @@ export function composeInvocationService(sources: InvocationSources, tools?: Age
   const log = sources.logger.child({ service: 'agent-worker' });
   const { store, clock } = sources;
   // The privacy gateway sits at the model call, here where the worker makes it (docs/privacy-gateway.md).
-  const audit = sources.audit ?? createAuditTrail({ store, clock, enabled: sources.config.current().audit.enabled });
+  const audit = auditTrailOf(sources);
   const gateway = createModelGateway({
     models: sources.models,
     settings: () => sources.config.current(),
@@ -145,7 +150,7 @@ export function composeWorkflowRunner(
   // A run a channel message started sends its output back from whichever process ends it.
   const replies = channelRunReplies(sources.bus, sources.clock);
   const instruments = instrumentsOf(sources);
-  const audit = sources.audit ?? createAuditTrail({ store: sources.store, clock: sources.clock, enabled: sources.config.current().audit.enabled });
+  const audit = auditTrailOf(sources);
   const common = { store: sources.store, clock: sources.clock, licence: sources.licence.gate, runBus, settings, warn, events: sources.events, agents: sources.agents, audit };
   const sweeper = createRunSweeper({ ...common, onRunEnded: replies, busForgetsOnRestart: options.busForgetsOnRestart });
   return {
@@ -233,6 +238,8 @@ export async function composeAgentWorker(
       logger,
       store,
       bus,
+      // One trail for the gateway, the tools, the workflows and the requests' entries of this process.
+      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled }),
       agents: createAgentStore(store),
       sessions: createSessionStore(store, clock),
       agentStats: createAgentStats(store),
@@ -271,7 +278,7 @@ export async function composeAgentWorker(
       // The integration host starts first and stops last: tools are there before invocations arrive.
       services: [
         integrations,
-        createAgentWorkerService({ bus, invocation, logger, settings: () => config.current().agents, workflows, triggers: composeTriggerMatching(sources) }),
+        createAgentWorkerService({ bus, invocation, audit: auditTrailOf(sources), logger, settings: () => config.current().agents, workflows, triggers: composeTriggerMatching(sources) }),
         createWebhookDeliveryService({ store, bus, queue: engines.queue, clock, logger, secrets: createWebhookSecrets(vaultKey), config: () => config.current(), instruments }),
         composeChannelRouter(sources, invocation),
       ],

@@ -34,6 +34,7 @@ async function startWorker(
   const worker = createAgentWorkerService({
     bus,
     logger,
+    audit: { record: async () => null },
     settings: () => settings,
     invocation: { execute: async () => outcome(''), abortAgent: () => 0, cancel: () => false, idempotencySettled: () => undefined, takeRateLimit: async () => undefined, ...invocation },
     // Workflow steps are tested in libs/domain and end to end (apps/platform/src/workflows).

@@ -7,7 +7,7 @@ import {
   type WorkflowCancelMessage,
 } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
-import type { InvocationService, RunSweeper, StepExecutor, TriggerFireSweeper, TriggerMatcher } from '@agent-platform/domain';
+import type { AuditTrail, InvocationService, RunSweeper, StepExecutor, TriggerFireSweeper, TriggerMatcher } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import { invokeHandler } from './handlers/invoke-handler.ts';
 import { consumeTriggerEvents } from './handlers/trigger-handler.ts';
@@ -18,6 +18,8 @@ export interface AgentWorkerDeps {
   bus: Bus;
   /** Runs the invocations; built by the composition root over the shared store and providers. */
   invocation: InvocationService;
+  /** Appends the requesting HTTP request's audit entry with an invocation's answer (invoke-handler.ts). */
+  audit: Pick<AuditTrail, 'record'>;
   logger: Logger;
   /** `[agents]` of the running config: `worker_concurrency`. */
   settings: () => { worker_concurrency: number };
@@ -61,6 +63,7 @@ export function createAgentWorkerService(deps: AgentWorkerDeps): AgentWorkerServ
       const handler = invokeHandler({
         bus: deps.bus,
         invocation: deps.invocation,
+        audit: deps.audit,
         logger: log,
         slots: createInvocationSlots(() => deps.settings().worker_concurrency),
       });

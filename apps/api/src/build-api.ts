@@ -78,6 +78,7 @@ export async function buildApi(deps: ApiDeps, options: BuildApiOptions = {}): Pr
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('clientAddress', '');
   app.decorateRequest('auditMetadata', null);
+  app.decorateRequest('auditedAs', null);
   trackRoutes(app);
   installErrorHandling(app);
   installContentTypeParsers(app);

@@ -40,5 +40,10 @@ declare module 'fastify' {
      * entry (docs/retention.md). Null for most routes.
      */
     auditMetadata: Record<string, string> | null;
+    /**
+     * The result (HTTP status) of the request's audit entry when another process already
+     * appended it (the agent worker, with its answer: http/audit-hook.ts); null: not yet written.
+     */
+    auditedAs: string | null;
   }
 }

@@ -34,6 +34,7 @@ export function composePlatformServices(deps: ApiDeps, env: Record<string, strin
     createAgentWorkerService({
       bus: deps.bus,
       invocation,
+      audit: deps.audit,
       logger: deps.logger,
       settings: () => deps.config.current().agents,
       // The embedded bus keeps step messages in this process only: after a crash the first sweep

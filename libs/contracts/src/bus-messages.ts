@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { InvocationResult, ToolCallView } from './http/invocation.ts';
+import { AuditCategory } from './http/security.ts';
 
 /**
  * Payloads of the bus subjects in bus-subjects.ts. One spelling per field across HTTP, bus and
@@ -13,6 +14,18 @@ import { InvocationResult, ToolCallView } from './http/invocation.ts';
  */
 export const InvocationSourceWire = Type.Union([Type.String({ minLength: 1 }), Type.Record(Type.String(), Type.Unknown())]);
 export type InvocationSourceWire = Static<typeof InvocationSourceWire>;
+
+/** An HTTP request's audit entry for another process to append, as the api's audit hook would (AuditRecordInput). */
+export const RequestAuditEntry = Type.Object({
+  category: Type.Unsafe<AuditCategory>(AuditCategory),
+  identity: Type.String({ minLength: 1 }),
+  role: Type.String({ minLength: 1 }),
+  action: Type.String({ minLength: 1 }),
+  target: Type.String(),
+  result: Type.String({ minLength: 1 }),
+  metadata: Type.Record(Type.String(), Type.String()),
+});
+export type RequestAuditEntry = Static<typeof RequestAuditEntry>;
 
 /** `agents.invoke` request: run one invocation of one agent. */
 export const AgentInvokeRequest = Type.Object({
@@ -48,6 +61,12 @@ export const AgentInvokeRequest = Type.Object({
   progress_ack: Type.Optional(Type.Boolean()),
   /** The longest the invocation may run when shorter than `[agents] invocation_timeout_secs` (legacy POST /workflows/step). */
   timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * The requesting HTTP request's own audit entry, as it will read if the request succeeds: the
+   * worker appends it with the answer's bookkeeping (one commit) and says so in the reply
+   * (`audited`), so the api node has nothing left to write (docs/audit.md "Who writes an entry").
+   */
+  audit_entry: Type.Optional(RequestAuditEntry),
 });
 export type AgentInvokeRequest = Static<typeof AgentInvokeRequest>;
 
@@ -81,9 +100,15 @@ export type InvocationOutcome = Static<typeof InvocationOutcome>;
 
 /**
  * `agents.invoke` reply. `duplicate`: the idempotency key was already processed and `result` is
- * the one recorded then (the api answers it as a DuplicateInvocation error body).
+ * the one recorded then (the api answers it as a DuplicateInvocation error body); a duplicate is
+ * never `audited` (its request's entry is the api's to write).
  */
-export const AgentInvokeReply = Type.Object({ result: InvocationOutcome, duplicate: Type.Boolean() });
+export const AgentInvokeReply = Type.Object({
+  result: InvocationOutcome,
+  duplicate: Type.Boolean(),
+  /** True when the worker committed the request's `audit_entry` with the answer. */
+  audited: Type.Optional(Type.Boolean()),
+});
 export type AgentInvokeReply = Static<typeof AgentInvokeReply>;
 
 /**

@@ -1,7 +1,7 @@
 import { Subjects, type AgentInvokeProgress, type AgentInvokeProgressAck, type AgentInvokeRequest } from '@agent-platform/contracts';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
 import type { Bus } from '@agent-platform/bus';
-import type { InvocationExecution, InvocationOptions, InvocationRequest, InvocationService } from '@agent-platform/domain';
+import type { AuditRecordInput, InvocationExecution, InvocationOptions, InvocationRequest, InvocationService } from '@agent-platform/domain';
 import { createLogger, type LogBuffer } from '@agent-platform/observability';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createInvocationSlots } from '../invocation-slots.ts';
@@ -16,10 +16,15 @@ let bus: Bus;
 let logs: LogBuffer;
 let release: () => void;
 let held: Promise<void>;
+/** What the handler appended to its audit trail; `failAppends`: the trail refuses them. */
+let appended: AuditRecordInput[];
+let failAppends: boolean;
 
 beforeEach(() => {
   bus = createEmbeddedBus();
   held = new Promise((resolve) => (release = resolve));
+  appended = [];
+  failAppends = false;
 });
 afterEach(async () => {
   release();
@@ -46,6 +51,7 @@ function service(workMs: number, duplicate = false) {
       if (duplicate) return { result, duplicate: true };
       await options.beforeCommit?.();
       state.commits++;
+      await options.onAnswered?.(result).catch(() => undefined);
       return { result, duplicate: false };
     },
   } as unknown as InvocationService;
@@ -55,7 +61,14 @@ function service(workMs: number, duplicate = false) {
 function handler(invocation: InvocationService) {
   const created = createLogger({ level: 'info', bufferLines: 100, destination: 'silent' });
   logs = created.buffer;
-  return invokeHandler({ bus, invocation, logger: created.logger, slots: createInvocationSlots(() => 4) });
+  const audit = {
+    record: async (entry: AuditRecordInput) => {
+      if (failAppends) throw new Error('disk full');
+      appended.push(entry);
+      return null;
+    },
+  };
+  return invokeHandler({ bus, invocation, audit, logger: created.logger, slots: createInvocationSlots(() => 4) });
 }
 
 const REQUEST: AgentInvokeRequest = {
@@ -120,5 +133,43 @@ describe('the agent worker charges and answers only while its requester still wa
     await handler(invocation)(old);
     expect(state.commits).toBe(1);
     expect(heard[0]).toEqual({ invocation_id: 'inv-1', kind: 'accepted' });
+  });
+});
+
+describe('the requesting HTTP request\'s audit entry (audit_entry)', () => {
+  const ENTRY = {
+    category: 'request' as const,
+    identity: 'ops-key',
+    role: 'service',
+    action: 'POST /agents/:id/send',
+    target: '/agents/a-1/send',
+    result: '200',
+    metadata: { request_id: 'req-1' },
+  };
+  const plain = { ...REQUEST, progress_subject: undefined, progress_ack: undefined };
+
+  it('is appended with a fresh answer, and the reply says so: the api writes nothing', async () => {
+    const reply = await handler(service(0).invocation)({ ...plain, audit_entry: ENTRY });
+    expect(appended).toEqual([ENTRY]);
+    expect(reply.audited).toBe(true);
+  });
+
+  it('is left to the api for a duplicate (its request gets an entry of its own there)', async () => {
+    const reply = await handler(service(0, true).invocation)({ ...plain, audit_entry: ENTRY });
+    expect(appended).toEqual([]);
+    expect(reply.audited).toBeUndefined();
+  });
+
+  it('is left to the api when the append fails: the answer still goes out, not marked audited', async () => {
+    failAppends = true;
+    const reply = await handler(service(0).invocation)({ ...plain, audit_entry: ENTRY });
+    expect(reply.result.content).toBe('ok');
+    expect(reply.audited).toBeUndefined();
+  });
+
+  it('without one (a requester of the previous version, a trigger), nothing is appended', async () => {
+    const reply = await handler(service(0).invocation)(plain);
+    expect(appended).toEqual([]);
+    expect(reply.audited).toBeUndefined();
   });
 });

@@ -9,7 +9,7 @@ import {
   type InvocationOutcome,
 } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
-import { Errors, invocationAbandoned, type InvocationOptions, type InvocationService } from '@agent-platform/domain';
+import { Errors, invocationAbandoned, type AuditTrail, type InvocationOptions, type InvocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { InvocationSlots } from '../invocation-slots.ts';
 
@@ -19,6 +19,8 @@ export interface InvokeHandlerDeps {
   logger: Logger;
   /** This worker's invocation slots (`[agents] worker_concurrency`). */
   slots: InvocationSlots;
+  /** Where a request's `audit_entry` is appended, with the answer's own writes. */
+  audit: Pick<AuditTrail, 'record'>;
 }
 
 /**
@@ -31,12 +33,18 @@ export interface InvokeHandlerDeps {
  * waiting for the key's owner holds none); when every slot is taken it waits in arrival order,
  * within the invocation timeout counted from its arrival. Its reply must fit the bus: a result
  * too large is refused before the licence is charged or the key remembered (bus.ts "Size").
+ *
+ * With `audit_entry` (the requesting HTTP request's own entry, as it reads on success), a fresh
+ * answer appends it in the same turn as the answer's bookkeeping, so the embedded store commits
+ * both at once and the api node writes nothing; the reply says `audited`. A duplicate, an error,
+ * or an append that failed leaves the entry to the api (docs/audit.md "Who writes an entry").
  */
 export function invokeHandler(deps: InvokeHandlerDeps) {
   return async (payload: unknown): Promise<AgentInvokeReply> => {
     if (!isAgentInvokeRequest(payload)) throw Errors.validation('agents.invoke: the request does not match AgentInvokeRequest');
-    const { stream_subject: streamSubject, timeout_ms: timeoutMs, progress_subject: progressSubject, progress_ack: progressAck, ...request } = payload;
+    const { stream_subject: streamSubject, timeout_ms: timeoutMs, progress_subject: progressSubject, progress_ack: progressAck, audit_entry: auditEntry, ...request } = payload;
     const invocationId = request.invocation_id;
+    let audited = false;
     // A requester that answers heartbeats (`progress_ack`): the worker charges and answers only
     // while it still waits. An older requester gets notifications, as before; none without a subject.
     const watched = progressSubject !== undefined && invocationId !== undefined;
@@ -47,6 +55,7 @@ export function invokeHandler(deps: InvokeHandlerDeps) {
       checkDeliverable: (result) => assertDeliverable(deps.bus, result),
       ...(timeoutMs === undefined ? {} : { timeoutSecs: timeoutMs / 1000 }),
       ...(gate === null ? {} : { signal: gate.abandoned, beforeCommit: () => gate.confirm(), abandonable: true }),
+      ...(auditEntry === undefined ? {} : { onAnswered: () => deps.audit.record(auditEntry).then(() => void (audited = true)) }),
     };
     if (streamSubject !== undefined) {
       options.onToken = (token: string): void => {
@@ -60,7 +69,7 @@ export function invokeHandler(deps: InvokeHandlerDeps) {
       // A fresh answer was confirmed right before its charge; a duplicate (nothing charged) is
       // confirmed here, so a request delivered after its requester gave up is not answered either.
       if (reply.duplicate) await gate?.confirm();
-      return reply;
+      return audited ? { ...reply, audited } : reply;
     } catch (error) {
       // Whatever stopped it (the gate, the cancel the requester sent, a lost idempotency claim):
       // say so when the requester no longer waits. Errors only, never the answer's path.

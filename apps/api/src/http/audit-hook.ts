@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestAuditEntry } from '@agent-platform/contracts';
 import type { ApiDeps } from '../deps.ts';
 import { wasRoleDenied } from './authorize.ts';
 import { pathOf, routeLabel } from './route-label.ts';
@@ -13,27 +14,58 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * immediately find the entry in GET /security/audit. Failed authentications are audited by the
  * authentication hook (they have no caller), so they are not recorded twice. A route declaring
  * `audit: false` (a public route anyone can call: POST /channels/{id}/inbound) is never audited.
+ *
+ * An invocation route hands its entry, as it reads on success, to the agent worker
+ * (`workerAuditEntry`), which appends it in the same commit as the answer's bookkeeping; when the
+ * reply says it did (`acceptWorkerAudit`) and the response carries that status, there is nothing
+ * left to write here. Any other status (the worker's error, a duplicate, a failure after the
+ * answer) is written here as before (docs/audit.md "Who writes an entry").
  */
 export function auditHook(deps: ApiDeps) {
   return async function audit(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const denied = wasRoleDenied(request);
-    const caller = request.caller as typeof request.caller | null;
-    const category = request.routeOptions.config.audit;
-    if (caller === null || category === false || (!denied && !MUTATING.has(request.method))) return payload;
+    const result = String(reply.statusCode);
+    if (request.auditedAs === result) return payload;
+    const entry = entryOf(request, result);
+    if (entry === null) return payload;
     try {
-      await deps.audit.record({
-        category: denied ? 'access' : (category ?? 'request'),
-        identity: caller.identity,
-        role: caller.role,
-        action: `${request.method} ${routeLabel(request)}`,
-        target: pathOf(request),
-        result: String(reply.statusCode),
-        metadata: { request_id: request.id, ...request.auditMetadata },
-      });
+      await deps.audit.record(entry);
     } catch (error) {
       // The response still goes out: the operator sees the failure in the log and the metrics.
       request.log.error({ err: error }, 'audit append failed');
     }
     return payload;
   };
+}
+
+/** The request's entry with `result`, or null when the request is not audited. */
+function entryOf(request: FastifyRequest, result: string): RequestAuditEntry | null {
+  const denied = wasRoleDenied(request);
+  const caller = request.caller as typeof request.caller | null;
+  const category = request.routeOptions.config.audit;
+  if (caller === null || category === false || (!denied && !MUTATING.has(request.method))) return null;
+  return {
+    category: denied ? 'access' : (category ?? 'request'),
+    identity: caller.identity,
+    role: caller.role,
+    action: `${request.method} ${routeLabel(request)}`,
+    target: pathOf(request),
+    result,
+    metadata: { request_id: request.id, ...request.auditMetadata },
+  };
+}
+
+/** The status an invocation route answers a fresh answer with: the entry the worker appends reads it. */
+const ANSWERED = '200';
+
+/**
+ * The request's audit entry as it reads when the invocation is answered, for the agent worker to
+ * append with its answer (`agents.invoke` `audit_entry`); undefined when the request is not audited.
+ */
+export function workerAuditEntry(request: FastifyRequest): RequestAuditEntry | undefined {
+  return entryOf(request, ANSWERED) ?? undefined;
+}
+
+/** Records that the worker appended the request's entry (its reply said `audited`): the hook then skips a 200. */
+export function acceptWorkerAudit(request: FastifyRequest, reply: { audited?: boolean }): void {
+  if (reply.audited === true) request.auditedAs = ANSWERED;
 }

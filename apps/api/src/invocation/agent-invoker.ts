@@ -8,6 +8,7 @@ import {
   type AgentStreamToken,
   type ErrorCategory,
   type PlatformConfig,
+  type RequestAuditEntry,
 } from '@agent-platform/contracts';
 import { BusError, type Bus, type Subscription } from '@agent-platform/bus';
 import { withCorrelation, type Logger } from '@agent-platform/observability';
@@ -41,6 +42,11 @@ export interface InvokeOptions {
   onToken?: (text: string) => void;
   /** A limit shorter than `[agents] invocation_timeout_secs` (the legacy workflow step's `timeout`). */
   timeoutMs?: number;
+  /**
+   * The HTTP request's audit entry as it reads on success: the worker appends it with the
+   * answer's writes and replies `audited` (http/audit-hook.ts `workerAuditEntry`).
+   */
+  auditEntry?: RequestAuditEntry;
 }
 
 /**
@@ -119,7 +125,7 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
     async invoke(request, options = {}) {
       const limitMs = Math.min(deps.config.current().agents.invocation_timeout_secs * 1000, options.timeoutMs ?? Number.POSITIVE_INFINITY);
       const deadline = performance.now() + limitMs;
-      const { onToken, signal } = options;
+      const { onToken, signal, auditEntry } = options;
       let streamed = false;
       let invocationId: string = randomUUID();
       let current = invocationId;
@@ -135,6 +141,7 @@ export function createAgentInvoker(deps: Pick<ApiDeps, 'bus' | 'config' | 'logge
             invocation_id: invocationId,
             progress_subject: workers.subject,
             progress_ack: true,
+            ...(auditEntry === undefined ? {} : { audit_entry: auditEntry }),
             // A re-dispatch runs within what is left of the caller's time, so the worker's own Timeout comes first.
             ...(sent > 1 ? { timeout_ms: Math.max(1, leftMs) } : options.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs }),
           };

@@ -108,6 +108,39 @@ describe('store operations per hot route (all-in-one)', () => {
     expect(usage?.turn).toBe(settled!.turn);
     expect(session?.turn).toBe(settled!.turn);
   });
+
+  // The request's own audit entry is the worker's to append with the answer (docs/audit.md "Who
+  // writes an entry"): no commit of its own, and still exactly one entry per request.
+  it.each([
+    ['POST /agents/{id}/send', () => ({ path: `/agents/${agentId}/send`, body: { message: 'Hail on the roof' }, action: 'POST /agents/:id/send' })],
+    ['POST /chat/completions', () => ({ path: '/chat/completions', body: { model: agentId, messages: [{ role: 'user', content: 'Hail' }] }, action: 'POST /chat/completions' })],
+  ])("%s: the request's audit entry is committed with its usage event, once", async (_route, request) => {
+    const { path, body, action } = request();
+    let requestId = '';
+    const operations = await operationsOf(async () => {
+      const res = await api.request('POST', path, { token, body });
+      expect(res.status).toBe(200);
+      requestId = String(res.headers['x-request-id']);
+    });
+    const usage = operations.find((op) => op.name === 'log:usage_events.append');
+    const appends = operations.filter((op) => op.name === 'log:audit.append');
+    expect(appends.map((op) => op.turn), JSON.stringify(operations)).toContain(usage!.turn);
+    const entries = (await api.deps.audit.query({ limit: 20 })).filter((e) => e.metadata?.request_id === requestId);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ category: 'request', role: 'admin', action, target: path, result: '200' });
+  });
+
+  it("an invoke repeating its key (a duplicate, nothing to commit) still gets its own entry, from the api", async () => {
+    const body = { source: 'Api', message: 'Hail again', correlation_id: 'dup-1', idempotency_key: 'dup-1' };
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await api.request('POST', `/agents/${agentId}/invoke`, { token, body });
+      expect(res.status).toBe(200);
+      ids.push(String(res.headers['x-request-id']));
+    }
+    const entries = await api.deps.audit.query({ limit: 20 });
+    for (const id of ids) expect(entries.filter((e) => e.metadata?.request_id === id).map((e) => e.result)).toEqual(['200']);
+  });
 });
 
 describe('store operations per workflow step (all-in-one)', () => {

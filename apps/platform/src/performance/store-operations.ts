@@ -27,8 +27,8 @@ export interface RouteBudget {
  * then worker), the rate-limit window and the received count, the competency and its promptonly
  * skills (read once, for the system prompt; the tools come from the same records), the skills by id
  * for their tools, the session, the gateway's traffic row and routing
- * audit entry, then session, usage event, usage totals and agent stats in one group commit, the
- * platform event's triggers and webhooks, and the request's audit entry.
+ * audit entry, then session, usage event, usage totals, agent stats and the request's audit entry
+ * in one group commit, and the platform event's triggers and webhooks.
  */
 const INVOCATION_PATH: Record<string, number> = {
   'agents.get': 2,
@@ -48,11 +48,11 @@ const INVOCATION_PATH: Record<string, number> = {
 };
 
 /**
- * The worker's three (the rate-limit window; the received count, the traffic row and the routing
- * entry before the model call; the settle, session, usage and stats after it) and the api's
- * request audit entry.
+ * The worker's three: the rate-limit window; the received count, the traffic row and the routing
+ * entry before the model call; the settle, session, usage, stats and the request's own audit
+ * entry after it (the api hands its entry to the worker: docs/audit.md "Who writes an entry").
  */
-const INVOCATION_WRITE_TURNS = 4;
+const INVOCATION_WRITE_TURNS = 3;
 
 export const STORE_BUDGET: readonly RouteBudget[] = [
   { route: 'POST /agents/{id}/send', operations: INVOCATION_PATH, writeTurns: INVOCATION_WRITE_TURNS },

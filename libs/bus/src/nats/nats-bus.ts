@@ -205,6 +205,10 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<NatsBus> 
     // Notice a dead server (no TCP reset, e.g. a partition) within ~30 s instead of 4 minutes.
     pingInterval: 10_000,
     maxPingOut: 3,
+    // No stack captured per request (an Error for its trace, another for its timer: ~40 µs of
+    // an api node's request, docs/performance.md): a failed request becomes a BusError that says
+    // which subject and why, and its stack would only point into the client's own code.
+    noAsyncTraces: true,
   });
   try {
     // checkAPI false: JetStream is looked up on first stream use, so a bus used only for
