@@ -24,6 +24,8 @@ const CATEGORY_OF_LABEL = new Map(
  * bracket dropped, a space inside, upper-case hex). Only ids this request minted are replaced.
  */
 const TOKEN_IN_TEXT = /(?:\[{1,2} ?)?PII:([A-Za-z_]+):([0-9a-fA-F]{4})(?![0-9a-fA-F])(?: ?\]{1,2})?/g;
+/** What every match of TOKEN_IN_TEXT contains, as written. */
+const TOKEN_MARK = 'PII:';
 /** A suffix that may still become a token as more streamed text arrives. */
 const TOKEN_PREFIX =
   /^(?:\[{1,2} ?)?(?:P(?:I(?:I(?::(?:[A-Za-z_]+(?::(?:[0-9a-fA-F]{0,4}(?: ?\]?)?)?)?)?)?)?)?)?$/;
@@ -114,16 +116,21 @@ export function createTokenVault(options: TokenVaultOptions): TokenVault {
     return out;
   };
 
+  // Every token contains `PII:` as written (TOKEN_IN_TEXT is case-sensitive there): text without
+  // it, most of a conversation, skips the expression.
   const hydrateText = (text: string, json: boolean, count: boolean): string =>
-    text.replace(TOKEN_IN_TEXT, (whole, label: string, id: string) => {
-      const entry = byToken.get(`${label.toUpperCase()}:${id.toLowerCase()}`);
-      if (entry === undefined) return whole;
-      if (count) restored[entry.category] = (restored[entry.category] ?? 0) + 1;
-      return json ? JSON.stringify(entry.value).slice(1, -1) : entry.value;
-    });
+    !text.includes(TOKEN_MARK)
+      ? text
+      : text.replace(TOKEN_IN_TEXT, (whole, label: string, id: string) => {
+          const entry = byToken.get(`${label.toUpperCase()}:${id.toLowerCase()}`);
+          if (entry === undefined) return whole;
+          if (count) restored[entry.category] = (restored[entry.category] ?? 0) + 1;
+          return json ? JSON.stringify(entry.value).slice(1, -1) : entry.value;
+        });
 
   return {
     reserve(text) {
+      if (!text.includes(TOKEN_MARK)) return;
       for (const match of text.matchAll(TOKEN_IN_TEXT)) {
         const label = match[1]!.toUpperCase();
         if (CATEGORY_OF_LABEL.has(label)) reserved.add(`${label}:${match[2]!.toLowerCase()}`);

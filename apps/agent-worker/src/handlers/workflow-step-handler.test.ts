@@ -14,15 +14,19 @@ const step = (key: string): WorkflowStepMessage => ({ run_id: 'run-1', step_key:
 const continuation = (key: string): StepContinuation => ({
   message: step(key),
   entry: { key, index: Number(key[0]), iteration: 0, attempt: 1, dispatch: 1, dispatched_at: new Date().toISOString(), due_at: new Date().toISOString(), input: '', lease: null } as never,
+  run: { id: 'run-1', left_by: key } as never,
 });
 
 async function consume(script: (message: WorkflowStepMessage) => Promise<StepContinuation | null>, continueWithinMs?: number) {
   const bus = createEmbeddedBus();
   const handled: string[] = [];
   const handedOff: string[] = [];
+  /** The run each handled step was given to look ahead in (a continuation's), or null (read by the executor). */
+  const known: Array<string | null> = [];
   const executor: StepExecutor = {
-    handle: async (message) => {
+    handle: async (message, run) => {
       handled.push(message.step_key);
+      known.push((run as { left_by?: string } | undefined)?.left_by ?? null);
       return script(message);
     },
     handOff: async (c) => void handedOff.push(c.message.step_key),
@@ -30,14 +34,16 @@ async function consume(script: (message: WorkflowStepMessage) => Promise<StepCon
   };
   const subscription = await consumeWorkflowSteps({ bus, executor, logger, concurrency: 1, ...(continueWithinMs === undefined ? {} : { continueWithinMs }) });
   await bus.publish(Streams.workflowSteps, { id: 'run-1:0.0:1:1', correlation_id: 'run-1', attempt: 1, occurred_at: new Date().toISOString(), data: step('0.0') });
-  return { bus, subscription, handled, handedOff };
+  return { bus, subscription, handled, handedOff, known };
 }
 
 describe('the workflow step consumer', () => {
   it('runs the steps a checkpoint hands back, one after the other, without publishing them', async () => {
-    const { bus, subscription, handled, handedOff } = await consume(async (m) => (m.step_key === '0.0' ? continuation('1.0') : m.step_key === '1.0' ? continuation('2.0') : null));
+    const { bus, subscription, handled, handedOff, known } = await consume(async (m) => (m.step_key === '0.0' ? continuation('1.0') : m.step_key === '1.0' ? continuation('2.0') : null));
     await waitUntil(() => handled.length === 3, { timeoutMs: 5_000 });
     expect(handled).toEqual(['0.0', '1.0', '2.0']);
+    // A continued step gets the run its checkpoint left: the executor need not read it again.
+    expect(known).toEqual([null, '1.0', '2.0']);
     expect(handedOff).toEqual([]);
     await subscription.drain();
     await bus.close();

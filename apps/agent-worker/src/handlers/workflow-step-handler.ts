@@ -1,6 +1,6 @@
 import { Durables, isWorkflowStepMessage, Streams, type WorkflowStepMessage } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
-import { Errors, type StepContinuation, type StepExecutor } from '@agent-platform/domain';
+import { Errors, type StepContinuation, type StepExecutor, type WorkflowRunRecord } from '@agent-platform/domain';
 import { inSpan, type Logger } from '@agent-platform/observability';
 
 export interface WorkflowStepConsumerDeps {
@@ -63,7 +63,7 @@ export async function consumeWorkflowSteps(deps: WorkflowStepConsumerDeps): Prom
           break;
         }
         try {
-          next = await runStep(deps, continuation.message);
+          next = await runStep(deps, continuation.message, continuation.run);
         } catch (error) {
           // This message's own step is done: the continuation goes to the fleet (redelivery, backoff).
           deps.logger.warn({ err: error, run_id: continuation.message.run_id }, 'a workflow step could not run here; published for any worker');
@@ -76,11 +76,11 @@ export async function consumeWorkflowSteps(deps: WorkflowStepConsumerDeps): Prom
 }
 
 /** One step in its span (docs/observability.md): its invocation, model and tool calls nest under it. */
-function runStep(deps: WorkflowStepConsumerDeps, message: WorkflowStepMessage): Promise<StepContinuation | null> {
+function runStep(deps: WorkflowStepConsumerDeps, message: WorkflowStepMessage, run?: WorkflowRunRecord): Promise<StepContinuation | null> {
   const { run_id: runId, step_key: stepKey, dispatch } = message;
   return inSpan('workflow.step', { attributes: { 'workflow.run.id': runId, 'workflow.step.key': stepKey, 'workflow.step.dispatch': dispatch } }, async () => {
     try {
-      return await deps.executor.handle(message);
+      return await deps.executor.handle(message, run);
     } catch (error) {
       throw Errors.unavailable('the workflow run store', error);
     }

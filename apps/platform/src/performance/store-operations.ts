@@ -73,8 +73,9 @@ export const STORE_BUDGET: readonly RouteBudget[] = [
     operations: {},
     writeTurns: 0,
   },
-  // A step of a Sequential run: the run document read before its claim (to ask for the agent's
-  // rate-limit slot in the claim's turn), its agent (by name, then by id), the run document
+  // A step of a Sequential run: its agent (by name, then by id; the run document it looks ahead
+  // in to ask for the agent's rate-limit slot in the claim's turn is the one the previous step's
+  // checkpoint left, read only by a run's first step or a step that came over the bus), the run document
   // updated before and after the step, the invocation's writes (no session: steps are stateless)
   // and the step's and the invocation's platform events. Three write turns: the claim with the
   // rate-limit slot; the received count, traffic row and routing entry; the checkpoint with the
@@ -93,7 +94,6 @@ export const STORE_BUDGET: readonly RouteBudget[] = [
       'log:usage_events.append': 1,
       'triggers.find': 2,
       'webhooks.find': 2,
-      'workflow_runs.get': 1,
       'workflow_runs.update': 2,
     },
   },

@@ -54,7 +54,10 @@ export function tokeniseRequest(vault: TokenVault, request: CompletionRequest): 
 
 function tokeniseMessage(vault: TokenVault, message: ChatMessage): ChatMessage {
   if (message.role === 'system') return message;
-  const out: ChatMessage = { ...message, content: vault.tokenise(message.content) };
+  const content = vault.tokenise(message.content);
+  // Nothing found in a message without tool calls (most of a history): the message itself, not a copy.
+  if (content === message.content && message.tool_calls === undefined) return message;
+  const out: ChatMessage = { ...message, content };
   if (message.tool_calls !== undefined)
     out.tool_calls = message.tool_calls.map((call) => ({
       ...call,

@@ -59,6 +59,8 @@ export interface StepExecutionSample {
 export interface StepContinuation {
   message: WorkflowStepMessage;
   entry: PendingStep;
+  /** The run as that checkpoint left it: what `handle` looks ahead in instead of reading it again. */
+  run: WorkflowRunRecord;
 }
 
 /** Runs workflow steps on an agent worker (docs/workflows.md "How a run executes"). */
@@ -68,9 +70,10 @@ export interface StepExecutor {
    * errors throw (redelivery). When the checkpoint dispatched exactly one step (the next step of a
    * Sequential run, a Collect after its group), it is not published: it is returned, for the
    * caller to run here next as if it had been delivered (no bus hop between the steps of a run;
-   * docs/workflows.md "How a run executes"). Null otherwise.
+   * docs/workflows.md "How a run executes"). Null otherwise. `known`: the run as a continuation
+   * carries it (a hint for what the claim will find; the claim itself reads the run to write it).
    */
-  handle(message: WorkflowStepMessage): Promise<StepContinuation | null>;
+  handle(message: WorkflowStepMessage, known?: WorkflowRunRecord): Promise<StepContinuation | null>;
   /** Publishes a continuation this process will not run after all (its run failed on I/O): the fleet takes it. */
   handOff(continuation: StepContinuation): Promise<void>;
   /** Aborts this process's executions of the run (it was cancelled); returns how many. */
@@ -148,8 +151,8 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
    * turn as the claim, so that both share one commit (docs/workflows.md "How a run executes").
    * Null otherwise: the invocation's admission takes the slot as for any invocation.
    */
-  async function ahead(message: WorkflowStepMessage): Promise<AgentRecord | null> {
-    const run = (await runs.get(message.run_id))?.doc;
+  async function ahead(message: WorkflowStepMessage, known: WorkflowRunRecord | undefined): Promise<AgentRecord | null> {
+    const run = known ?? (await runs.get(message.run_id))?.doc;
     const entry = run === undefined ? null : claimable(run, message.step_key, now());
     if (run === undefined || entry === null) return null;
     const step = run.definition.steps[entry.index];
@@ -284,7 +287,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
     // A FanOut member that failed the run stops its siblings (their work can no longer count).
     if (run.state === 'Failed' && result.othersInFlight) deps.runBus.cancel(run.id, run.error ?? 'the run failed');
     await settled(run);
-    return next === null ? null : { message: { run_id: run.id, step_key: next.key, dispatch: next.dispatch }, entry: next };
+    return next === null ? null : { message: { run_id: run.id, step_key: next.key, dispatch: next.dispatch }, entry: next, run };
   }
 
   async function settled(run: WorkflowRunRecord): Promise<void> {
@@ -303,8 +306,8 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
   }
 
   return {
-    async handle(message) {
-      const agent = await ahead(message);
+    async handle(message, known) {
+      const agent = await ahead(message, known);
       const claiming = claim(message);
       // Same turn as the claim's write. Awaited by the invocation's admission, or dropped (a
       // claim that finds the step taken meanwhile spends a slot for nothing: a rare race).
