@@ -262,6 +262,9 @@ describe.skipIf(!starlark || promtool === null || natsBinary === null || redisBi
       expect(sampleValue(worker, 'invocations_total', { source: 'Cron', outcome: 'completed' })).toBe(1);
       expect(sampleValue(worker, 'model_calls_total', { provider: 'fake', outcome: 'success' })).toBe(3);
       expect(sampleValue(worker, 'tool_calls_total', { outcome: 'success' })).toBe(1);
+      // The worker counts the audit entries it appends: the send's own (docs/audit.md "Who writes
+      // an entry"), the privacy gateway's routing entries, the tool call's.
+      expect(sampleValue(worker, 'audit_entries_total')).toBeGreaterThanOrEqual(3);
       expect(sampleValue(scheduler, 'platform_events_total', { kind: 'schedule.fired' })).toBe(1);
       // The api node ran none of it: it counts its requests, and reads the fleet's licence budget.
       expect(sampleValue(apiText, 'invocations_total')).toBe(0);

@@ -238,8 +238,9 @@ export async function composeAgentWorker(
       logger,
       store,
       bus,
-      // One trail for the gateway, the tools, the workflows and the requests' entries of this process.
-      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled }),
+      // One trail for the gateway, the tools, the workflows and the requests' entries of this
+      // process, counted in its own `audit_entries_total` (docs/observability.md).
+      audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
       agents: createAgentStore(store),
       sessions: createSessionStore(store, clock),
       agentStats: createAgentStats(store),
