@@ -1,11 +1,10 @@
-import { Durables, isWebhookDeliveryJob, PlatformEvent, Queues, Streams, type PlatformConfig, type WebhookDeliveryJob } from '@agent-platform/contracts';
+import { Durables, isPlatformEvent, isWebhookDeliveryJob, Queues, Streams, type PlatformConfig, type PlatformEvent, type WebhookDeliveryJob } from '@agent-platform/contracts';
 import type { Bus, Subscription } from '@agent-platform/bus';
 import { createWebhookDeliveries, Errors, type Clock, type WebhookSecrets, type WebhookTransport } from '@agent-platform/domain';
 import { guardedPoster } from '@agent-platform/net';
 import { inSpan, NO_INSTRUMENTS, type Logger, type PlatformInstruments } from '@agent-platform/observability';
 import type { Queue, Worker } from '@agent-platform/queue';
 import type { Store } from '@agent-platform/store';
-import { Value } from 'typebox/value';
 
 export interface WebhookDeliveryServiceDeps {
   store: Store;
@@ -105,7 +104,7 @@ export function createWebhookDeliveryService(deps: WebhookDeliveryServiceDeps) {
           onDeadLetter: (envelope, error) => log.error({ err: error, message_id: envelope.id }, 'a platform event could not be fanned out to webhooks'),
         },
         async (envelope) => {
-          if (!Value.Check(PlatformEvent, envelope.data)) {
+          if (!isPlatformEvent(envelope.data)) {
             log.error({ message_id: envelope.id }, 'platform.events message without a valid PlatformEvent; dropped');
             return;
           }

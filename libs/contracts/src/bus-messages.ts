@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import { compiledCheck } from './compiled-check.ts';
 import { InvocationResult, ToolCallView } from './http/invocation.ts';
 import { AuditCategory } from './http/security.ts';
 
@@ -70,18 +70,11 @@ export const AgentInvokeRequest = Type.Object({
 });
 export type AgentInvokeRequest = Static<typeof AgentInvokeRequest>;
 
-let invokeRequestValidator: ReturnType<typeof compileInvokeRequest> | undefined;
-const compileInvokeRequest = () => Compile(AgentInvokeRequest);
-
 /**
  * Consumers check what they take off the bus: another process (or version) may have sent it.
- * Every invocation goes through here, so the check is compiled once, on first use, rather than
- * interpreted from the schema per message.
+ * Every invocation goes through here, so the check is compiled once, on first use.
  */
-export function isAgentInvokeRequest(value: unknown): value is AgentInvokeRequest {
-  invokeRequestValidator ??= compileInvokeRequest();
-  return invokeRequestValidator.Check(value);
-}
+export const isAgentInvokeRequest = compiledCheck(AgentInvokeRequest);
 
 /**
  * The result of one invocation: InvocationResult plus the tools that ran (AgentResponse) and the

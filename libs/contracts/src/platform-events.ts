@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { compiledCheck } from './compiled-check.ts';
 
 /**
  * The catalogue of platform events (issue 11, docs/events.md): what triggers match and outbound
@@ -43,6 +44,9 @@ export const PlatformEvent = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
 });
 export type PlatformEvent = Static<typeof PlatformEvent>;
+
+/** Consumers check the events they take off `platform.events` (every send emits one). */
+export const isPlatformEvent = compiledCheck(PlatformEvent);
 
 const Iso = (description: string) => Type.String({ description: `${description} ISO 8601 UTC.` });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);

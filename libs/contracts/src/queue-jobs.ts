@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
+import { compiledCheck } from './compiled-check.ts';
 import { PlatformEvent } from './platform-events.ts';
 import { TraceContext } from './trace-context.ts';
 
@@ -51,9 +51,7 @@ export const ScheduleFire = Type.Object({
 export type ScheduleFire = Static<typeof ScheduleFire>;
 
 /** Consumers check what they take off the queue: another process (or version) may have put it there. */
-export function isScheduleFire(value: unknown): value is ScheduleFire {
-  return Value.Check(ScheduleFire, value);
-}
+export const isScheduleFire = compiledCheck(ScheduleFire);
 
 /**
  * The payload of a `webhook-deliveries` job: the event to deliver to one webhook. `max_attempts`
@@ -69,6 +67,4 @@ export const WebhookDeliveryJob = Type.Object({
 });
 export type WebhookDeliveryJob = Static<typeof WebhookDeliveryJob>;
 
-export function isWebhookDeliveryJob(value: unknown): value is WebhookDeliveryJob {
-  return Value.Check(WebhookDeliveryJob, value);
-}
+export const isWebhookDeliveryJob = compiledCheck(WebhookDeliveryJob);

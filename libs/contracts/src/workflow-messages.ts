@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import { compiledCheck } from './compiled-check.ts';
 
 /**
  * Bus payloads of workflow runs (docs/workflows.md "How a run executes"). A step is a message on
@@ -18,14 +18,8 @@ export const WorkflowStepMessage = Type.Object({
 });
 export type WorkflowStepMessage = Static<typeof WorkflowStepMessage>;
 
-let stepMessageValidator: ReturnType<typeof compileStepMessage> | undefined;
-const compileStepMessage = () => Compile(WorkflowStepMessage);
-
 /** Consumers check what they take off the bus: another process (or version) may have sent it. */
-export function isWorkflowStepMessage(value: unknown): value is WorkflowStepMessage {
-  stepMessageValidator ??= compileStepMessage();
-  return stepMessageValidator.Check(value);
-}
+export const isWorkflowStepMessage = compiledCheck(WorkflowStepMessage);
 
 /**
  * Notification on `workflows.runs.<run id>`: the run document changed (a step finished, the state
