@@ -16,8 +16,8 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * `audit: false` (a public route anyone can call: POST /channels/{id}/inbound) is never audited.
  *
  * An invocation route hands its entry, as it reads on success, to the agent worker
- * (`workerAuditEntry`), which appends it in the same commit as the answer's bookkeeping; when the
- * reply says it did (`acceptWorkerAudit`) and the response carries that status, there is nothing
+ * (`withWorkerAudit`), which appends it in the same commit as the answer's bookkeeping; when the
+ * reply says it did and the response carries that status, there is nothing
  * left to write here. Any other status (the worker's error, a duplicate, a failure after the
  * answer) is written here as before (docs/audit.md "Who writes an entry").
  */
@@ -58,14 +58,15 @@ function entryOf(request: FastifyRequest, result: string): RequestAuditEntry | n
 const ANSWERED = '200';
 
 /**
- * The request's audit entry as it reads when the invocation is answered, for the agent worker to
- * append with its answer (`agents.invoke` `audit_entry`); undefined when the request is not audited.
+ * Runs `invoke` with the request's audit entry as it reads when answered (undefined when the
+ * request is not audited), for the agent worker to append with its answer (`agents.invoke`
+ * `audit_entry`); when the reply says it did (`audited`), the hook skips a 200.
  */
-export function workerAuditEntry(request: FastifyRequest): RequestAuditEntry | undefined {
-  return entryOf(request, ANSWERED) ?? undefined;
-}
-
-/** Records that the worker appended the request's entry (its reply said `audited`): the hook then skips a 200. */
-export function acceptWorkerAudit(request: FastifyRequest, reply: { audited?: boolean }): void {
-  if (reply.audited === true) request.auditedAs = ANSWERED;
+export async function withWorkerAudit<R extends { audited?: boolean }>(
+  request: FastifyRequest,
+  invoke: (auditEntry: RequestAuditEntry | undefined) => Promise<R>,
+): Promise<R> {
+  const answer = await invoke(entryOf(request, ANSWERED) ?? undefined);
+  if (answer.audited === true) request.auditedAs = ANSWERED;
+  return answer;
 }

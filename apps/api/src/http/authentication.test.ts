@@ -83,4 +83,28 @@ describe('audit of requests', () => {
     await api.request('GET', '/status');
     expect(await api.deps.audit.count()).toBe(before);
   });
+
+  // docs/audit.md "Who writes an entry": the worker appends the entry of an answered message; the
+  // api writes it only when the worker did not, or when the response ends with another status.
+  it('hands a message route\'s entry to its worker, and writes it only when the worker did not or the status differs', async () => {
+    api = await startTestApi({ config: { auth: { mode: 'local' } }, routes: [probeRoutes()] });
+    const operator = await api.issueKey('operator', 'ops');
+    const entriesOf = async (id: string) => (await api!.deps.audit.query({ limit: 50 })).filter((e) => e.metadata?.request_id === id).map((e) => e.result);
+    const send = (body: { status: number; audited: boolean }) => api!.request('POST', '/probe/worker-audited', { token: operator, body });
+
+    const answered = await send({ status: 200, audited: true });
+    expect(answered.body.entry).toMatchObject({
+      category: 'request',
+      role: 'operator',
+      action: 'POST /probe/worker-audited',
+      target: '/probe/worker-audited',
+      result: '200',
+      metadata: { request_id: answered.headers['x-request-id'] },
+    });
+    expect(await entriesOf(String(answered.headers['x-request-id']))).toEqual([]);
+    const notAudited = await send({ status: 200, audited: false });
+    expect(await entriesOf(String(notAudited.headers['x-request-id']))).toEqual(['200']);
+    const failedAfter = await send({ status: 500, audited: true });
+    expect(await entriesOf(String(failedAfter.headers['x-request-id']))).toEqual(['500']);
+  });
 });

@@ -44,7 +44,7 @@ export interface InvokeOptions {
   timeoutMs?: number;
   /**
    * The HTTP request's audit entry as it reads on success: the worker appends it with the
-   * answer's writes and replies `audited` (http/audit-hook.ts `workerAuditEntry`).
+   * answer's writes and replies `audited` (http/audit-hook.ts `withWorkerAudit`).
    */
   auditEntry?: RequestAuditEntry;
 }

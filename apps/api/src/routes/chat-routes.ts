@@ -14,8 +14,8 @@ import type { ApiDeps } from '../deps.ts';
 import { toErrorReply } from '../http/error-handler.ts';
 import { INVOCATION_ERRORS } from '../http/error-responses.ts';
 import { clientGoneSignal, lazyEventStream, sseData } from '../http/event-stream.ts';
+import { withWorkerAudit } from '../http/audit-hook.ts';
 import { createAgentInvoker } from '../invocation/agent-invoker.ts';
-import { acceptWorkerAudit, workerAuditEntry } from '../http/audit-hook.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -65,9 +65,8 @@ export const chatRoutes: RoutePlugin = (app, deps) => {
         const created = Math.floor(deps.clock.now().getTime() / 1000);
         if (body.stream !== true) {
           // The worker appends the request's audit entry with its answer: one commit fewer.
-          const answer = await invoker.invoke(invocation, { signal, auditEntry: workerAuditEntry(request) });
-          acceptWorkerAudit(request, answer);
-          return completion(id, created, body.model, answer.result);
+          const { result } = await withWorkerAudit(request, (auditEntry) => invoker.invoke(invocation, { signal, auditEntry }));
+          return completion(id, created, body.model, result);
         }
         const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
           id,

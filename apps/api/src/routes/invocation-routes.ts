@@ -2,7 +2,7 @@ import { AgentIdParams, AgentResponse, AgentSendBody, InvocationContext, Invocat
 import { assertAgentRunning, Errors } from '@agent-platform/domain';
 import type { RoutePlugin } from '../api-app.ts';
 import type { ApiDeps } from '../deps.ts';
-import { acceptWorkerAudit, workerAuditEntry } from '../http/audit-hook.ts';
+import { withWorkerAudit } from '../http/audit-hook.ts';
 import { toErrorReply } from '../http/error-handler.ts';
 import { INVOCATION_ERRORS } from '../http/error-responses.ts';
 import { acceptsEventStream, clientGoneSignal, lazyEventStream, sseEvent } from '../http/event-stream.ts';
@@ -41,8 +41,7 @@ export const invocationRoutes: RoutePlugin = (app, deps) => {
       const signal = clientGoneSignal(reply);
       if (!acceptsEventStream(request.headers.accept)) {
         // The worker appends the request's audit entry with its answer: one commit fewer.
-        const answer = await invoker.invoke(invocation, { signal, auditEntry: workerAuditEntry(request) });
-        acceptWorkerAudit(request, answer);
+        const answer = await withWorkerAudit(request, (auditEntry) => invoker.invoke(invocation, { signal, auditEntry }));
         return toAgentResponse(answer.result);
       }
       // SSE: `token` events as the model writes, then `done` with the AgentResponse, or `error`
@@ -75,9 +74,7 @@ export const invocationRoutes: RoutePlugin = (app, deps) => {
       invoker.checkMessage(request.body.message);
       await requireRunningAgent(deps, id);
       const call = { agent_id: id, ...request.body, caller: request.caller.identity, caller_role: request.caller.role };
-      const answer = await invoker.invoke(call, { signal: clientGoneSignal(reply), auditEntry: workerAuditEntry(request) });
-      acceptWorkerAudit(request, answer);
-      const { result, duplicate } = answer;
+      const { result, duplicate } = await withWorkerAudit(request, (auditEntry) => invoker.invoke(call, { signal: clientGoneSignal(reply), auditEntry }));
       // Spec §Agents: "returns the cached result as an error body with category
       // DuplicateInvocation and HTTP 200"; the error handler maps that category to 200.
       if (duplicate) throw Errors.duplicateInvocation(request.body.idempotency_key ?? '', toInvocationResult(result));

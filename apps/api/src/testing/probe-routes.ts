@@ -2,6 +2,7 @@ import { Errors, PlatformError } from '@agent-platform/domain';
 import { ERROR_CATEGORIES, type ErrorCategory } from '@agent-platform/contracts';
 import { Type } from 'typebox';
 import type { RoutePlugin } from '../api-app.ts';
+import { withWorkerAudit } from '../http/audit-hook.ts';
 
 /** A promise a test opens by hand: lets a "slow" handler wait without sleeping. */
 export interface Gate {
@@ -84,6 +85,19 @@ export function probeRoutes(gate: Gate = createGate()): RoutePlugin {
       '/probe/bootstrap',
       { config: { action: 'KeyManagement', bootstrap: true }, schema: { response: { 200: Caller } } },
       async (request) => request.caller,
+    );
+    // A stand-in for an agent worker that appended the request's audit entry with its answer
+    // (`audited`), then a response with `status`; the entry it was handed comes back as the body.
+    app.post(
+      '/probe/worker-audited',
+      {
+        config: { action: 'AgentInvoke' },
+        schema: { body: Type.Object({ status: Type.Integer(), audited: Type.Boolean() }) },
+      },
+      async (request, reply) => {
+        const { entry } = await withWorkerAudit(request, async (auditEntry) => ({ audited: request.body.audited, entry: auditEntry }));
+        return reply.status(request.body.status).send({ entry });
+      },
     );
     app.get(
       '/probe/fail/:category',
