@@ -132,11 +132,18 @@ describe('the sweeper', () => {
 
 describe('a restart of the all-in-one platform', () => {
   it('publishes at once every step its embedded bus lost, without waiting for it to be overdue', async () => {
-    const api = await startPlatformTestApi({ config: { ...model.config, workflows: { redispatch_after_secs: 3600 } } });
+    const sweepMs = 1_500;
+    const booted = Date.now();
+    const api = await startPlatformTestApi({ config: { ...model.config, workflows: { redispatch_after_secs: 3600, sweep_interval_ms: sweepMs } } });
     try {
       const wf = workflowHarness(api, shelf, () => '');
       const id = await wf.install('restart-flow', steps('rs'));
       const { run } = await losingService(api).start(id, { input: 'lost in restart' }, { identity: 'test' });
+      // Before the restart, the process's first pass leaves alone what this process published
+      // (its bus still has it; here a starter dropped it): only what a restart lost is eager.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, booted + 2 * sweepMs - Date.now())));
+      expect(model.exactCalls('one-rs lost in restart')).toBe(0);
+      expect((await api.request('GET', `/runs/${run.id}`)).body.step_results).toEqual([]);
       await api.restart();
       const done = await wf.waitFor(run.id, (r) => r.state === 'Completed');
       expect(done.output).toBe('two-rs one-rs lost in restart');

@@ -69,6 +69,9 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
   const runs = workflowRuns(deps.store);
   const now = (): Date => deps.clock.now();
   let passes = 0;
+  // What this process's bus forgot is what was published before it started: the first pass
+  // re-publishes that, and nothing newer (a run a live starter is storing right now is its own).
+  const startedAt = now().toISOString();
   let forgetful = deps.busForgetsOnRestart === true;
   const wakers = new Map<string, NodeJS.Timeout>();
 
@@ -88,6 +91,7 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
     return false;
   }
 
+  /** `eager`: a step published before this process started is published again now. */
   async function revive(id: string, eager: boolean, known?: WorkflowRunRecord): Promise<boolean> {
     if (!(await reserved(id, known))) return true;
     const redispatchAfterMs = deps.settings().redispatch_after_secs * 1000;
@@ -103,7 +107,8 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
           lapsed.push({ key: entry.key, calls: taken.lapsed });
           if (taken.escalated) return { dispatch: [], escalated: true, lapsed };
         } else if (entry.dispatched_at !== null) {
-          if (!eager && Date.parse(entry.dispatched_at) + redispatchAfterMs > at.getTime()) continue;
+          const forgotten = eager && entry.dispatched_at < startedAt;
+          if (!forgotten && Date.parse(entry.dispatched_at) + redispatchAfterMs > at.getTime()) continue;
         } else if (Date.parse(entry.due_at) > at.getTime()) continue;
         markDispatched(entry, at);
         dispatch.push(entry);
@@ -126,7 +131,7 @@ export function createRunSweeper(deps: RunSweeperDeps): RunSweeper {
     for (;;) {
       const at = now().toISOString();
       const page = await runs.find({ where: { state: 'Running' }, orderBy: { field: 'check_at', direction: 'asc' }, limit: PAGE });
-      const due = page.filter(({ doc }) => !seen.has(doc.id) && (eager || (doc.check_at !== null && doc.check_at <= at)));
+      const due = page.filter(({ doc }) => !seen.has(doc.id) && ((eager && doc.started_at < startedAt) || (doc.check_at !== null && doc.check_at <= at)));
       for (const { doc } of due) {
         seen.add(doc.id);
         if (await revive(doc.id, eager, doc).catch((err: unknown) => (deps.warn({ err, run_id: doc.id }, 'could not re-dispatch a workflow run'), false))) changed += 1;

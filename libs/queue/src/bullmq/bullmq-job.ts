@@ -25,13 +25,25 @@ export function atJobId(schedulerId: string, atMs: number): string {
   return `at:${encodeURIComponent(schedulerId)}:${atMs}`;
 }
 
+/**
+ * An `every` slot as the port names it: the multiple of `everyMs` at or before BullMQ's time.
+ * BullMQ's first slot is our `startDate` (the next multiple) unless its script runs after that
+ * instant: then it takes its own "now", a few ms past the multiple, and keeps that offset for
+ * every later slot. Flooring gives each of those fires the slot it was made for.
+ */
+export function alignedSlot(ms: number, everyMs: number | undefined): number {
+  return everyMs !== undefined && everyMs > 0 ? Math.floor(ms / everyMs) * everyMs : ms;
+}
+
 /** The scheduler and slot a BullMQ job was made for, or undefined for an added job. */
-export function slotOf(job: Pick<BullJob, 'id' | 'repeatJobKey'>): { schedulerId: string; slotMs: number } | undefined {
+export function slotOf(job: Pick<BullJob, 'id' | 'repeatJobKey' | 'opts'>): { schedulerId: string; slotMs: number } | undefined {
   const id = job.id ?? '';
   const cut = id.lastIndexOf(':');
   const slotMs = Number(id.slice(cut + 1));
   if (cut < 0 || !Number.isSafeInteger(slotMs)) return undefined;
-  if (job.repeatJobKey && id.startsWith('repeat:')) return { schedulerId: job.repeatJobKey, slotMs };
+  // A scheduler's job carries its repeat options (BullMQ's internal RepeatableJobOptions type).
+  const every = (job.opts as { repeat?: { every?: number } }).repeat?.every;
+  if (job.repeatJobKey && id.startsWith('repeat:')) return { schedulerId: job.repeatJobKey, slotMs: alignedSlot(slotMs, every) };
   if (id.startsWith('at:')) return { schedulerId: decodeURIComponent(id.slice('at:'.length, cut)), slotMs };
   return undefined;
 }

@@ -55,6 +55,25 @@ describe.skipIf(redisServer === null)('BullmqQueue', () => {
       expect(Date.parse(jobs[1]!.slot_at!) - Date.parse(jobs[0]!.slot_at!)).toBe(200);
     });
 
+    it('keeps `every` slots on multiples when BullMQ places the first one a few ms past its multiple', async () => {
+      // An upsert a few ms before a multiple reaches BullMQ's script after it: BullMQ then starts
+      // at its own "now" and keeps that offset. A clock 1.5 slots behind makes that happen each time.
+      const queue = await connectBullmqQueue({ redisUrl: server.url, prefix: `spec-${randomUUID().slice(0, 8)}`, clock: { now: () => new Date(Date.now() - 300) } });
+      opened.push(queue);
+      const { jobs, handler } = recorder();
+      await queue.process('tick', handler);
+      await queue.upsertScheduler('tick', 'late', { kind: 'every', every_ms: 200 }, { n: 1 });
+      const [listed] = await queue.listSchedulers('tick');
+      expect(Date.parse(listed!.next_at!) % 200).toBe(0);
+      await waitUntil(() => jobs.length >= 3, { message: 'three slots' });
+      const slots = jobs.map((job) => Date.parse(job.slot_at!));
+      for (const [i, slot] of slots.entries()) {
+        expect(slot % 200).toBe(0);
+        expect(jobs[i]!.id).toBe(`late:${jobs[i]!.slot_at}`);
+        if (i > 0) expect(slot - slots[i - 1]!).toBe(200);
+      }
+    });
+
     it('fires an `at` scheduler at its exact slot once, also when boot code re-upserts it afterwards', async () => {
       const queue = await open();
       const { jobs, handler } = recorder<string>();

@@ -2,7 +2,7 @@ import type { Queue as BullQueue, RepeatOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Repeat, SchedulerInfo } from '../queue.ts';
 import { normalizeRepeat, validateRepeat } from '../embedded/repeat-slots.ts';
-import { atJobId } from './bullmq-job.ts';
+import { alignedSlot, atJobId } from './bullmq-job.ts';
 
 /** What the registry keeps per scheduler: the port's repeat (canonical) and the job data. */
 interface Entry {
@@ -67,7 +67,7 @@ export class BullmqSchedulers {
       return (await isPending(queue, atJobId(id, atMs))) ? repeat.at : null;
     }
     const next = (await queue.getJobScheduler(id))?.next;
-    return typeof next === 'number' ? new Date(next).toISOString() : null;
+    return typeof next === 'number' ? new Date(alignedSlot(next, repeat.kind === 'every' ? repeat.every_ms : undefined)).toISOString() : null;
   }
 
   private async upsertAt(queue: BullQueue, id: string, entry: Entry, previous: Entry | undefined): Promise<void> {
