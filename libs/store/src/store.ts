@@ -45,6 +45,12 @@ export interface CollectionOptions<T> {
   indexes?: ReadonlyArray<{ field: keyof T & string; unique?: boolean }>;
   /** Top-level field holding an ISO timestamp after which the document is gone. */
   ttlField?: keyof T & string;
+  /**
+   * Read on every request, written rarely (API keys, agents, the catalog): an adapter may keep
+   * answers in memory between writes, always as fresh as the database. The embedded store does
+   * (for collections without `ttlField`), and hands out frozen documents: change a copy.
+   */
+  readMostly?: boolean;
 }
 
 /** Equality filter on top-level fields. `null` matches a missing or null field. */

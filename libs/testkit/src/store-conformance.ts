@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Doc } from '@agent-platform/store';
 import { counterCases } from './store-counter-cases.ts';
 import { collectionCases } from './store-collection-cases.ts';
+import { readMostlyCases } from './store-read-mostly-cases.ts';
 import type { StoreFactory, StoreHarness } from './store-harness.ts';
 import { useStoreHarness } from './store-harness.ts';
 import { chainLink, logCases } from './store-log-cases.ts';
@@ -30,6 +31,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
   describe(`store conformance: ${name}`, () => {
     const h = useStoreHarness(factory);
     collectionCases(h);
+    readMostlyCases(h);
     logCases(h);
     counterCases(h);
     lifecycleCases(h);

@@ -30,6 +30,7 @@ const MAX_WRITE_ATTEMPTS = 20;
 export function createAgentStore(store: Store): AgentStore {
   const agents = store.collection<AgentRecord>(AGENTS_COLLECTION, {
     indexes: [{ field: 'name', unique: true }],
+    readMostly: true,
   });
   return {
     async get(id) {

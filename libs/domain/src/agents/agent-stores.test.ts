@@ -68,7 +68,7 @@ describe('agent store', () => {
       agents.update(A, (a) => ({ ...a, allow_skill_tools: [...a.allow_skill_tools, 'one'] })),
       agents.update(A, (a) => ({ ...a, allow_skill_tools: [...a.allow_skill_tools, 'two'] })),
     ]);
-    expect((await agents.get(A))?.allow_skill_tools.sort()).toEqual(['one', 'two']);
+    expect([...(await agents.get(A))!.allow_skill_tools].sort()).toEqual(['one', 'two']);
     await expect(agents.update(B, (a) => a)).rejects.toMatchObject({ category: 'NotFound' });
   });
 

@@ -64,6 +64,7 @@ export function createKeyService(deps: KeyServiceDeps): KeyService {
 export function createKeyStore<R extends string>(deps: KeyServiceDeps, kind: KeyKind<R>): KeyService<R> {
   const keys = deps.store.collection<ApiKeyRecord<R>>(kind.collection, {
     indexes: [{ field: 'secret_hash', unique: true }],
+    readMostly: true,
   });
   const now = (): Date => deps.clock.now();
 

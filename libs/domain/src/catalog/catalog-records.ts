@@ -154,8 +154,8 @@ export function catalogCollections(store: Store): CatalogCollections {
     packages: store.collection<InstalledPackageRecord>(CATALOG_COLLECTIONS.packages, {
       indexes: [{ field: 'type' }],
     }),
-    competencies: store.collection<CompetencyRecord>(CATALOG_COLLECTIONS.competencies),
-    skills: store.collection<SkillRecord>(CATALOG_COLLECTIONS.skills),
+    competencies: store.collection<CompetencyRecord>(CATALOG_COLLECTIONS.competencies, { readMostly: true }),
+    skills: store.collection<SkillRecord>(CATALOG_COLLECTIONS.skills, { readMostly: true }),
     integrations: store.collection<IntegrationRecord>(CATALOG_COLLECTIONS.integrations),
     contracts: store.collection<ContractRecord>(CATALOG_COLLECTIONS.contracts),
     workflows: store.collection<WorkflowRecord>(CATALOG_COLLECTIONS.workflows, {

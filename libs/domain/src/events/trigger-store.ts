@@ -67,7 +67,7 @@ export function fireRecordId(triggerId: string, eventId: string): string {
 }
 
 export function createTriggerStore(store: Store, clock: Clock): TriggerStore {
-  const triggers = store.collection<TriggerRecord>(TRIGGERS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'created_at' }] });
+  const triggers = store.collection<TriggerRecord>(TRIGGERS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'created_at' }], readMostly: true });
   const fires = store.collection<TriggerFireRecord>(TRIGGER_FIRES_COLLECTION, {
     indexes: [{ field: 'trigger_id' }, { field: 'at' }, { field: 'outcome' }],
     ttlField: 'expires_at',

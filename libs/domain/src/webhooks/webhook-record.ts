@@ -11,7 +11,7 @@ export interface WebhookRecord extends Webhook {
 }
 
 export function webhookCollection(store: Store) {
-  return store.collection<WebhookRecord>(WEBHOOKS_COLLECTION, { indexes: [{ field: 'agent_id' }] });
+  return store.collection<WebhookRecord>(WEBHOOKS_COLLECTION, { indexes: [{ field: 'agent_id' }], readMostly: true });
 }
 
 /** The name the secret is sealed under (the AAD): a sealed secret copied to another webhook does not open. */

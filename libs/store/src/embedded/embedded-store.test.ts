@@ -188,6 +188,32 @@ describe('embedded store', () => {
     expect(await b.counters.get('quota')).toBe(15);
   });
 
+  it('answers a read-mostly collection from memory, never older than another connection\'s last commit, and frozen', async () => {
+    const [a, b] = [await open(), await open()];
+    type Item = Doc & { v: string };
+    const cachedA = a.collection<Item>('items', { readMostly: true });
+    await a.collection<Item>('items').insert({ id: 'x', v: 'a' });
+    const first = await cachedA.get('x');
+    expect(first?.doc.v).toBe('a');
+    // The same object again: it came from memory, and nobody can change it for the next reader.
+    expect(await cachedA.get('x')).toBe(first);
+    expect(() => {
+      (first!.doc as { v: string }).v = 'changed';
+    }).toThrow(TypeError);
+    await expect(cachedA.find().then((all) => all.push(all[0]!))).rejects.toThrow(TypeError);
+
+    // Another connection on the file (another process of a fleet) writes: the next read sees it.
+    await b.collection<Item>('items').replace({ id: 'x', v: 'b' }, 1);
+    expect(await cachedA.get('x')).toEqual({ doc: { id: 'x', v: 'b' }, version: 2 });
+    await b.collection<Item>('items').insert({ id: 'z', v: 'z' });
+    expect((await cachedA.find()).map((e) => e.doc.id)).toEqual(['x', 'z']);
+    // Raw SQL from a bare connection, as any other writer of the file would.
+    const raw = new (createRequire(import.meta.url)('better-sqlite3'))(path) as RawSqlite;
+    raw.exec(`UPDATE c_items SET body = '{"id":"z","v":"raw"}', version = version + 1 WHERE id = 'z'`);
+    raw.close();
+    expect(await cachedA.get('z')).toEqual({ doc: { id: 'z', v: 'raw' }, version: 2 });
+  });
+
   it('applies an addMany batch all or nothing: an overflowing key rolls back the whole batch', async () => {
     const [a, b] = [await open(), await open()];
     await a.counters.add('near-max', Number.MAX_SAFE_INTEGER - 1);

@@ -5,6 +5,7 @@ import { collectionTableSql, fieldIndexSql } from './sqlite-layout.ts';
 import { pageSql, whereConditions, whereSql } from './sql-where.ts';
 import type { SqliteHandle, SqlValue } from './sqlite-handle.ts';
 import { isUniqueViolation } from './sqlite-handle.ts';
+import { remember, type TableReadCache } from './read-cache.ts';
 
 interface Row {
   version: number;
@@ -23,7 +24,11 @@ interface Row {
  */
 export class SqliteCollection<T extends Doc> implements Collection<T> {
   private readonly table: string;
+  /** The table's bare name: what the read caches are kept and forgotten by. */
+  private readonly bareTable: string;
   private readonly ttlField: string | undefined;
+  /** `readMostly` without a ttl (a ttl hides documents as time passes, with no write to see). */
+  private readonly cached: boolean;
 
   constructor(
     private readonly db: SqliteHandle,
@@ -32,8 +37,11 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
     private readonly clock: () => Date,
   ) {
     const table = `c_${assertSqlName('collection', name)}`;
+    // SQLite table names are case-insensitive: so are the caches' keys.
+    this.bareTable = table.toLowerCase();
     this.table = quoteIdent(table);
     this.ttlField = options.ttlField === undefined ? undefined : assertSqlName('field', options.ttlField);
+    this.cached = options.readMostly === true && this.ttlField === undefined;
     for (const statement of collectionTableSql(table)) db.exec(statement);
     for (const { field, unique } of options.indexes ?? []) {
       db.exec(fieldIndexSql(table, unique ? 'u' : 'i', assertSqlName('field', field)));
@@ -41,15 +49,31 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   }
 
   async get(id: string): Promise<Versioned<T> | null> {
+    const cache = this.readCache();
+    const hit = cache?.docs.get(id);
+    if (hit !== undefined) return hit as Versioned<T>;
     const row = this.db
       .statement(`SELECT version, body FROM ${this.table} WHERE id = ? AND ${this.visibleSql()}`)
       .get(id, this.nowMs()) as Row | undefined;
-    return row === undefined ? null : toVersioned<T>(row);
+    if (row === undefined) return null;
+    const found = toVersioned<T>(row);
+    return cache === undefined ? found : (remember(cache.docs, id, found, 'docs') as Versioned<T>);
+  }
+
+  /** The table's read cache when this collection is cached and no transaction is open. */
+  private readCache(): TableReadCache | undefined {
+    return this.cached && !this.db.inTransaction ? this.db.reads.tableFor(this.bareTable) : undefined;
+  }
+
+  /** Every write calls this first, inside its batch: the table's cached answers are gone. */
+  private forgetReads(): void {
+    this.db.reads.forget(this.bareTable);
   }
 
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     await this.db.write(() => {
+      this.forgetReads();
       this.purgeExpired();
       this.writeOrDuplicate(id, () =>
         this.db
@@ -63,6 +87,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   async replace(doc: T, expectedVersion: number): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     const { changes } = await this.db.write(() => {
+      this.forgetReads();
       this.purgeExpired();
       return this.writeOrDuplicate(id, () =>
         this.db
@@ -79,6 +104,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   async upsert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     const row = (await this.db.write(() => {
+      this.forgetReads();
       this.purgeExpired();
       return this.writeOrDuplicate(id, () =>
         this.db
@@ -96,6 +122,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   /** One write: the read, `change` and the write all happen under the write lock, so it never conflicts. */
   async update(id: string, change: (current: Versioned<T> | null) => T | null): Promise<Versioned<T> | null> {
     const written = await this.db.write((): { current: Versioned<T> | null; body: string | null } => {
+      this.forgetReads();
       this.purgeExpired();
       const row = this.db.statement(`SELECT version, body FROM ${this.table} WHERE id = ?`).get(id) as
         Row | undefined;
@@ -127,6 +154,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const outcome = await this.db.write((): 'deleted' | 'absent' | 'conflict' => {
+      this.forgetReads();
       this.purgeExpired();
       if (expectedVersion === undefined) {
         return this.db.statement(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes > 0
@@ -146,6 +174,15 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   }
 
   async find(query: FindQuery<T> = {}): Promise<Versioned<T>[]> {
+    const cache = this.readCache();
+    const key = cache === undefined ? '' : JSON.stringify(query);
+    const hit = cache?.finds.get(key);
+    if (hit !== undefined) return hit as Versioned<T>[];
+    const found = this.findRows(query);
+    return cache === undefined ? found : (remember(cache.finds, key, found, 'finds') as Versioned<T>[]);
+  }
+
+  private findRows(query: FindQuery<T>): Versioned<T>[] {
     const { clauses, params } = this.visibleWhere(query.where);
     let sql = `SELECT version, body FROM ${this.table}${whereSql(clauses)}`;
     if (query.orderBy !== undefined) {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { GroupCommit } from './group-commit.ts';
+import { ReadCaches } from './read-cache.ts';
 
 export type SqlValue = string | number | bigint | null;
 
@@ -54,8 +55,16 @@ export class SqliteHandle {
     { lockTimeoutMs: BUSY_TIMEOUT_MS },
   );
 
+  /** Answers of read-mostly collections, valid while nothing writes their tables (read-cache.ts). */
+  readonly reads = new ReadCaches(() => (this.statement('PRAGMA data_version').get() as { data_version: number }).data_version);
+
   private constructor(db: SqliteDatabase) {
     this.db = db;
+  }
+
+  /** True inside a write transaction (a read then may see writes that could still roll back). */
+  get inTransaction(): boolean {
+    return this.database.inTransaction;
   }
 
   /**

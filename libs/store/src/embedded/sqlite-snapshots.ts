@@ -104,7 +104,10 @@ export class SqliteSnapshots implements StoreSnapshots {
     // (group-commit.ts opens and commits each batch within one synchronous call).
     this.db.statement(`ATTACH DATABASE ? AS ${SOURCE}`).run(path);
     try {
-      await this.db.write(() => copyPart(this.db, part, options));
+      await this.db.write(() => {
+        this.db.reads.forgetAll();
+        return copyPart(this.db, part, options);
+      });
     } finally {
       this.db.statement(`DETACH DATABASE ${SOURCE}`).run();
     }

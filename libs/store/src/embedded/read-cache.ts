@@ -1,0 +1,75 @@
+import type { Versioned } from '../store.ts';
+
+/** Past this many documents (or find results) a table's cache starts over: a bound, not an LRU. */
+const MAX_DOCS_PER_TABLE = 10_000;
+const MAX_FINDS_PER_TABLE = 1_000;
+
+/** What one table's cache holds: documents by id, and whole `find` answers by query. */
+export interface TableReadCache {
+  readonly docs: Map<string, Versioned<unknown>>;
+  readonly finds: Map<string, readonly Versioned<unknown>[]>;
+}
+
+/**
+ * The documents of read-mostly collections (`CollectionOptions.readMostly`: API keys, agents,
+ * competencies, skills, triggers, webhooks), kept parsed and frozen between writes so that a
+ * request's reads of them skip SQLite and JSON (docs/performance.md "Read-mostly collections").
+ *
+ * A cached answer is always one the database would give now:
+ * - every write of this connection to a table empties that table's cache, inside the write's
+ *   own batch (`forget`), whatever collection handle made it;
+ * - a commit by any other connection (another process on the same file, a worker thread) bumps
+ *   SQLite's `PRAGMA data_version`, checked before each cached read: then every table's cache
+ *   is emptied (`tableFor`);
+ * - a cache is filled only from a read made outside any transaction (the group commit opens and
+ *   commits its transaction within one synchronous call, so a read never sees a write that could
+ *   still roll back).
+ * Documents handed out are frozen: a caller that changed one would change it for every later
+ * reader, so it throws instead.
+ */
+export class ReadCaches {
+  private readonly tables = new Map<string, TableReadCache>();
+  private seenVersion: number | null = null;
+
+  constructor(private readonly dataVersion: () => number) {}
+
+  /** The table's cache, emptied first when another connection committed since the last look. */
+  tableFor(table: string): TableReadCache {
+    const version = this.dataVersion();
+    if (version !== this.seenVersion) {
+      this.tables.clear();
+      this.seenVersion = version;
+    }
+    let cache = this.tables.get(table);
+    if (cache === undefined) {
+      cache = { docs: new Map(), finds: new Map() };
+      this.tables.set(table, cache);
+    }
+    return cache;
+  }
+
+  /** A write of this connection to `table` (called inside the write, before its statements). */
+  forget(table: string): void {
+    this.tables.delete(table);
+  }
+
+  /** Everything (a restore replaced tables wholesale). */
+  forgetAll(): void {
+    this.tables.clear();
+  }
+}
+
+/** Keeps `value` (frozen, deeply) under `key`, starting the map over when it is full. */
+export function remember<V>(map: Map<string, V>, key: string, value: V, kind: 'docs' | 'finds'): V {
+  if (map.size >= (kind === 'docs' ? MAX_DOCS_PER_TABLE : MAX_FINDS_PER_TABLE)) map.clear();
+  map.set(key, deepFreeze(value));
+  return value;
+}
+
+function deepFreeze<V>(value: V): V {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
