@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../time/time-ordered-id.ts';
 import { PII_CATEGORIES, type TrafficDecision } from '@agent-platform/contracts';
 import {
   createPiiDetector,
@@ -242,9 +242,10 @@ function newDecision(
   decision: RouteDecision,
 ): TrafficDecision {
   const target = decision.target_key === null ? null : parseModelKey(decision.target_key);
+  const at = clock.now();
   return {
-    id: randomUUID(),
-    at: clock.now().toISOString(),
+    id: timeOrderedUuid(at.getTime()),
+    at: at.toISOString(),
     finished_at: null,
     correlation_id: request.correlation_id,
     agent_id: request.agent_id,
