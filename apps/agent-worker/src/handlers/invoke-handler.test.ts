@@ -1,7 +1,7 @@
 import { Subjects, type AgentInvokeProgress, type AgentInvokeProgressAck, type AgentInvokeRequest } from '@agent-platform/contracts';
 import { createEmbeddedBus } from '@agent-platform/bus/embedded';
 import type { Bus } from '@agent-platform/bus';
-import type { AuditRecordInput, InvocationExecution, InvocationOptions, InvocationRequest, InvocationService } from '@agent-platform/domain';
+import { Errors, type AuditRecordInput, type InvocationExecution, type InvocationOptions, type InvocationRequest, type InvocationService } from '@agent-platform/domain';
 import { createLogger, type LogBuffer } from '@agent-platform/observability';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createInvocationSlots } from '../invocation-slots.ts';
@@ -171,5 +171,24 @@ describe('the requesting HTTP request\'s audit entry (audit_entry)', () => {
     const reply = await handler(service(0).invocation)(plain);
     expect(appended).toEqual([]);
     expect(reply.audited).toBeUndefined();
+  });
+});
+
+describe('an invocation that fails', () => {
+  const plain = { ...REQUEST, progress_subject: undefined, progress_ack: undefined };
+  const failing = (error: Error) => ({ execute: async () => Promise.reject(error) }) as unknown as InvocationService;
+
+  it('with an internal error is logged here with its ids: its requester only hears "internal error"', async () => {
+    const invoke = handler(failing(new Error('connection lost')));
+    await expect(invoke(plain)).rejects.toThrow('connection lost');
+    const line = logs.lines().find((l) => l.includes('an invocation failed with an internal error'));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ level: 50, invocation_id: 'inv-1', correlation_id: 'c-1', agent_id: 'a-1', err: { message: 'connection lost' } });
+  });
+
+  it('with a platform error (its category reaches the requester) is not logged as internal', async () => {
+    const invoke = handler(failing(Errors.notFound('agent', 'a-1')));
+    await expect(invoke(plain)).rejects.toThrow();
+    expect(logs.lines().some((l) => l.includes('internal error'))).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import {
   type InvocationOutcome,
 } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
-import { Errors, invocationAbandoned, type AuditTrail, type InvocationOptions, type InvocationService } from '@agent-platform/domain';
+import { Errors, invocationAbandoned, PlatformError, type AuditTrail, type InvocationOptions, type InvocationService } from '@agent-platform/domain';
 import type { Logger } from '@agent-platform/observability';
 import type { InvocationSlots } from '../invocation-slots.ts';
 
@@ -78,6 +78,12 @@ export function invokeHandler(deps: InvokeHandlerDeps) {
         deps.logger.warn(
           { invocation_id: invocationId, agent_id: request.agent_id, reason: gate.whyAbandoned() },
           'invocation abandoned by its requester: stopped, nothing charged, its answer not delivered',
+        );
+      } else if (!(error instanceof PlatformError)) {
+        // The requester only gets "internal error in a bus handler" (bus.ts): the cause is here.
+        deps.logger.error(
+          { err: error, invocation_id: invocationId, correlation_id: request.correlation_id, agent_id: request.agent_id },
+          'an invocation failed with an internal error',
         );
       }
       throw error;
