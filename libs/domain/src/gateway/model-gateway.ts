@@ -1,4 +1,3 @@
-import { timeOrderedUuid } from '../time/time-ordered-id.ts';
 import { PII_CATEGORIES, type TrafficDecision } from '@agent-platform/contracts';
 import {
   createPiiDetector,
@@ -10,6 +9,7 @@ import { Errors } from '../errors/errors.ts';
 import type { ChatMessage } from '../models/model-provider.ts';
 import { parseModelKey, type ModelRegistry, type ResolvedModel } from '../models/model-registry.ts';
 import type { Clock } from '../time/clock.ts';
+import { timeOrderedUuid } from '../time/time-ordered-id.ts';
 import type { GatewayTraffic } from './gateway-traffic.ts';
 import type { PrivacyActor, PrivacyAudit, RoutingMetadata } from './privacy-audit.ts';
 import { decideRoute, type GatewaySettings, type RouteDecision } from './routing-policy.ts';

@@ -65,16 +65,11 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
     return this.cached && !this.db.inTransaction ? this.db.reads.tableFor(this.bareTable) : undefined;
   }
 
-  /** Every write calls this first, inside its batch: the table's cached answers are gone. */
-  private forgetReads(): void {
-    this.db.reads.forget(this.bareTable);
-  }
 
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     await this.db.write(() => {
-      this.forgetReads();
-      this.purgeExpired();
+      this.beforeWrite();
       this.writeOrDuplicate(id, () =>
         this.db
           .statement(`INSERT INTO ${this.table} (id, version, body, expires_at) VALUES (?, 1, ?, ?)`)
@@ -87,8 +82,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   async replace(doc: T, expectedVersion: number): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     const { changes } = await this.db.write(() => {
-      this.forgetReads();
-      this.purgeExpired();
+      this.beforeWrite();
       return this.writeOrDuplicate(id, () =>
         this.db
           .statement(
@@ -104,8 +98,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   async upsert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     const row = (await this.db.write(() => {
-      this.forgetReads();
-      this.purgeExpired();
+      this.beforeWrite();
       return this.writeOrDuplicate(id, () =>
         this.db
           .statement(
@@ -122,8 +115,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   /** One write: the read, `change` and the write all happen under the write lock, so it never conflicts. */
   async update(id: string, change: (current: Versioned<T> | null) => T | null): Promise<Versioned<T> | null> {
     const written = await this.db.write((): { current: Versioned<T> | null; body: string | null } => {
-      this.forgetReads();
-      this.purgeExpired();
+      this.beforeWrite();
       const row = this.db.statement(`SELECT version, body FROM ${this.table} WHERE id = ?`).get(id) as
         Row | undefined;
       const current = row === undefined ? null : toVersioned<T>(row);
@@ -154,8 +146,7 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const outcome = await this.db.write((): 'deleted' | 'absent' | 'conflict' => {
-      this.forgetReads();
-      this.purgeExpired();
+      this.beforeWrite();
       if (expectedVersion === undefined) {
         return this.db.statement(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes > 0
           ? 'deleted'
@@ -216,10 +207,12 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
   }
 
   /**
-   * Runs before every write (an indexed, usually empty delete) so that an expired document no
-   * longer blocks re-inserting its id or unique values, and expired rows do not pile up.
+   * Runs first in every write, inside its batch: the table's cached answers are gone (read-cache.ts),
+   * and expired documents are purged (an indexed, usually empty delete) so that one no longer
+   * blocks re-inserting its id or unique values, and expired rows do not pile up.
    */
-  private purgeExpired(): void {
+  private beforeWrite(): void {
+    this.db.reads.forget(this.bareTable);
     if (this.ttlField === undefined) return;
     this.db.statement(`DELETE FROM ${this.table} WHERE expires_at < ?`).run(this.nowMs());
   }

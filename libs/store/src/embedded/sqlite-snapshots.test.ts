@@ -127,6 +127,20 @@ describe('embedded store snapshots', () => {
     expect(seen.map((r) => r.doc.v)).toEqual(Array(20).fill('backup'));
   });
 
+  it('a read-mostly collection answers what a restore brought back, not what it remembered', async () => {
+    const source = await storeAt('source.db');
+    await source.collection<Item>('agents').insert({ id: 'a1', v: 'from the backup' });
+    await snapshotsOf(source).snapshot(join(dir, 'snap.db'), ALL);
+    const live = await storeAt('live.db');
+    const agents = live.collection<Item>('agents', { readMostly: true });
+    await live.collection<Item>('agents').insert({ id: 'a1', v: 'changed after the backup' });
+    expect((await agents.get('a1'))?.doc.v).toBe('changed after the backup');
+    expect((await agents.find()).map((r) => r.doc.v)).toEqual(['changed after the backup']);
+    await snapshotsOf(live).restore(join(dir, 'snap.db'), ALL);
+    expect((await agents.get('a1'))?.doc.v).toBe('from the backup');
+    expect((await agents.find()).map((r) => r.doc.v)).toEqual(['from the backup']);
+  });
+
   it('refuses a damaged file, a foreign database and a newer layout, changing nothing', async () => {
     const live = await storeAt('live.db');
     await live.collection<Item>('items').insert({ id: 'keep', v: 'live' });
