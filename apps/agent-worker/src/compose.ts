@@ -16,6 +16,7 @@ import {
   createVault,
   createWebhookSecrets,
   createEventPublisher,
+  storedEventInterest,
   createTriggerFireSweeper,
   createTriggerMatcher,
   createTriggerStore,
@@ -231,7 +232,7 @@ export async function composeAgentWorker(
     config.onChange(async ({ config: next }) => {
       licence = await loadLicence(next, logger);
     });
-    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data), interest: storedEventInterest(store, clock) });
     const sources: InvocationSources = {
       config,
       clock,

@@ -23,6 +23,7 @@ import {
   createMemoryStore,
   createScheduleService,
   createEventPublisher,
+  storedEventInterest,
   createGatewayTraffic,
   createGatewayViews,
   createPrivacyAudit,
@@ -135,7 +136,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
   try {
     const vaultKey = await loadVaultKey({ dataDir, env: options.env, envName: boot.vault.key_env });
     const instruments = platformInstruments(metrics);
-    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) });
+    const events = createEventPublisher({ bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data), interest: storedEventInterest(store, clock) });
     const licence = await openLicence({ config, store, clock, log: logger, events });
     instrumentLicence(licence.gate, metrics);
     // The keys are the deployment's to hand to every api node; the store records what the first

@@ -1,5 +1,5 @@
 import { createConfigHolder, type LoadedConfig } from '@agent-platform/config';
-import { createAgentStore, createEventPublisher, createScheduleService } from '@agent-platform/domain';
+import { createAgentStore, createEventPublisher, storedEventInterest, createScheduleService } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { createMetrics, platformInstruments } from '@agent-platform/observability';
@@ -48,7 +48,7 @@ export async function composeScheduler(loaded: LoadedConfig, context: ComposeCon
     requestTimeoutMs: fireTimeoutMs(current),
     retry: fireRetry(current),
     metrics: scheduleMetrics(metrics),
-    events: createEventPublisher({ bus: engines.bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data) }),
+    events: createEventPublisher({ bus: engines.bus, clock, warn: (context, message) => logger.warn(context, message), onEmit: (kind, data) => instruments.event(kind, data), interest: storedEventInterest(engines.store, clock) }),
   });
   return { logger, services: [scheduler], close: () => engines.close(), reload: async () => void (await config.reload()), metrics };
 }

@@ -124,6 +124,7 @@ export * from './webhooks/webhook-attempt.ts';
 export * from './webhooks/webhook-service.ts';
 export * from './webhooks/webhook-deliveries.ts';
 export * from './events/event-publisher.ts';
+export * from './events/event-interest.ts';
 export * from './events/trigger-pattern.ts';
 export * from './events/trigger-store.ts';
 export * from './events/trigger-service.ts';

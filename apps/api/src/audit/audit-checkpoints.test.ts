@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Streams, type PlatformConfig, type PlatformEvent } from '@agent-platform/contracts';
+import { watchAllEvents } from '@agent-platform/domain/testing';
 import { waitUntil } from '@agent-platform/testkit';
 import { S3RVER_KEY, startS3rver, type RunningS3rver } from '@agent-platform/registry-core/testing/s3rver';
 import { startTestApi, type DeepPartial, type TestApi } from '../testing/index.ts';
@@ -102,6 +103,7 @@ describe('audit checkpoints in a directory', () => {
     db.prepare('DELETE FROM l_audit WHERE seq > ?').run(4);
     db.close();
     const events: PlatformEvent[] = [];
+    await watchAllEvents(t.deps.store);
     await t.deps.bus.consume<PlatformEvent>(Streams.platformEvents, { durable: 'ckpt-test', maxDeliver: 1, backoffMs: [0] }, async (e) => void events.push(e.data));
     const verify = await t.request('GET', '/security/verify', { token: admin });
     expect(verify.body).toMatchObject({ valid: false, checkpoint_status: 'failed', entry_count: 4 });

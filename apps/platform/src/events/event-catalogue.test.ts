@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventData, Streams, type EventKind, type PlatformEvent } from '@agent-platform/contracts';
-import { writePackage } from '@agent-platform/domain/testing';
+import { watchAllEvents, writePackage } from '@agent-platform/domain/testing';
 import { waitUntil } from '@agent-platform/testkit';
 import { Compile } from 'typebox/compile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,8 @@ beforeAll(async () => {
     config: { audit: { enabled: true } },
   });
   root = await mkdtemp(join(tmpdir(), 'ap-event-packages-'));
+  // Only events something takes are published (docs/events.md): a trigger on every key takes all.
+  await watchAllEvents(api.deps.store);
   await api.deps.bus.consume<PlatformEvent>(Streams.platformEvents, { durable: 'test-catalogue', maxDeliver: 1, backoffMs: [0] }, async (e) => void seen.push(e.data));
 });
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Streams, type EventData, type EventKind, type PlatformEvent } from '@agent-platform/contracts';
 import type { Bus } from '@agent-platform/bus';
 import type { Clock } from '../time/clock.ts';
+import type { EventInterest } from './event-interest.ts';
 
 /** What an emitter gives besides the kind: the agent the event is about, its data, and maybe its id. */
 export interface EventInput<K extends EventKind> {
@@ -33,6 +34,11 @@ export interface EventPublisherDeps {
   newId?: () => string;
   /** Told of each event this process emits, published or not (the metrics count them: `platform_events_total`). */
   onEmit?: (kind: EventKind, data: unknown) => void;
+  /**
+   * Whether anything could take the event (event-interest.ts); an event nothing could take is
+   * counted but not published. A failed check publishes. Default: every event is published.
+   */
+  interest?: EventInterest;
 }
 
 /** The EventPublisher over the bus. */
@@ -50,12 +56,22 @@ export function createEventPublisher(deps: EventPublisherDeps): EventPublisher {
         data: input.data,
       };
       try {
+        if (deps.interest !== undefined && !(await interested(deps.interest, event))) return;
         await deps.bus.publish<PlatformEvent>(Streams.platformEvents, { id: event.id, correlation_id: event.id, attempt: 1, occurred_at: now, data: event });
       } catch (err) {
         deps.warn({ err, event_id: event.id, event_kind: kind }, 'could not publish a platform event; it is lost, the operation stands');
       }
     },
   };
+}
+
+/** A check that fails (the store unreachable) says yes: the consumers then decide, as before. */
+async function interested(interest: EventInterest, event: PlatformEvent): Promise<boolean> {
+  try {
+    return await interest(event);
+  } catch {
+    return true;
+  }
 }
 
 /** Emits nothing: for services composed without events (unit tests of other areas). */

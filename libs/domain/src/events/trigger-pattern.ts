@@ -75,12 +75,27 @@ export function checkTriggerPattern(pattern: TriggerPattern): void {
 
 /** Whether the event matches the pattern (any key). Unknown keys (an older or newer node) never match. */
 export function matchesPattern(pattern: TriggerPattern, event: PlatformEvent): boolean {
+  return matchWith(pattern, event, false);
+}
+
+/**
+ * Whether a node of any version might match the event with this pattern: as `matchesPattern`, but
+ * a key or filter this node does not know counts as a match (a newer worker may know it). What
+ * decides whether an event is published at all (event-interest.ts) must never say no to a match.
+ */
+export function mayMatchPattern(pattern: TriggerPattern, event: PlatformEvent): boolean {
+  return matchWith(pattern, event, true);
+}
+
+function matchWith(pattern: TriggerPattern, event: PlatformEvent, unknownMatches: boolean): boolean {
   return Object.entries(pattern).some(([key, filters]) => {
     const spec = TRIGGER_PATTERN_KEYS[key];
-    if (spec === undefined || !spec.kinds.includes(event.kind)) return false;
+    if (spec === undefined) return unknownMatches;
+    if (!spec.kinds.includes(event.kind)) return false;
     return Object.entries(filters).every(([filter, expected]) => {
       const field = spec.filters[filter];
-      if (field === undefined || typeof expected !== 'string') return false;
+      if (field === undefined) return unknownMatches;
+      if (typeof expected !== 'string') return false;
       const actual = field === 'agent_id' ? event.agent_id : event.data[field];
       if (typeof actual !== 'string') return false;
       return filter === 'name_pattern' ? wildcardMatch(expected, actual) : actual === expected;

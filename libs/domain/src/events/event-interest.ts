@@ -1,0 +1,30 @@
+import type { PlatformEvent } from '@agent-platform/contracts';
+import type { Store } from '@agent-platform/store';
+import type { Clock } from '../time/clock.ts';
+import { webhookCollection } from '../webhooks/webhook-record.ts';
+import { createTriggerStore } from './trigger-store.ts';
+import { mayMatchPattern } from './trigger-pattern.ts';
+
+/**
+ * Whether anything could take the event: a trigger whose pattern may match it, or a webhook of
+ * its agent (docs/events.md "Where events are published"). The two consumers of `platform.events`
+ * (trigger matching, webhook fan-out) do nothing with any other event, so it is not published:
+ * on a fleet that spares a JetStream publish, two deliveries, two acknowledgements and two reads
+ * per event, on every send of an agent without webhooks.
+ *
+ * It may say yes to an event nothing takes (a trigger at its cap, a key a newer node knows), never
+ * no to one something takes. Triggers and webhooks are read-mostly collections: on the embedded
+ * store both reads are answered from memory, and they are exact there (docs/performance.md
+ * "Read-mostly collections"); elsewhere they are two reads that the consumers no longer make.
+ */
+export type EventInterest = (event: PlatformEvent) => Promise<boolean>;
+
+/** The interest of the triggers and webhooks in `store`. */
+export function storedEventInterest(store: Store, clock: Clock): EventInterest {
+  const triggers = createTriggerStore(store, clock);
+  const webhooks = webhookCollection(store);
+  return async (event) => {
+    if (event.agent_id !== null && (await webhooks.find({ where: { agent_id: event.agent_id }, limit: 1 })).length > 0) return true;
+    return (await triggers.list()).some((trigger) => mayMatchPattern(trigger.pattern, event));
+  };
+}
