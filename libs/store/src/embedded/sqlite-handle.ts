@@ -10,6 +10,8 @@ export type Durability = 'full' | 'normal';
 /** The slice of better-sqlite3 this adapter uses (the package ships no TypeScript types). */
 export interface SqliteStatement {
   run(...params: SqlValue[]): { changes: number };
+  /** Makes `get`/`all` answer the first column's value instead of a row object (this statement only). */
+  pluck(): SqliteStatement;
   get(...params: SqlValue[] | [Record<string, SqlValue>]): unknown;
   all(...params: SqlValue[]): unknown[];
 }
@@ -56,7 +58,9 @@ export class SqliteHandle {
   );
 
   /** Answers of read-mostly collections, valid while nothing writes their tables (read-cache.ts). */
-  readonly reads = new ReadCaches(() => (this.statement('PRAGMA data_version').get() as { data_version: number }).data_version);
+  readonly reads = new ReadCaches(() => this.dataVersion());
+  /** `PRAGMA data_version`, answering the bare number: its own statement, not the shared cache's. */
+  private dataVersionStatement: SqliteStatement | null = null;
 
   private constructor(db: SqliteDatabase) {
     this.db = db;
@@ -107,6 +111,11 @@ export class SqliteHandle {
 
   exec(sql: string): void {
     this.database.exec(sql);
+  }
+
+  private dataVersion(): number {
+    this.dataVersionStatement ??= this.database.prepare('PRAGMA data_version').pluck();
+    return this.dataVersionStatement.get() as number;
   }
 
   statement(sql: string): SqliteStatement {
@@ -161,6 +170,7 @@ export class SqliteHandle {
     const db = this.db;
     this.db = null;
     this.statements.clear();
+    this.dataVersionStatement = null;
     db?.close();
   }
 }
