@@ -1,5 +1,5 @@
 import { createConfigHolder, type LoadedConfig } from '@agent-platform/config';
-import { createAgentStore, createEventPublisher, storedEventInterest, createScheduleService } from '@agent-platform/domain';
+import { createAgentStore, createEventPublisher, createScheduleService, storedEventInterest } from '@agent-platform/domain';
 import { openProcess, type ComposeContext, type ComposeOptions, type ComposedProcess } from '@agent-platform/engines';
 import type { PlatformConfig } from '@agent-platform/contracts';
 import { createMetrics, platformInstruments } from '@agent-platform/observability';

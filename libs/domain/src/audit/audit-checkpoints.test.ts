@@ -75,6 +75,29 @@ describe('scheduled checkpoints across processes', () => {
     expect(await instances[0]!.check()).toMatchObject({ status: 'verified' });
   });
 
+  it('dates a scheduled checkpoint at its claim: a slow check before it cannot push it into the next period', async () => {
+    const clock = fixedClock('2026-11-25T12:00:50.000Z');
+    const base = memorySink();
+    let slow = true;
+    // The check before the first write takes 20 s (a loaded node, a long chain to match).
+    const sink: CheckpointSink = {
+      ...base,
+      latest: async () => {
+        if (slow) {
+          slow = false;
+          clock.advance(20_000);
+        }
+        return base.latest();
+      },
+    };
+    for (let i = 0; i < 2; i++) stores.push(await openEmbeddedStore({ path: join(dir, 'platform.db'), clock: () => clock.now() }));
+    const [a, b] = stores.map((store) => createAuditCheckpoints({ store, clock, sink, signer, intervalSecs: () => 60 }));
+    const first = await a!.writeIfDue();
+    const second = await b!.writeIfDue();
+    expect([first?.checkpoint.at, second?.checkpoint.at]).toEqual(['2026-11-25T12:00:50.000Z', '2026-11-25T12:01:10.000Z']);
+    expect(base.names).toEqual(['checkpoints/2026-11-25T12-00-50.000Z-0.json', 'checkpoints/2026-11-25T12-01-10.000Z-0.json']);
+  });
+
   it('writes nothing without a sink and says so', async () => {
     const store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
     stores.push(store);

@@ -58,6 +58,8 @@ export interface AuditCheckpoints {
    * on the store (claimed through a store counter); null when another process (or an earlier
    * tick) had the period, or no sink is configured. Never supersedes: a chain that no longer
    * reaches the latest checkpoint makes it fail (Conflict) every period until an operator acts.
+   * Its `at` is the instant the period was claimed, so it lies in the period it was written for
+   * however long the check before it takes (a fleet's checkpoints are one per period by `at` too).
    */
   writeIfDue(): Promise<CheckpointRecord | null>;
   /** Written checkpoints, newest first, as recorded in the store (the sink holds the originals). */
@@ -86,7 +88,7 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
   const written = deps.store.log<StoredRecord>('audit_checkpoints');
   const sink = deps.sink;
 
-  async function write(options: { supersede?: string } = {}): Promise<CheckpointRecord> {
+  async function write(options: { supersede?: string; at?: Date } = {}): Promise<CheckpointRecord> {
     if (sink === null) throw Errors.conflict('audit checkpoints are off: [audit.checkpoints] sink is empty');
     const before = await check();
     const supersedes = before.status === 'failed' ? superseded(before, options.supersede) : undefined;
@@ -97,7 +99,7 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
       entry_count: tip?.seq ?? 0,
       tip_hash: tip === null ? null : String(tip.hash),
       tip_seq: tip?.seq ?? 0,
-      at: deps.clock.now().toISOString(),
+      at: (options.at ?? deps.clock.now()).toISOString(),
       key_id: deps.signer.keyId,
       ...(supersedes === undefined ? {} : { supersedes }),
     };
@@ -135,7 +137,7 @@ export function createAuditCheckpoints(deps: AuditCheckpointsDeps): AuditCheckpo
     const period = Math.floor(now / intervalMs);
     const expiresAt = new Date((period + 2) * intervalMs).toISOString();
     const { applied } = await deps.store.counters.add(`audit-checkpoint:period:${intervalMs}:${period}`, 1, { limit: 1, expiresAt });
-    return applied ? write() : null;
+    return applied ? write({ at: new Date(now) }) : null;
   }
 
   async function list(limit: number): Promise<CheckpointRecord[]> {

@@ -23,8 +23,12 @@ export type EventInterest = (event: PlatformEvent) => Promise<boolean>;
 export function storedEventInterest(store: Store, clock: Clock): EventInterest {
   const triggers = createTriggerStore(store, clock);
   const webhooks = webhookCollection(store);
+  // Both reads at once: on PostgreSQL each is a round trip, and a workflow step awaits its event.
   return async (event) => {
-    if (event.agent_id !== null && (await webhooks.find({ where: { agent_id: event.agent_id }, limit: 1 })).length > 0) return true;
-    return (await triggers.list()).some((trigger) => mayMatchPattern(trigger.pattern, event));
+    const [hooked, all] = await Promise.all([
+      event.agent_id === null ? false : webhooks.find({ where: { agent_id: event.agent_id }, limit: 1 }).then((found) => found.length > 0),
+      triggers.list(),
+    ]);
+    return hooked || all.some((trigger) => mayMatchPattern(trigger.pattern, event));
   };
 }
