@@ -65,7 +65,6 @@ export class SqliteCollection<T extends Doc> implements Collection<T> {
     return this.cached && !this.db.inTransaction ? this.db.reads.tableFor(this.bareTable) : undefined;
   }
 
-
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, body, expiresAt } = this.serialize(doc);
     await this.db.write(() => {
