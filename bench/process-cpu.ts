@@ -39,3 +39,24 @@ export function cpuDetails(
   details.cpu_cores_used = Math.round((total / 1000 / secs) * 100) / 100;
   return details;
 }
+
+/**
+ * CPU µs per request of each process over a measured window, and their sum: the number a change
+ * to a hot path compares before and after (unlike a ratio of throughputs it does not move with the
+ * load generator's share of the machine). Null where nothing was requested or a process was gone.
+ */
+export function cpuPerRequest(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  requests: number,
+): { total: number | null; byRole: Map<string, number | null> } {
+  const byRole = new Map<string, number | null>();
+  let total: number | null = 0;
+  for (const [role, ms] of after) {
+    const start = before.get(role) ?? 0;
+    const us = requests > 0 && ms > 0 && start > 0 ? ((ms - start) * 1000) / requests : null;
+    byRole.set(role, us);
+    total = us === null || total === null ? null : total + us;
+  }
+  return { total: requests > 0 ? total : null, byRole };
+}

@@ -76,7 +76,7 @@ describe('bench report', () => {
     const markdown = renderMarkdown(
       createReport(new Date(0), settings, 'hello-world', [outcome('hello-world', result(40_000, 0.2)), outcome('send', result(600, 15), { goal })], 0.5),
     );
-    expect(markdown).toContain('| send | 600 | 15.00 | 30.00 | 0 / 0 / 0 | 100 | 0.015x | yes |');
+    expect(markdown).toContain('| send | 600 | 15.00 | 30.00 | 0 / 0 / 0 | 100 | – | 0.015x | yes |');
     expect(markdown).toContain('| send >= 0.1x | 0.015x | missed |');
   });
 
@@ -101,15 +101,19 @@ describe('bench report', () => {
         outcome('hello-world', result(10_000, 0.1)),
         outcome('fleet', result(2_000, 4), {
           memory: [
-            { role: 'api-1', rssBytes: 200 * 2 ** 20 },
-            { role: 'agent-worker-1', rssBytes: 170 * 2 ** 20 },
+            { role: 'api-1', rssBytes: 200 * 2 ** 20, cpuUsPerRequest: 912.4 },
+            { role: 'agent-worker-1', rssBytes: 170 * 2 ** 20, cpuUsPerRequest: null },
           ],
+          cpuUsPerRequest: null,
         }),
+        outcome('send', result(1_000, 5), { cpuUsPerRequest: 612.6 }),
         outcome('broken', null, { error: 'POST /x answered 500 | boom\nstack' }),
       ], 0.5),
     );
-    expect(markdown).toContain('| fleet | 2000 | 4.00 | 8.00 | 0 / 0 / 0 | 100 | 0.20x | yes |');
-    expect(markdown).toContain('| fleet | agent-worker-1 | 170 |');
+    expect(markdown).toContain('| fleet | 2000 | 4.00 | 8.00 | 0 / 0 / 0 | 100 | – | 0.20x | yes |');
+    expect(markdown).toContain('| send | 1000 | 5.00 | 10.00 | 0 / 0 / 0 | 100 | 613 | 0.10x | yes |');
+    expect(markdown).toContain('| fleet | api-1 | 200 | 912 |');
+    expect(markdown).toContain('| fleet | agent-worker-1 | 170 | – |');
     expect(markdown).toContain('failed: POST /x answered 500 \\| boom |');
     expect(markdown).not.toContain('| hello-world | hello-world |');
   });
@@ -135,7 +139,7 @@ describe('bench report', () => {
       ['missed', 'invalid', null, null],
     ]);
     const markdown = renderMarkdown(report);
-    expect(markdown).toContain('| schedules | 100 | 900.00 | 1800.00 | 0 / 0 / 0 | 100 | – | yes |');
+    expect(markdown).toContain('| schedules | 100 | 900.00 | 1800.00 | 0 / 0 / 0 | 100 | – | – | yes |');
     expect(markdown).toContain('| schedules | expected 2000, missed 3, duplicates 0 |');
     expect(markdown).toContain('| missed | 3 | missed |');
     expect(markdown).toContain('| p99 | 1800.00 ms | missed |');

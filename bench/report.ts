@@ -12,8 +12,13 @@ export interface TargetOutcome {
   valid: boolean;
   /** RSS of the target's processes, summed, read right after the measured run. */
   rssBytes: number | null;
-  /** Each process's RSS (null: it was gone), for memory per worker. */
-  memory: Array<{ role: string; rssBytes: number | null }>;
+  /** Each process's RSS (null: it was gone), for memory per worker, and its CPU µs per request. */
+  memory: Array<{ role: string; rssBytes: number | null; cpuUsPerRequest?: number | null }>;
+  /**
+   * User + system CPU time of the target's processes over the measured run (/proc), divided by
+   * its requests, in µs; null when it could not be read (a process gone, not Linux).
+   */
+  cpuUsPerRequest?: number | null;
   error?: string;
 }
 
@@ -117,6 +122,9 @@ const fixed = (n: number, digits: number) => n.toFixed(digits);
 /** A ratio to the baseline: three decimals below 0.1x, where two would round 0.015x to 0.01x. */
 const times = (ratio: number) => `${fixed(ratio, ratio < 0.1 ? 3 : 2)}x`;
 const mb = (bytes: number | null) => (bytes === null ? 'n/a' : fixed(bytes / 2 ** 20, 0));
+/** CPU µs per request as a cell: whole microseconds, `–` when not measured. */
+const us = (value: number | null | undefined) => (value == null ? '–' : fixed(value, 0));
+
 /** An error as one table cell: its first line (process output follows it), pipes escaped. */
 const cell = (text: string) => (text.split('\n')[0] ?? '').replaceAll('|', '\\|');
 
@@ -130,14 +138,14 @@ export function renderMarkdown(report: BenchReport): string {
       `${settings.warmupSecs} s warm-up + ${settings.durationSecs} s per target${settings.profiled ? ', CPU-PROFILED (slower)' : ''}; ` +
       `load average ${fixed(machine.loadAverage1m.start, 1)} -> ${fixed(machine.loadAverage1m.end, 1)}.`,
     '',
-    `| Target | req/s | p50 ms | p99 ms | errors / timeouts / non-2xx | RSS MB | vs ${report.baseline} | Valid |`,
-    '|---|---:|---:|---:|---|---:|---:|---|',
+    `| Target | req/s | p50 ms | p99 ms | errors / timeouts / non-2xx | RSS MB | CPU µs/req | vs ${report.baseline} | Valid |`,
+    '|---|---:|---:|---:|---|---:|---:|---:|---|',
   ];
   for (const t of report.targets) {
     const r = t.result;
     if (r === null) {
       lines.push(
-        `| ${t.name} | – | – | – | failed: ${cell(t.error ?? 'unknown')} | ${mb(t.rssBytes)} | – | no |`,
+        `| ${t.name} | – | – | – | failed: ${cell(t.error ?? 'unknown')} | ${mb(t.rssBytes)} | – | – | no |`,
       );
       continue;
     }
@@ -147,13 +155,15 @@ export function renderMarkdown(report: BenchReport): string {
         : '–';
     lines.push(
       `| ${t.name} | ${fixed(r.throughputRps, 0)} | ${fixed(r.latencyP50Ms, 2)} | ${fixed(r.latencyP99Ms, 2)} | ` +
-        `${r.errors} / ${r.timeouts} / ${r.non2xx} | ${mb(t.rssBytes)} | ${ratio} | ${t.valid ? 'yes' : 'NO'} |`,
+        `${r.errors} / ${r.timeouts} / ${r.non2xx} | ${mb(t.rssBytes)} | ${us(t.cpuUsPerRequest)} | ${ratio} | ${t.valid ? 'yes' : 'NO'} |`,
     );
   }
   const multi = report.targets.filter((t) => t.memory.length > 1);
   if (multi.length > 0) {
-    lines.push('', '| Target | Process | RSS MB |', '|---|---|---:|');
-    for (const t of multi) for (const m of t.memory) lines.push(`| ${t.name} | ${m.role} | ${mb(m.rssBytes)} |`);
+    lines.push('', '| Target | Process | RSS MB | CPU µs/req |', '|---|---|---:|---:|');
+    for (const t of multi) {
+      for (const m of t.memory) lines.push(`| ${t.name} | ${m.role} | ${mb(m.rssBytes)} | ${us(m.cpuUsPerRequest)} |`);
+    }
   }
   const detailed = report.targets.filter((t) => t.result?.details !== undefined);
   if (detailed.length > 0) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkOnce, isValid, runLoad } from './load.ts';
 import { readRssBytes, ROOT } from './node-process.ts';
+import { cpuMs, cpuPerRequest } from './process-cpu.ts';
 import { createReport, renderMarkdown, type TargetOutcome } from './report.ts';
 import type { BenchTarget, LoadResult, LoadSettings, StartedTarget } from './target.ts';
 import { helloWorld } from './targets/hello-world.ts';
@@ -72,14 +73,21 @@ function selectTargets(list: string | undefined): BenchTarget[] {
   return TARGETS.filter((t) => names.includes(t.name));
 }
 
-async function measure(target: BenchTarget, started: StartedTarget): Promise<LoadResult> {
+/** The measured run, and the CPU its processes spent on it (the warm-up left out). */
+async function measure(
+  target: BenchTarget,
+  started: StartedTarget,
+): Promise<{ result: LoadResult; cpu: ReturnType<typeof cpuPerRequest> }> {
   const run = (s: LoadSettings) =>
     started.measure ? started.measure(s) : runLoad(started.urls, started.request, s);
   // Even a target that measures itself exposes the HTTP request it stands beside: one 2xx first.
   await checkOnce(started.urls, started.request);
   if (warmupSecs > 0) await run({ ...settings, durationSecs: warmupSecs });
   const own = flags.duration === undefined ? target.defaultDurationSecs : undefined;
-  return run(own === undefined ? settings : { ...settings, durationSecs: own });
+  const before = await cpuMs(started.processes);
+  const result = await run(own === undefined ? settings : { ...settings, durationSecs: own });
+  const after = await cpuMs(started.processes);
+  return { result, cpu: cpuPerRequest(before, after, result.requests) };
 }
 
 async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
@@ -95,14 +103,18 @@ async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
   let started: StartedTarget | undefined;
   try {
     started = await target.start({ nodeFlags });
-    const result = await measure(target, started);
+    const { result, cpu } = await measure(target, started);
     const memory = await Promise.all(
-      started.processes.map(async (p) => ({ role: p.role, rssBytes: await readRssBytes(p.pid) })),
+      started.processes.map(async (p) => ({
+        role: p.role,
+        rssBytes: await readRssBytes(p.pid),
+        cpuUsPerRequest: cpu.byRole.get(p.role) ?? null,
+      })),
     );
     const rssBytes = memory.some((m) => m.rssBytes === null)
       ? null
       : memory.reduce((sum, m) => sum + (m.rssBytes ?? 0), 0);
-    return { ...base, result, valid: isValid(result), rssBytes, memory };
+    return { ...base, result, valid: isValid(result), rssBytes, memory, cpuUsPerRequest: cpu.total };
   } catch (error) {
     return {
       ...base,
