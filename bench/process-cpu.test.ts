@@ -17,6 +17,7 @@ describe('CPU per request', () => {
     expect(gone.byRole.get('b')).toBeNull();
     expect(gone.total).toBeNull();
     expect(cpuPerRequest(new Map([['a', 500]]), new Map([['a', 800]]), 0).total).toBeNull();
+    expect(cpuPerRequest(new Map(), new Map(), 100).total).toBeNull();
   });
 
   it('reads a live process\'s CPU time from /proc, growing as it works', async () => {

@@ -51,12 +51,11 @@ export function cpuPerRequest(
   requests: number,
 ): { total: number | null; byRole: Map<string, number | null> } {
   const byRole = new Map<string, number | null>();
-  let total: number | null = 0;
   for (const [role, ms] of after) {
     const start = before.get(role) ?? 0;
-    const us = requests > 0 && ms > 0 && start > 0 ? ((ms - start) * 1000) / requests : null;
-    byRole.set(role, us);
-    total = us === null || total === null ? null : total + us;
+    byRole.set(role, requests > 0 && ms > 0 && start > 0 ? ((ms - start) * 1000) / requests : null);
   }
-  return { total: requests > 0 ? total : null, byRole };
+  const each = [...byRole.values()];
+  const total = each.length === 0 || each.includes(null) ? null : each.reduce<number>((sum, us) => sum + us!, 0);
+  return { total, byRole };
 }
