@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, chownSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,13 +97,20 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
     running = undefined;
     if (!current) return;
     const pid = current.child.pid!;
-    // The server runs in its own process group: a kill reaches every backend too, as a crash would.
-    signalGroup(pid, signal, signal === 'SIGKILL');
+    // PostgreSQL puts each backend in a session of its own (setsid), so a signal to the
+    // postmaster's group reaches the postmaster alone. A SIGKILL goes to every process of the
+    // server, as a crash of its host would; a stop lets the postmaster end its backends.
+    const family = [pid, ...descendantsOf(pid)];
+    if (signal === 'SIGKILL') for (const member of family) signalGroup(member, 'SIGKILL', false);
+    else signalGroup(pid, signal, true);
     const clean = await Promise.race([current.exited.then(() => true), delay(STOP_GRACE_MS).then(() => false)]);
     if (!clean) {
-      signalGroup(pid, 'SIGKILL', true);
+      for (const member of family) signalGroup(member, 'SIGKILL', false);
       await current.exited;
     }
+    // The postmaster can be gone while its backends are still exiting and still attached to its
+    // shared memory: a start then fails with "pre-existing shared memory block is still in use".
+    await untilGone(family);
   };
   const urlOf = (database: string) => `postgres://postgres@${host}:${port}/${encodeURIComponent(database)}`;
   return {
@@ -158,6 +165,55 @@ function run(binary: string, args: string[], user: SystemUser | undefined): void
   if (result.status !== 0) {
     throw new Error(`${path.basename(binary)} ${args.join(' ')} failed (${result.status ?? result.signal ?? result.error?.message}):\n${result.stdout}${result.stderr}`);
   }
+}
+
+/** Resolves once none of `pids` is a live process (zombies aside: they hold no memory), or after the grace. */
+async function untilGone(pids: number[]): Promise<void> {
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (pids.some(isLive) && Date.now() < deadline) await delay(20);
+}
+
+/** pid, state and parent of every process, from /proc. */
+function processTable(): { pid: number; state: string; ppid: number }[] {
+  const table: { pid: number; state: string; ppid: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = statOf(Number(entry));
+    if (stat) table.push({ pid: Number(entry), ...stat });
+  }
+  return table;
+}
+
+function statOf(pid: number): { state: string; ppid: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // gone
+  }
+  // pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
+  const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: state!, ppid: Number(ppid) };
+}
+
+function isLive(pid: number): boolean {
+  const state = statOf(pid)?.state;
+  return state !== undefined && state !== 'Z' && state !== 'X';
+}
+
+function descendantsOf(root: number): number[] {
+  const table = processTable();
+  const found: number[] = [];
+  const walk = (parent: number): void => {
+    for (const proc of table) {
+      if (proc.ppid === parent) {
+        found.push(proc.pid);
+        walk(proc.pid);
+      }
+    }
+  };
+  walk(root);
+  return found;
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals, group: boolean): void {

@@ -4,7 +4,7 @@ import { inSpan, injectTraceContext, tracingEnabled, withCorrelation, withTraceC
 import { startTelemetry, type Telemetry } from './start-telemetry.ts';
 
 // The SDK as a process starts it when `[telemetry] otlp_endpoint` is set, exporting OTLP/HTTP
-// JSON to a collector in this test (registering it is global: this file runs in its own process).
+// JSON to a collector in this test (registering it is global; shutdown releases it for the next file).
 describe('startTelemetry', () => {
   let collector: OtlpCollector;
   let telemetry: Telemetry;
@@ -112,4 +112,29 @@ describe('startTelemetry', () => {
       expect(collector.spans.slice(before).some((s) => s.name === 'lost')).toBe(false);
     },
   );
+});
+
+describe('startTelemetry after a shutdown in the same process', () => {
+  it('registers again and exports to the new collector; the stopped one gets nothing more', async () => {
+    const first = await startOtlpCollector();
+    const second = await startOtlpCollector();
+    const options = { serviceName: 'unit', samplingRatio: 1, headers: {}, exportIntervalMs: 50, onExportError: () => undefined };
+    try {
+      const one = startTelemetry({ ...options, endpoint: first.url });
+      await inSpan('before-restart', {}, async () => undefined);
+      await one.shutdown();
+      expect(tracingEnabled()).toBe(false);
+      expect(first.spans.map((s) => s.name)).toEqual(['before-restart']);
+
+      const two = startTelemetry({ ...options, endpoint: second.url, serviceName: 'unit-2' });
+      await inSpan('after-restart', {}, async () => undefined);
+      await waitUntil(() => second.spans.length >= 1, { message: 'the span of the second registration' });
+      await two.shutdown();
+      expect(second.spans).toMatchObject([{ name: 'after-restart', service: 'unit-2' }]);
+      expect(first.spans.map((s) => s.name)).toEqual(['before-restart']);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { diag, DiagLogLevel, type Context } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, trace, type Context } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -92,6 +92,13 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
           new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref()),
         ]);
         setTracingEnabled(false);
+        // The SDK's registrations are global to the process: released, so a later
+        // startTelemetry in the same process (a platform stopped and started again in one
+        // process, a test file run after another) registers its own instead of being refused.
+        trace.disable();
+        context.disable();
+        propagation.disable();
+        diag.disable();
       })()),
   };
 }
