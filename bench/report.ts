@@ -135,7 +135,7 @@ export function renderMarkdown(report: BenchReport): string {
   const lines = [
     `Run ${report.date}: Node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}; ` +
       `${settings.connections} connections, pipelining ${settings.pipelining}, ` +
-      `${settings.warmupSecs} s warm-up + ${settings.durationSecs} s per target${settings.profiled ? ', CPU-PROFILED (slower)' : ''}; ` +
+      `${settings.warmupSecs} s warm-up + ${settings.durationSecs} s per target unless its description says otherwise${settings.profiled ? ', CPU-PROFILED (slower)' : ''}; ` +
       `load average ${fixed(machine.loadAverage1m.start, 1)} -> ${fixed(machine.loadAverage1m.end, 1)}.`,
     '',
     `| Target | req/s | p50 ms | p99 ms | errors / timeouts / non-2xx | RSS MB | CPU µs/req | vs ${report.baseline} | Valid |`,

@@ -15,7 +15,7 @@ import { TARGETS } from './targets/index.ts';
 const USAGE = `Usage: npm run bench -- [options]
   --connections <n>   concurrent connections (default 10)
   --duration <secs>   measured seconds per target (default 10; the schedule targets 120)
-  --warmup <secs>     unmeasured seconds before each run (default 3)
+  --warmup <secs>     unmeasured seconds before each run (default 3; the one-caller latency targets 30)
   --pipelining <n>    requests in flight per connection (default 1)
   --targets <a,b>     only these targets (default all: ${TARGETS.map((t) => t.name).join(', ')})
   --profile           run the servers with --cpu-prof; profiles go to bench/results/<stamp>-profiles/
@@ -26,7 +26,8 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '10' },
     // No default here: a target may have its own (BenchTarget.defaultDurationSecs) unless this is given.
     duration: { type: 'string' },
-    warmup: { type: 'string', default: '3' },
+    // No default here either: a target may have its own (BenchTarget.defaultWarmupSecs).
+    warmup: { type: 'string' },
     pipelining: { type: 'string', default: '1' },
     targets: { type: 'string' },
     profile: { type: 'boolean', default: false },
@@ -52,7 +53,8 @@ const settings: LoadSettings = {
   durationSecs: positiveInt('duration', flags.duration ?? '10', 1),
   pipelining: positiveInt('pipelining', flags.pipelining, 1),
 };
-const warmupSecs = positiveInt('warmup', flags.warmup, 0);
+const DEFAULT_WARMUP_SECS = 3;
+const warmupSecs = flags.warmup === undefined ? undefined : positiveInt('warmup', flags.warmup, 0);
 const selected = selectTargets(flags.targets);
 const startedAt = new Date();
 const loadAtStart = loadavg()[0] ?? 0;
@@ -82,7 +84,8 @@ async function measure(
     started.measure ? started.measure(s) : runLoad(started.urls, started.request, s);
   // Even a target that measures itself exposes the HTTP request it stands beside: one 2xx first.
   await checkOnce(started.urls, started.request);
-  if (warmupSecs > 0) await run({ ...settings, durationSecs: warmupSecs });
+  const warmup = warmupSecs ?? target.defaultWarmupSecs ?? DEFAULT_WARMUP_SECS;
+  if (warmup > 0) await run({ ...settings, durationSecs: warmup });
   const own = flags.duration === undefined ? target.defaultDurationSecs : undefined;
   const before = await cpuMs(started.processes);
   const result = await run(own === undefined ? settings : { ...settings, durationSecs: own });
@@ -149,7 +152,7 @@ for (const target of selected) {
 
 const report = createReport(
   startedAt,
-  { ...settings, warmupSecs, profiled: flags.profile },
+  { ...settings, warmupSecs: warmupSecs ?? DEFAULT_WARMUP_SECS, profiled: flags.profile },
   helloWorld.name,
   outcomes,
   loadAtStart,

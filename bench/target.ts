@@ -18,6 +18,12 @@ export interface BenchTarget {
    * events come every few seconds (schedules) needs minutes to say anything.
    */
   defaultDurationSecs?: number;
+  /**
+   * Unmeasured seconds before the run when `--warmup` is not given (default 3). A target that
+   * sends few requests (one caller) needs longer for V8 to have compiled its hot paths: after 3 s
+   * it is still measuring the compiler (docs/performance.md "Warm-up of the one-caller targets").
+   */
+  defaultWarmupSecs?: number;
   start(options: StartOptions): Promise<StartedTarget>;
 }
 

@@ -6,6 +6,7 @@ import { startPlatformFixture } from '../platform-fixture.ts';
 import { sendRequest } from '../platform-setup.ts';
 import type { BenchTarget } from '../target.ts';
 import { installBenchWorkflow, measureRuns, runRequest, sequentialWorkflow } from '../workflow-runs.ts';
+import { ONE_CALLER_WARMUP_SECS } from './fleet-latency.ts';
 import { scheduleTarget } from './fleet-schedules.ts';
 import { CALLERS, MODEL_DELAY_MS, WORKER_CONCURRENCY } from './fleet-workers.ts';
 import { STEPS } from './workflow-steps-all-in-one.ts';
@@ -55,7 +56,8 @@ export const fleetSendPostgres: BenchTarget = {
 
 export const fleetLatencyHttpPostgres: BenchTarget = {
   name: 'fleet-latency-http-postgres',
-  description: '1 api + 1 agent worker, POST /agents/{id}/send at 1 connection, PostgreSQL store',
+  description: '1 api + 1 agent worker, POST /agents/{id}/send at 1 connection, PostgreSQL store (30 s warm-up)',
+  defaultWarmupSecs: ONE_CALLER_WARMUP_SECS,
   goal: { kind: 'added-p50-ms', against: 'fleet-latency-nats-postgres', atMost: 1, label: 'PostgreSQL: added p50 of HTTP over a direct NATS request <= 1 ms' },
   start: ({ nodeFlags }) =>
     startFleetTarget({ nodeFlags, apis: 1, workers: 1, model: { kind: 'local' }, ...PG }, (fleet, request, settings) =>
@@ -65,7 +67,8 @@ export const fleetLatencyHttpPostgres: BenchTarget = {
 
 export const fleetLatencyNatsPostgres: BenchTarget = {
   name: 'fleet-latency-nats-postgres',
-  description: '1 api + 1 agent worker, agents.invoke straight to NATS at 1 caller, PostgreSQL store',
+  description: '1 api + 1 agent worker, agents.invoke straight to NATS at 1 caller, PostgreSQL store (30 s warm-up)',
+  defaultWarmupSecs: ONE_CALLER_WARMUP_SECS,
   start: ({ nodeFlags }) =>
     startFleetTarget({ nodeFlags, apis: 1, workers: 1, model: { kind: 'local' }, ...PG }, (fleet, _request, settings) =>
       measureDirectNats(fleet.natsUrl, fleet.agentId, { ...settings, ...ONE_CALLER }),
