@@ -16,10 +16,11 @@ export default defineConfig({
     // the whole suite in 559 s (docs/performance.md "Test suite").
     maxWorkers: 3,
     // Test files of one worker share its module cache instead of each loading the platform's
-    // modules again in a fresh process: importing was 1,100 s of the suite's 1,800 s (summed over
-    // the workers) and is 37 s this way (docs/performance.md "Test suite"). A file that changes
-    // process-wide state puts it back when it ends (environment variables, the working directory,
-    // OpenTelemetry's global registrations, which `startTelemetry`'s shutdown releases).
+    // modules again in a fresh process: importing summed to 669-1,100 s over the workers, about
+    // 50 s this way, and the suite's wall time fell by a third (docs/performance.md "Test suite").
+    // A file that changes process-wide state puts it back when it ends (environment variables,
+    // the working directory, OpenTelemetry's global registrations, which `startTelemetry`'s
+    // shutdown releases).
     isolate: false,
     reporters: ['default', './tests/support/summary-reporter.ts'],
   },

@@ -145,6 +145,22 @@ describe('bench report', () => {
     expect(markdown).toContain('| p99 | 1800.00 ms | missed |');
   });
 
+  it('names the targets that ran with a warm-up or a duration of their own, and only those', () => {
+    const own = (warmupSecs: number, durationSecs: number) => ({ timing: { warmupSecs, durationSecs } });
+    const markdown = renderMarkdown(
+      createReport(new Date(0), settings, 'hello-world', [
+        outcome('hello-world', result(10_000, 0.1), own(3, 10)),
+        outcome('fleet-latency-http', result(300, 3), own(30, 10)),
+        outcome('schedules', result(100, 5), own(3, 120)),
+        outcome('failed', null, { error: 'did not start' }),
+      ], 0.5),
+    );
+    expect(markdown).toContain('3 s warm-up + 10 s per target;');
+    expect(markdown).toContain('Targets with their own timing: fleet-latency-http 30 s warm-up + 10 s, schedules 3 s warm-up + 120 s.');
+    const plain = renderMarkdown(createReport(new Date(0), settings, 'hello-world', [outcome('hello-world', result(10_000, 0.1), own(3, 10))], 0.5));
+    expect(plain).not.toContain('own timing');
+  });
+
   it('takes nearest-rank percentiles of fractional milliseconds', () => {
     const latencies = Array.from({ length: 100 }, (_, i) => (i + 1) / 10);
     expect(summarizeLatencies(latencies)).toMatchObject({ latencyP50Ms: 5, latencyP99Ms: 9.9 });

@@ -8,6 +8,8 @@ export interface TargetOutcome {
   goals?: BenchGoal[];
   /** Null when the target failed before or during its run (see `error`). */
   result: LoadResult | null;
+  /** Seconds of warm-up and of measurement it ran, when it ran: a target may have its own. */
+  timing?: { warmupSecs: number; durationSecs: number };
   /** False when the run had errors, timeouts or non-2xx answers: its numbers mean nothing. */
   valid: boolean;
   /** RSS of the target's processes, summed, read right after the measured run. */
@@ -135,12 +137,20 @@ export function renderMarkdown(report: BenchReport): string {
   const lines = [
     `Run ${report.date}: Node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}; ` +
       `${settings.connections} connections, pipelining ${settings.pipelining}, ` +
-      `${settings.warmupSecs} s warm-up + ${settings.durationSecs} s per target unless its description says otherwise${settings.profiled ? ', CPU-PROFILED (slower)' : ''}; ` +
+      `${settings.warmupSecs} s warm-up + ${settings.durationSecs} s per target${settings.profiled ? ', CPU-PROFILED (slower)' : ''}; ` +
       `load average ${fixed(machine.loadAverage1m.start, 1)} -> ${fixed(machine.loadAverage1m.end, 1)}.`,
+  ];
+  const own = report.targets.filter(
+    (t) => t.timing !== undefined && (t.timing.warmupSecs !== settings.warmupSecs || t.timing.durationSecs !== settings.durationSecs),
+  );
+  if (own.length > 0) {
+    lines.push(`Targets with their own timing: ${own.map((t) => `${t.name} ${t.timing!.warmupSecs} s warm-up + ${t.timing!.durationSecs} s`).join(', ')}.`);
+  }
+  lines.push(
     '',
     `| Target | req/s | p50 ms | p99 ms | errors / timeouts / non-2xx | RSS MB | CPU µs/req | vs ${report.baseline} | Valid |`,
     '|---|---:|---:|---:|---|---:|---:|---:|---|',
-  ];
+  );
   for (const t of report.targets) {
     const r = t.result;
     if (r === null) {

@@ -79,18 +79,18 @@ function selectTargets(list: string | undefined): BenchTarget[] {
 async function measure(
   target: BenchTarget,
   started: StartedTarget,
-): Promise<{ result: LoadResult; cpu: ReturnType<typeof cpuPerRequest> }> {
+): Promise<{ result: LoadResult; cpu: ReturnType<typeof cpuPerRequest>; timing: TargetOutcome['timing'] }> {
   const run = (s: LoadSettings) =>
     started.measure ? started.measure(s) : runLoad(started.urls, started.request, s);
   // Even a target that measures itself exposes the HTTP request it stands beside: one 2xx first.
   await checkOnce(started.urls, started.request);
   const warmup = warmupSecs ?? target.defaultWarmupSecs ?? DEFAULT_WARMUP_SECS;
   if (warmup > 0) await run({ ...settings, durationSecs: warmup });
-  const own = flags.duration === undefined ? target.defaultDurationSecs : undefined;
+  const durationSecs = (flags.duration === undefined ? target.defaultDurationSecs : undefined) ?? settings.durationSecs;
   const before = await cpuMs(started.processes);
-  const result = await run(own === undefined ? settings : { ...settings, durationSecs: own });
+  const result = await run({ ...settings, durationSecs });
   const after = await cpuMs(started.processes);
-  return { result, cpu: cpuPerRequest(before, after, result.requests) };
+  return { result, cpu: cpuPerRequest(before, after, result.requests), timing: { warmupSecs: warmup, durationSecs } };
 }
 
 async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
@@ -106,7 +106,7 @@ async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
   let started: StartedTarget | undefined;
   try {
     started = await target.start({ nodeFlags });
-    const { result, cpu } = await measure(target, started);
+    const { result, cpu, timing } = await measure(target, started);
     const memory = await Promise.all(
       started.processes.map(async (p) => ({
         role: p.role,
@@ -117,7 +117,7 @@ async function benchOne(target: BenchTarget): Promise<TargetOutcome> {
     const rssBytes = memory.some((m) => m.rssBytes === null)
       ? null
       : memory.reduce((sum, m) => sum + (m.rssBytes ?? 0), 0);
-    return { ...base, result, valid: isValid(result), rssBytes, memory, cpuUsPerRequest: cpu.total };
+    return { ...base, result, timing, valid: isValid(result), rssBytes, memory, cpuUsPerRequest: cpu.total };
   } catch (error) {
     return {
       ...base,

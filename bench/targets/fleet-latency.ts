@@ -20,7 +20,7 @@ const ONE_API_ONE_WORKER = { apis: 1, workers: 1, model: { kind: 'local' } } as 
 
 export const fleetLatencyHttp: BenchTarget = {
   name: 'fleet-latency-http',
-  description: '1 api + 1 agent worker, POST /agents/{id}/send at 1 connection (30 s warm-up)',
+  description: '1 api + 1 agent worker, POST /agents/{id}/send at 1 connection',
   defaultWarmupSecs: ONE_CALLER_WARMUP_SECS,
   goal: { kind: 'added-p50-ms', against: 'fleet-latency-nats', atMost: 1, label: 'added p50 of HTTP over a direct NATS request <= 1 ms' },
   start: ({ nodeFlags }) =>
@@ -31,7 +31,7 @@ export const fleetLatencyHttp: BenchTarget = {
 
 export const fleetLatencyNats: BenchTarget = {
   name: 'fleet-latency-nats',
-  description: '1 api + 1 agent worker, agents.invoke sent straight to NATS (no HTTP, no api) at 1 caller (30 s warm-up)',
+  description: '1 api + 1 agent worker, agents.invoke sent straight to NATS (no HTTP, no api) at 1 caller',
   defaultWarmupSecs: ONE_CALLER_WARMUP_SECS,
   start: ({ nodeFlags }) =>
     startFleetTarget({ nodeFlags, ...ONE_API_ONE_WORKER }, (fleet, _request, settings) =>

@@ -56,7 +56,7 @@ export const fleetSendPostgres: BenchTarget = {
 
 export const fleetLatencyHttpPostgres: BenchTarget = {
   name: 'fleet-latency-http-postgres',
-  description: '1 api + 1 agent worker, POST /agents/{id}/send at 1 connection, PostgreSQL store (30 s warm-up)',
+  description: '1 api + 1 agent worker, POST /agents/{id}/send at 1 connection, PostgreSQL store',
   defaultWarmupSecs: ONE_CALLER_WARMUP_SECS,
   goal: { kind: 'added-p50-ms', against: 'fleet-latency-nats-postgres', atMost: 1, label: 'PostgreSQL: added p50 of HTTP over a direct NATS request <= 1 ms' },
   start: ({ nodeFlags }) =>
@@ -67,7 +67,7 @@ export const fleetLatencyHttpPostgres: BenchTarget = {
 
 export const fleetLatencyNatsPostgres: BenchTarget = {
   name: 'fleet-latency-nats-postgres',
-  description: '1 api + 1 agent worker, agents.invoke straight to NATS at 1 caller, PostgreSQL store (30 s warm-up)',
+  description: '1 api + 1 agent worker, agents.invoke straight to NATS at 1 caller, PostgreSQL store',
   defaultWarmupSecs: ONE_CALLER_WARMUP_SECS,
   start: ({ nodeFlags }) =>
     startFleetTarget({ nodeFlags, apis: 1, workers: 1, model: { kind: 'local' }, ...PG }, (fleet, _request, settings) =>

@@ -28,7 +28,7 @@ export { startRedisServer } from './redis-server.ts';
 export type { RedisServerHandle, RedisServerOptions } from './redis-server.ts';
 export { freePort } from './free-port.ts';
 export * from './package-shelf.ts';
-export { processAlive } from './process-alive.ts';
+export { descendantsOf, processAlive, processRunning } from './process-alive.ts';
 export { startWebhookReceiver } from './webhook-receiver.ts';
 export type { ReceivedRequest, ReceiverScript, WebhookReceiver } from './webhook-receiver.ts';
 export { startOtlpCollector, traceTree } from './otlp-collector.ts';

@@ -1,10 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, chownSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.ts';
+import { descendantsOf, processRunning } from './process-alive.ts';
 import { findBinary } from './require-binary.ts';
 import { delay } from './supervised-process.ts';
 
@@ -170,50 +171,7 @@ function run(binary: string, args: string[], user: SystemUser | undefined): void
 /** Resolves once none of `pids` is a live process (zombies aside: they hold no memory), or after the grace. */
 async function untilGone(pids: number[]): Promise<void> {
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (pids.some(isLive) && Date.now() < deadline) await delay(20);
-}
-
-/** pid, state and parent of every process, from /proc. */
-function processTable(): { pid: number; state: string; ppid: number }[] {
-  const table: { pid: number; state: string; ppid: number }[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = statOf(Number(entry));
-    if (stat) table.push({ pid: Number(entry), ...stat });
-  }
-  return table;
-}
-
-function statOf(pid: number): { state: string; ppid: number } | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined; // gone
-  }
-  // pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
-  const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { state: state!, ppid: Number(ppid) };
-}
-
-function isLive(pid: number): boolean {
-  const state = statOf(pid)?.state;
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
-
-function descendantsOf(root: number): number[] {
-  const table = processTable();
-  const found: number[] = [];
-  const walk = (parent: number): void => {
-    for (const proc of table) {
-      if (proc.ppid === parent) {
-        found.push(proc.pid);
-        walk(proc.pid);
-      }
-    }
-  };
-  walk(root);
-  return found;
+  while (pids.some(processRunning) && Date.now() < deadline) await delay(20);
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals, group: boolean): void {

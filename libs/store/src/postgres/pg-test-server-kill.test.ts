@@ -1,30 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startPostgresServer } from '@agent-platform/testkit';
+import { descendantsOf, processRunning, startPostgresServer } from '@agent-platform/testkit';
 import type { PostgresServerHandle } from '@agent-platform/testkit';
 import { postgresSkipReason, withAdmin } from './pg-test-server.ts';
-
-/** pid -> [state, parent] of every process, from /proc. */
-function processTable(): Map<number, [string, number]> {
-  const table = new Map<number, [string, number]>();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    table.set(Number(entry), [state!, Number(ppid)]);
-  }
-  return table;
-}
-
-const live = (pids: number[]): number[] => {
-  const table = processTable();
-  return pids.filter((pid) => table.has(pid) && !['Z', 'X'].includes(table.get(pid)![0]));
-};
 
 /**
  * The test server's kill (a crash, what the PostgreSQL fault suites do under load) returns only
@@ -47,11 +25,11 @@ describe.skipIf(skipReason !== null)(`the test PostgreSQL server${skipReason ===
       await Promise.all(clients.map((client) => client.connect()));
       const sleeping = clients.map((client) => client.query('SELECT pg_sleep(60)').catch(() => 'ended'));
       const postmaster = server.pid()!;
-      const backends = [...processTable()].filter(([, [, ppid]]) => ppid === postmaster).map(([pid]) => pid);
+      const backends = descendantsOf(postmaster);
       expect(backends.length).toBeGreaterThan(20);
 
       await server.kill();
-      expect(live([postmaster, ...backends])).toEqual([]);
+      expect([postmaster, ...backends].filter(processRunning)).toEqual([]);
       expect(await Promise.all(sleeping)).toEqual(clients.map(() => 'ended'));
       await Promise.all(clients.map((client) => client.end().catch(() => undefined)));
 
