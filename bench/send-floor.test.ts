@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { startNodeProcess, type NodeProcess } from './node-process.ts';
+import { sendRequest } from './platform-setup.ts';
+import { FLOOR_AGENT_ID, FLOOR_API_KEY } from './servers/send-floor-identity.ts';
+
+const SERVER = fileURLToPath(new URL('./servers/send-floor.ts', import.meta.url));
+
+type Entry = Record<string, unknown> & { prev_hash: string; hash: string };
+
+/** Each entry names the one before it and hashes over it: the chain the floor must keep, in order. */
+function expectChained(entries: Entry[]): void {
+  let prev = '0'.repeat(64);
+  for (const { prev_hash, hash, ...entry } of entries) {
+    expect(prev_hash).toBe(prev);
+    expect(hash).toBe(createHash('sha256').update(prev).update(JSON.stringify(entry)).digest('hex'));
+    prev = hash;
+  }
+}
+
+describe('the send floor (bench/servers/send-floor.ts)', () => {
+  let dir = '';
+  let server: NodeProcess | null = null;
+
+  afterEach(async () => {
+    await server?.stop();
+    server = null;
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Starts the floor in `journal` mode, sends three messages and a bad one of each kind, stops it. */
+  async function runSends(journal: 'file' | 'sqlite' | 'store'): Promise<void> {
+    dir = await mkdtemp(join(tmpdir(), `ap-floor-test-${journal}-`));
+    server = startNodeProcess({ entry: SERVER, cwd: dir, logFile: join(dir, 'output.log'), env: { FLOOR_JOURNAL: journal, FLOOR_DATA_DIR: dir } });
+    const url = await server.listening();
+    const send = sendRequest(FLOOR_AGENT_ID, FLOOR_API_KEY);
+    for (const message of ['one', 'two', 'three']) {
+      const res = await fetch(`${url}${send.path}`, { method: 'POST', headers: send.headers, body: JSON.stringify({ message }) });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { reply: string }).reply).toBe(message);
+    }
+    const badKey = await fetch(`${url}${send.path}`, { method: 'POST', headers: { ...send.headers, authorization: 'Bearer nope' }, body: send.body });
+    expect(badKey.status).toBe(401);
+    const badBody = await fetch(`${url}${send.path}`, { method: 'POST', headers: send.headers, body: JSON.stringify({ text: 'x' }) });
+    expect(badBody.status).toBe(400);
+    await server.stop();
+    server = null;
+  }
+
+  it('file: one record per answered send, with both audit entries chained in order', async () => {
+    await runSends('file');
+    const records = (await readFile(join(dir, 'journal.log'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { session: { turn: Array<{ content: string }> }; audit: Entry[] });
+    expect(records.map((r) => r.session.turn[0]?.content)).toEqual(['one', 'two', 'three']);
+    expectChained(records.flatMap((r) => r.audit));
+    expect(records.flatMap((r) => r.audit.map((e) => e.action))).toEqual(Array(3).fill(['gateway.routing', 'POST /agents/:id/send']).flat());
+  });
+
+  it('sqlite: the same record as one row per send', async () => {
+    await runSends('sqlite');
+    const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => { prepare(sql: string): { all(): Array<{ body: string }> }; close(): void };
+    const db = new Database(join(dir, 'journal.sqlite'));
+    const rows = db.prepare('SELECT body FROM journal ORDER BY seq').all();
+    db.close();
+    const records = rows.map((row) => JSON.parse(row.body) as { session: { turn: Array<{ content: string }> }; audit: Entry[] });
+    expect(records.map((r) => r.session.turn[0]?.content)).toEqual(['one', 'two', 'three']);
+    expectChained(records.flatMap((r) => r.audit));
+  });
+
+  it("store: the platform's ten writes per send in the embedded store", async () => {
+    await runSends('store');
+    const store = await openEmbeddedStore({ path: join(dir, 'store.sqlite') });
+    try {
+      const audit = await store.log<Entry>('audit').scan(1, 100);
+      expect(audit).toHaveLength(6);
+      expectChained(audit.map(({ seq: _seq, ...entry }) => entry as Entry));
+      expect(await store.log('usage_events').count()).toBe(3);
+      const traffic = await store.collection<{ id: string; outcome: string }>('gateway_traffic', { ttlField: 'expires_at' }).find();
+      expect(traffic.map((t) => t.doc.outcome)).toEqual(['ok', 'ok', 'ok']);
+      const session = await store.collection<{ id: string; turns: Array<{ content: string }> }>('sessions').get(FLOOR_AGENT_ID);
+      expect(session?.doc.turns.map((t) => t.content)).toEqual(['one', 'one', 'two', 'two', 'three', 'three']);
+      expect(await store.counters.get(`stats:${FLOOR_AGENT_ID}:received`)).toBe(3);
+    } finally {
+      await store.close();
+    }
+  });
+});
