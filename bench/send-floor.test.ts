@@ -6,11 +6,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
+import { startNatsServer, type NatsServerHandle } from '@agent-platform/testkit';
 import { startNodeProcess, type NodeProcess } from './node-process.ts';
 import { sendRequest } from './platform-setup.ts';
 import { FLOOR_AGENT_ID, FLOOR_API_KEY } from './servers/send-floor-identity.ts';
 
 const SERVER = fileURLToPath(new URL('./servers/send-floor.ts', import.meta.url));
+const FLEET_API = fileURLToPath(new URL('./servers/send-floor-fleet-api.ts', import.meta.url));
+const FLEET_WORKER = fileURLToPath(new URL('./servers/send-floor-fleet-worker.ts', import.meta.url));
 
 type Entry = Record<string, unknown> & { prev_hash: string; hash: string };
 
@@ -27,10 +30,16 @@ function expectChained(entries: Entry[]): void {
 describe('the send floor (bench/servers/send-floor.ts)', () => {
   let dir = '';
   let server: NodeProcess | null = null;
+  let others: NodeProcess[] = [];
+  let nats: NatsServerHandle | null = null;
 
   afterEach(async () => {
     await server?.stop();
     server = null;
+    await Promise.all(others.map((p) => p.stop()));
+    others = [];
+    await nats?.dispose();
+    nats = null;
     if (dir !== '') await rm(dir, { recursive: true, force: true });
   });
 
@@ -61,13 +70,18 @@ describe('the send floor (bench/servers/send-floor.ts)', () => {
     expect(records.flatMap((r) => r.audit.map((e) => e.action))).toEqual(Array(3).fill(['gateway.routing', 'POST /agents/:id/send']).flat());
   });
 
-  it('sqlite: the same record as one row per send', async () => {
-    await runSends('sqlite');
+  /** The records of a floor's SQLite journal, in order. */
+  function sqliteRecords(file: string): Array<{ session: { turn: Array<{ content: string }> }; audit: Entry[] }> {
     const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => { prepare(sql: string): { all(): Array<{ body: string }> }; close(): void };
-    const db = new Database(join(dir, 'journal.sqlite'));
+    const db = new Database(file);
     const rows = db.prepare('SELECT body FROM journal ORDER BY seq').all();
     db.close();
-    const records = rows.map((row) => JSON.parse(row.body) as { session: { turn: Array<{ content: string }> }; audit: Entry[] });
+    return rows.map((row) => JSON.parse(row.body) as { session: { turn: Array<{ content: string }> }; audit: Entry[] });
+  }
+
+  it('sqlite: the same record as one row per send', async () => {
+    await runSends('sqlite');
+    const records = sqliteRecords(join(dir, 'journal.sqlite'));
     expect(records.map((r) => r.session.turn[0]?.content)).toEqual(['one', 'two', 'three']);
     expectChained(records.flatMap((r) => r.audit));
   });
@@ -80,7 +94,7 @@ describe('the send floor (bench/servers/send-floor.ts)', () => {
       expect(audit).toHaveLength(6);
       expectChained(audit.map(({ seq: _seq, ...entry }) => entry as Entry));
       expect(await store.log('usage_events').count()).toBe(3);
-      const traffic = await store.collection<{ id: string; outcome: string }>('gateway_traffic', { ttlField: 'expires_at' }).find();
+      const traffic = await store.collection<{ id: string; outcome: string; expires_at: string }>('gateway_traffic', { ttlField: 'expires_at' }).find();
       expect(traffic.map((t) => t.doc.outcome)).toEqual(['ok', 'ok', 'ok']);
       const session = await store.collection<{ id: string; turns: Array<{ content: string }> }>('sessions').get(FLOOR_AGENT_ID);
       expect(session?.doc.turns.map((t) => t.content)).toEqual(['one', 'one', 'two', 'two', 'three', 'three']);
@@ -88,5 +102,25 @@ describe('the send floor (bench/servers/send-floor.ts)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('fleet: an api node asks a worker over NATS; the worker keeps the record and the api answers with its reply', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ap-floor-test-fleet-'));
+    nats = await startNatsServer({ jetstream: false });
+    const env = { FLOOR_DATA_DIR: dir, FLOOR_NATS_URL: nats.url };
+    const worker = startNodeProcess({ entry: FLEET_WORKER, cwd: dir, logFile: join(dir, 'worker.log'), env: { ...env, FLOOR_JOURNAL: 'sqlite' } });
+    others.push(worker);
+    await worker.waitFor(/send-floor-worker listening/);
+    server = startNodeProcess({ entry: FLEET_API, cwd: dir, logFile: join(dir, 'api.log'), env });
+    const url = await server.listening();
+    const send = sendRequest(FLOOR_AGENT_ID, FLOOR_API_KEY);
+    const res = await fetch(`${url}${send.path}`, { method: 'POST', headers: send.headers, body: JSON.stringify({ message: 'over the bus' }) });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { reply: string }).reply).toBe('over the bus');
+    await worker.stop();
+    others = [];
+    const records = sqliteRecords(join(dir, 'journal.sqlite'));
+    expect(records.map((r) => r.session.turn[0]?.content)).toEqual(['over the bus']);
+    expectChained(records.flatMap((r) => r.audit));
   });
 });

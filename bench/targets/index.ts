@@ -11,7 +11,7 @@ import { helloWorld } from './hello-world.ts';
 import { registryPublishEight, registryPublishOne } from './registry-publish.ts';
 import { registrySearch } from './registry-search.ts';
 import { registrySearchPublishing } from './registry-search-publishing.ts';
-import { sendFloorFile, sendFloorSqlite, sendFloorStore } from './send-floor.ts';
+import { sendFloorFile, sendFloorFleet, sendFloorSqlite, sendFloorStore } from './send-floor.ts';
 import { agentStatusManyCounters, licenceStatusManyCounters } from './many-counters.ts';
 import { toolJournalInvokeAllInOne, toolJournalInvokeFleet, toolJournalWorkflowAllInOne, toolJournalWorkflowFleet } from './tool-journal.ts';
 import { workflowFanOut8 } from './workflow-fanout-8.ts';
@@ -43,6 +43,7 @@ export const TARGETS: BenchTarget[] = [
   agentStatusManyCounters,
   licenceStatusManyCounters,
   fleetSend,
+  sendFloorFleet,
   fleetLatencyNats,
   fleetLatencyHttp,
   fleetOneWorker,
