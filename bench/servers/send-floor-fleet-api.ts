@@ -12,6 +12,11 @@ const nc = await connect({ servers: process.env.FLOOR_NATS_URL ?? 'nats://127.0.
 await serveSends(
   'send-floor-api',
   dir,
-  async (asked) => (await nc.request(FLOOR_SUBJECT, JSON.stringify(asked), { timeout: 10_000 })).json<SendAnswer>(),
+  async (asked) => {
+    const answer = (await nc.request(FLOOR_SUBJECT, JSON.stringify(asked), { timeout: 10_000 })).json<SendAnswer | { error: string }>();
+    // A worker's failure is a 500 here, so the bench counts the run invalid instead of measuring it.
+    if ('error' in answer) throw new Error(`the floor worker failed: ${answer.error}`);
+    return answer;
+  },
   () => nc.drain(),
 );

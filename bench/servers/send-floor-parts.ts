@@ -16,12 +16,12 @@ import { FLOOR_AGENT_ID, FLOOR_API_KEY } from './send-floor-identity.ts';
 
 const RATE_LIMIT_PER_MINUTE = 1_000_000_000;
 
-export interface Journal {
+interface Journal {
   append(records: string[]): void;
   close(): void;
 }
 
-export function fileJournal(path: string): Journal {
+function fileJournal(path: string): Journal {
   const fd = openSync(path, 'a');
   return {
     append(records) {
@@ -42,7 +42,7 @@ interface SqliteDb {
   close(): void;
 }
 
-export async function sqliteJournal(path: string): Promise<Journal> {
+async function sqliteJournal(path: string): Promise<Journal> {
   const { default: Database } = (await import('better-sqlite3')) as unknown as { default: new (path: string) => SqliteDb };
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -86,11 +86,11 @@ class GroupCommit {
 }
 
 /** `[agents] session_max_turns`' default. */
-export const SESSION_MAX_TURNS = 40;
+const SESSION_MAX_TURNS = 40;
 const GENESIS = '0'.repeat(64);
 
 /** What one send leaves behind, whatever the shape it is written in. */
-export interface SendFacts {
+interface SendFacts {
   invocation_id: string;
   at: string;
   agent_id: string;
@@ -100,7 +100,7 @@ export interface SendFacts {
   traffic: { provider: string; personal_data: boolean; forced_local: boolean };
 }
 
-export interface Persistence {
+interface Persistence {
   /** Resolves once what the send leaves behind is durable. */
   save(send: SendFacts): Promise<void>;
   close(): Promise<void>;
@@ -120,7 +120,7 @@ function auditEntries(send: SendFacts): Array<Record<string, unknown>> {
 }
 
 /** The redesign's shape: one record per send (session turn, usage, both audit entries, traffic) in a journal. */
-export function journalled(journal: Journal): Persistence {
+function journalled(journal: Journal): Persistence {
   const commits = new GroupCommit(journal);
   let tip = GENESIS;
   return {
@@ -143,7 +143,7 @@ export function journalled(journal: Journal): Persistence {
  * stats and the session (docs/performance.md "Store operations per route": 10 writes, here in two
  * turns where the platform takes three).
  */
-export async function platformStore(dir: string): Promise<Persistence> {
+async function platformStore(dir: string): Promise<Persistence> {
   const { openEmbeddedStore } = await import('@agent-platform/store/embedded');
   const store = await openEmbeddedStore({ path: join(dir, 'store.sqlite'), durability: 'full' });
   const traffic = store.collection<{ id: string; at: string; provider: string; outcome: string; expires_at: string }>('gateway_traffic', {
@@ -190,7 +190,7 @@ export async function platformStore(dir: string): Promise<Persistence> {
   };
 }
 
-export type Turn = SendFacts['session']['turn'][number];
+type Turn = SendFacts['session']['turn'][number];
 
 /** What the HTTP front hands the rest of the send: who asked, for which agent, what. */
 export interface SendAsked {
