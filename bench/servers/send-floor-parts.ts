@@ -64,24 +64,30 @@ async function sqliteJournal(path: string): Promise<Journal> {
 /** Records of one event-loop turn share a write and a sync; each caller learns when its own is durable. */
 class GroupCommit {
   private records: string[] = [];
-  private waiters: Array<() => void> = [];
+  private waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
 
   constructor(private readonly journal: Journal) {}
 
   submit(record: string): Promise<void> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       if (this.records.length === 0) setImmediate(() => this.commit());
       this.records.push(record);
-      this.waiters.push(resolve);
+      this.waiters.push({ resolve, reject });
     });
   }
 
+  /** A failed write or sync fails every send of its batch (a 500 each), none is answered as kept. */
   private commit(): void {
     const { records, waiters } = this;
     this.records = [];
     this.waiters = [];
-    this.journal.append(records);
-    for (const resolve of waiters) resolve();
+    try {
+      this.journal.append(records);
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    for (const waiter of waiters) waiter.resolve();
   }
 }
 
