@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CHAIN_ANCHOR, chainHash, type ChainFields } from '@agent-platform/domain';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { startNatsServer, type NatsServerHandle } from '@agent-platform/testkit';
 import { startNodeProcess, type NodeProcess } from './node-process.ts';
@@ -15,16 +15,17 @@ const SERVER = fileURLToPath(new URL('./servers/send-floor.ts', import.meta.url)
 const FLEET_API = fileURLToPath(new URL('./servers/send-floor-fleet-api.ts', import.meta.url));
 const FLEET_WORKER = fileURLToPath(new URL('./servers/send-floor-fleet-worker.ts', import.meta.url));
 
-type Entry = Record<string, unknown> & { prev_hash: string; hash: string };
+type Entry = ChainFields & { hash: string };
 
-/** Each entry names the one before it and hashes over it: the chain the floor must keep, in order. */
+/** Each entry names the one before it and carries the platform's chain hash over it, in order. */
 function expectChained(entries: Entry[]): void {
-  let prev = '0'.repeat(64);
-  for (const { prev_hash, hash, ...entry } of entries) {
-    expect(prev_hash).toBe(prev);
-    expect(hash).toBe(createHash('sha256').update(prev).update(JSON.stringify(entry)).digest('hex'));
+  let prev = CHAIN_ANCHOR;
+  entries.forEach(({ hash, ...fields }, i) => {
+    expect(fields.seq).toBe(i + 1);
+    expect(fields.prev_hash).toBe(prev);
+    expect(hash).toBe(chainHash(fields));
     prev = hash;
-  }
+  });
 }
 
 describe('the send floor (bench/servers/send-floor.ts)', () => {
@@ -92,7 +93,7 @@ describe('the send floor (bench/servers/send-floor.ts)', () => {
     try {
       const audit = await store.log<Entry>('audit').scan(1, 100);
       expect(audit).toHaveLength(6);
-      expectChained(audit.map(({ seq: _seq, ...entry }) => entry as Entry));
+      expectChained(audit);
       expect(await store.log('usage_events').count()).toBe(3);
       const traffic = await store.collection<{ id: string; outcome: string; expires_at: string }>('gateway_traffic', { ttlField: 'expires_at' }).find();
       expect(traffic.map((t) => t.doc.outcome)).toEqual(['ok', 'ok', 'ok']);

@@ -5,6 +5,7 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { Type } from 'typebox';
 import { DEFAULT_PII_CATEGORIES } from '@agent-platform/contracts';
+import { CHAIN_ANCHOR, chainHash, createGatewayTraffic, createSessionStore, usageEventsLog, type ChainFields, type SessionTurn } from '@agent-platform/domain';
 import { createPiiDetector } from '@agent-platform/privacy';
 import { FLOOR_AGENT_ID, FLOOR_API_KEY } from './send-floor-identity.ts';
 
@@ -93,7 +94,6 @@ class GroupCommit {
 
 /** `[agents] session_max_turns`' default. */
 const SESSION_MAX_TURNS = 40;
-const GENESIS = '0'.repeat(64);
 
 /** What one send leaves behind, whatever the shape it is written in. */
 interface SendFacts {
@@ -101,7 +101,7 @@ interface SendFacts {
   at: string;
   agent_id: string;
   identity: string;
-  session: { id: string; turn: Array<{ role: string; content: string; at: string }> };
+  session: { id: string; turn: SessionTurn[] };
   usage: { input_tokens: number; output_tokens: number };
   traffic: { provider: string; personal_data: boolean; forced_local: boolean };
 }
@@ -112,30 +112,32 @@ interface Persistence {
   close(): Promise<void>;
 }
 
-/** The entry with the chain's tip before it and its own hash over both: the audit trail's order. */
-function chainedTo(prev: string, entry: Record<string, unknown>): Record<string, unknown> & { hash: string } {
-  const hash = createHash('sha256').update(prev).update(JSON.stringify(entry)).digest('hex');
-  return { ...entry, prev_hash: prev, hash };
+/** An audit entry's fields before its place in the chain (seq, prev_hash) and its hash. */
+type AuditFields = Omit<ChainFields, 'seq' | 'prev_hash'>;
+type ChainedEntry = ChainFields & { hash: string };
+
+/** The entry at `seq` after the one whose hash is `prevHash`, hashed as the platform's audit trail does (audit-hash.ts). */
+function chained(prevHash: string, seq: number, entry: AuditFields): ChainedEntry {
+  const fields: ChainFields = { ...entry, seq, prev_hash: prevHash };
+  return { ...fields, hash: chainHash(fields) };
 }
 
-function auditEntries(send: SendFacts): Array<Record<string, unknown>> {
+/** The send's two audit entries: the gateway's routing decision, then the request's own. */
+function auditEntries(send: SendFacts): AuditFields[] {
+  const common = { timestamp: send.at, identity: send.identity, role: 'admin', target: send.agent_id, result: 'success' };
   return [
-    { category: 'gateway', action: 'gateway.routing', timestamp: send.at, agent_id: send.agent_id, provider: send.traffic.provider, personal_data: send.traffic.personal_data },
-    { category: 'agent', action: 'POST /agents/:id/send', timestamp: send.at, identity: send.identity, agent_id: send.agent_id, outcome: 'success' },
+    { ...common, category: 'gateway', action: 'gateway.routing', metadata: { provider: send.traffic.provider, pii_detected: send.traffic.personal_data } },
+    { ...common, category: 'agent', action: 'POST /agents/:id/send', metadata: null },
   ];
 }
 
 /** The redesign's shape: one record per send (session turn, usage, both audit entries, traffic) in a journal. */
 function journalled(journal: Journal): Persistence {
   const commits = new GroupCommit(journal);
-  let tip = GENESIS;
+  let tip = { hash: CHAIN_ANCHOR, seq: 0 };
   return {
     save(send) {
-      const audit = auditEntries(send).map((entry) => {
-        const chained = chainedTo(tip, entry);
-        tip = chained.hash;
-        return chained;
-      });
+      const audit = auditEntries(send).map((entry) => (tip = chained(tip.hash, tip.seq + 1, entry)));
       return commits.submit(JSON.stringify({ ...send, audit }));
     },
     close: async () => journal.close(),
@@ -144,7 +146,8 @@ function journalled(journal: Journal): Persistence {
 
 /**
  * The platform's write shape on the platform's embedded store (libs/store), everything else at
- * the floor: rate-limit window and received count, the traffic row and the routing entry before
+ * the floor, through the platform's own writers where it has them (gateway traffic, usage events,
+ * the session): rate-limit window and received count, the traffic row and the routing entry before
  * the model; then the request's entry, the usage event, the traffic settle, usage totals, agent
  * stats and the session (docs/performance.md "Store operations per route": 10 writes, here in two
  * turns where the platform takes three).
@@ -152,31 +155,62 @@ function journalled(journal: Journal): Persistence {
 async function platformStore(dir: string): Promise<Persistence> {
   const { openEmbeddedStore } = await import('@agent-platform/store/embedded');
   const store = await openEmbeddedStore({ path: join(dir, 'store.sqlite'), durability: 'full' });
-  const traffic = store.collection<{ id: string; at: string; provider: string; outcome: string; expires_at: string }>('gateway_traffic', {
-    indexes: [{ field: 'at' }, { field: 'provider' }],
-    ttlField: 'expires_at',
-  });
-  const audit = store.log<Record<string, unknown>>('audit', { indexes: ['category', 'identity', 'timestamp'] });
-  const usageEvents = store.log<Record<string, unknown>>('usage_events', { indexes: ['agent_id', 'workflow_type'] });
-  const sessionsOf = store.collection<{ id: string; turns: unknown[]; updated_at: string }>('sessions');
-  const append = (entry: Record<string, unknown>) =>
-    audit.append((tip) => chainedTo(typeof tip?.hash === 'string' ? tip.hash : GENESIS, entry));
+  const clock = { now: () => new Date() };
+  const traffic = createGatewayTraffic(store, clock.now);
+  const sessions = createSessionStore(store, clock);
+  const usageEvents = usageEventsLog(store);
+  const audit = store.log<ChainedEntry>('audit', { indexes: ['category', 'identity', 'timestamp'] });
+  const append = (entry: AuditFields) => audit.append((tip) => chained(tip?.hash ?? CHAIN_ANCHOR, (tip?.seq ?? 0) + 1, entry));
   return {
     async save(send) {
       const [routing, request] = auditEntries(send);
       const minute = Math.floor(Date.parse(send.at) / 60_000);
-      const expires = new Date(Date.parse(send.at) + 24 * 3_600_000).toISOString();
       const id = randomUUID();
       await Promise.all([
         store.counters.add(`ratelimit:${send.agent_id}:${minute}`, 1),
         store.counters.add(`stats:${send.agent_id}:received`, 1),
-        traffic.insert({ id, at: send.at, provider: send.traffic.provider, outcome: 'pending', expires_at: expires }),
+        traffic.begin(
+          {
+            id,
+            at: send.at,
+            finished_at: null,
+            correlation_id: send.invocation_id,
+            agent_id: send.agent_id,
+            identity: send.identity,
+            requested_provider: send.traffic.provider,
+            requested_model: 'echo',
+            provider: send.traffic.provider,
+            model: 'echo',
+            pii_detected: send.traffic.personal_data,
+            categories: {},
+            count: 0,
+            local_eligible: true,
+            forced_local: send.traffic.forced_local,
+            rerouted: false,
+            tokenised: false,
+            hydrated: false,
+            restored: 0,
+            outcome: 'pending',
+          },
+          24,
+        ),
         append(routing!),
       ]);
       await Promise.all([
         append(request!),
-        usageEvents.append(() => ({ agent_id: send.agent_id, at: send.at, ...send.usage })),
-        traffic.update(id, (current) => (current === null ? null : { ...current.doc, outcome: 'ok' })),
+        usageEvents.append(() => ({
+          at: send.at,
+          agent_id: send.agent_id,
+          provider_id: send.traffic.provider,
+          model: 'echo',
+          ...send.usage,
+          model_calls: 1,
+          cost_usd: 0,
+          workflow_type: null,
+          value_class: null,
+          source: 'Api',
+        })),
+        traffic.settle(id, { outcome: 'ok', finished_at: send.at }),
         store.counters.addMany([
           { key: `usage:${send.agent_id}:input_tokens`, delta: send.usage.input_tokens },
           { key: `usage:${send.agent_id}:output_tokens`, delta: send.usage.output_tokens },
@@ -185,11 +219,7 @@ async function platformStore(dir: string): Promise<Persistence> {
           { key: `stats:${send.agent_id}:finished`, delta: 1 },
           { key: `stats:${send.agent_id}:ok`, delta: 1 },
         ]),
-        sessionsOf.update(send.session.id, (current) => ({
-          id: send.session.id,
-          turns: [...(current?.doc.turns ?? []), ...send.session.turn].slice(-SESSION_MAX_TURNS),
-          updated_at: send.at,
-        })),
+        sessions.append(send.agent_id, send.session.turn, SESSION_MAX_TURNS),
       ]);
     },
     close: () => store.close(),
