@@ -57,12 +57,12 @@ export async function installClaimsIntake(url: string, token: string): Promise<s
 export const BENCH_MESSAGE = 'Water damage in the kitchen, policy HO-1234';
 
 /** `POST /agents/{id}/send` as autocannon repeats it. */
-export function sendRequest(agentId: string, token: string) {
+export function sendRequest(agentId: string, token: string, message = BENCH_MESSAGE) {
   return {
     method: 'POST' as const,
     path: `/agents/${agentId}/send`,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ message: BENCH_MESSAGE }),
+    body: JSON.stringify({ message }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { BenchTarget } from '../target.ts';
 import { allInOneHealth } from './all-in-one-health.ts';
 import { allInOneSend } from './all-in-one-send.ts';
+import { allInOneSendLongSession } from './all-in-one-send-long-session.ts';
 import { allInOneWhoami } from './all-in-one-whoami.ts';
 import { fleetLatencyHttp, fleetLatencyNats } from './fleet-latency.ts';
 import { fleetSchedulesOne, fleetSchedulesOneSpread, fleetSchedulesTwo } from './fleet-schedules.ts';
@@ -37,6 +38,7 @@ export const TARGETS: BenchTarget[] = [
   allInOneHealth,
   allInOneWhoami,
   allInOneSend,
+  allInOneSendLongSession,
   sendFloorFile,
   sendFloorSqlite,
   sendFloorStore,

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { gate, requireBinary, waitUntil, type FakeReply, type RecordedRequest } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoReply, pidOwningPort, startFleet, type AppProcess, type Fleet } from '../support/fleet.ts';
+import { claimsIntakeOn, echoReply, pidOwningPort, startFleet, type AppProcess, type Fleet } from '../support/fleet.ts';
 import { call } from '../support/platform-process.ts';
 
 // Issue "Hardening" 2, 7 and 8 in a fleet: the api node, the agent workers and the model are
@@ -43,11 +43,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('a fleet: invocatio
       config: { agents: { invocation_timeout_secs: TIMEOUT_SECS, max_message_bytes: 4 * MiB } },
     });
     api = fleet.urls[0]!;
-    token = (await call(api, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
-    const claimsIntake = new URL('../../examples/claims-intake', import.meta.url).pathname;
-    const install = await call(api, 'POST', '/catalog/install', { token, body: { path: claimsIntake, activate: true } });
-    expect(install.status).toBe(201);
-    agent = install.body.installed[2].id;
+    ({ token, agent } = await claimsIntakeOn(api));
   }, 180_000);
 
   afterAll(async () => {

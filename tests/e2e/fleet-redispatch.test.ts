@@ -1,6 +1,6 @@
 import { gate, requireBinary, waitUntil, type FakeReply, type RecordedRequest } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoReply, pidOwningPort, startFleet, type AppProcess, type Fleet } from '../support/fleet.ts';
+import { claimsIntakeOn, echoReply, pidOwningPort, startFleet, type AppProcess, type Fleet } from '../support/fleet.ts';
 import { call } from '../support/platform-process.ts';
 
 // Issue 22 item 3 in a fleet (1 api node, 2 agent workers over NATS): a dead worker's invocations
@@ -10,7 +10,6 @@ import { call } from '../support/platform-process.ts';
 // one usage event (GET /usage). Both are compared with the answers the callers got.
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
-const CLAIMS_INTAKE = new URL('../../examples/claims-intake', import.meta.url).pathname;
 
 let held = gate();
 const WORKFLOW_TYPE = 'fleet_redispatch';
@@ -40,10 +39,7 @@ describe.skipIf(natsBinary === null || redisBinary === null)('re-dispatch of inv
       config: { agents: { invocation_timeout_secs: 60, claim_lease_secs: 2, rate_limit_per_minute: 100_000, worker_concurrency: 256 } },
     });
     api = fleet.urls[0]!;
-    token = (await call(api, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
-    const install = await call(api, 'POST', '/catalog/install', { token, body: { path: CLAIMS_INTAKE, activate: true } });
-    expect(install.status).toBe(201);
-    agent = install.body.installed[2].id;
+    ({ token, agent } = await claimsIntakeOn(api));
     // Warm: a first send and invoke through each worker before the bursts.
     for (let i = 0; i < 4; i++) {
       expect((await call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: `warm ${i}` } })).body.content).toBe(`warm ${i}`);

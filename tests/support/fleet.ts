@@ -20,6 +20,7 @@ import {
   PLATFORM_LOADER,
 } from '@agent-platform/testkit';
 import { stringify } from 'smol-toml';
+import { call } from './platform-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -284,4 +285,13 @@ export async function pidOwningPort(pids: number[], port: number): Promise<numbe
     }
   }
   return null;
+}
+
+/** A fleet's first admin key (the bootstrap rule) and the example `claims-intake` agent installed and activated on it. */
+export async function claimsIntakeOn(api: string): Promise<{ token: string; agent: string }> {
+  const token: string = (await call(api, 'POST', '/auth/keys', { body: { name: 'admin', role: 'admin' } })).body.secret;
+  const path = fileURLToPath(new URL('../../examples/claims-intake', import.meta.url));
+  const install = await call(api, 'POST', '/catalog/install', { token, body: { path, activate: true } });
+  if (install.status !== 201) throw new Error(`installing claims-intake answered ${install.status}: ${JSON.stringify(install.body)}`);
+  return { token, agent: install.body.installed[2].id };
 }

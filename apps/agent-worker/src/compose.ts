@@ -228,6 +228,7 @@ export async function composeAgentWorker(
   };
   try {
     const { store, bus } = engines;
+    const faults = faultPointsFromEnv(context.env);
     let licence: LicenceState = await loadLicence(boot, logger);
     config.onChange(async ({ config: next }) => {
       licence = await loadLicence(next, logger);
@@ -243,7 +244,7 @@ export async function composeAgentWorker(
       // process, counted in its own `audit_entries_total` (docs/observability.md).
       audit: createAuditTrail({ store, clock, enabled: boot.audit.enabled, onAppend: () => metrics.auditEntriesTotal.inc() }),
       agents: createAgentStore(store),
-      sessions: createSessionStore(store, clock),
+      sessions: createSessionStore(store, clock, faults),
       agentStats: createAgentStats(store),
       models: createProviders(() => config.current(), {
         env: context.env,
@@ -256,7 +257,7 @@ export async function composeAgentWorker(
       events,
       metrics,
       processId: randomUUID(),
-      faults: faultPointsFromEnv(context.env),
+      faults,
     };
     // Integration keys are resolved here, where the servers run: every node needs the same vault key (docs/vault.md).
     const vaultKey = await loadVaultKey({ dataDir: boot.storage.data_dir, env: context.env, envName: boot.vault.key_env });

@@ -152,7 +152,8 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     const fleetCheck = { store, env: options.env, processName: options.processName ?? 'api', now: () => clock.now(), log: logger };
     await agreeWithFleetAtBoot(fleetClaims, fleetCheck);
     const agents = createAgentStore(store);
-    const sessions = createSessionStore(store, clock);
+    // In the all-in-one this is the worker's session store too: its fault points stop this process.
+    const sessions = createSessionStore(store, clock, faultPointsFromEnv(options.env));
     const memory = createMemoryStore(store, agents, clock);
     const version = platformVersion();
     warnIfMessagesOutgrowTheBus(boot, bus, logger);

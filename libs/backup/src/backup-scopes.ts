@@ -4,7 +4,7 @@ import type { StorePart } from '@agent-platform/store';
 /**
  * `agents_only`: the agents and what they need to work (docs/backup.md "Scopes"): what is
  * installed (packages and their records), each agent's settings, schedules, triggers and
- * webhooks, and its data (memory, sessions, transcripts, stats counters). Not the vault, API
+ * webhooks, and its data (memory, sessions with their long turns' contents, transcripts, stats counters). Not the vault, API
  * keys, the audit trail, licence usage, workflow runs, channels or runtime state: restoring an
  * agents_only archive leaves all of those as they are.
  *
@@ -26,6 +26,7 @@ export const AGENT_COLLECTIONS = [
   'webhooks',
   'memory',
   'sessions',
+  'session_contents',
   'session_transcripts',
 ] as const;
 

@@ -8,6 +8,7 @@ import { nationalIdDetector } from './detectors/national-id.ts';
 import { paymentCardDetector } from './detectors/payment-card.ts';
 import { loadPersonNameDetector } from './detectors/person-name.ts';
 import { phoneDetector } from './detectors/phone.ts';
+import { DetectionCache } from './detection-cache.ts';
 import type { Detector, PiiSpan } from './span.ts';
 
 export interface PiiDetectorOptions {
@@ -19,8 +20,11 @@ export interface PiiDetectorOptions {
 /** Finds personal data in a text; spans never overlap and come in text order. */
 export interface PiiDetector {
   readonly categories: readonly PiiCategory[];
-  detect(text: string): PiiSpan[];
+  detect(text: string): readonly PiiSpan[];
 }
+
+/** Characters of text whose detections one detector remembers (DetectionCache). */
+const DETECTION_CACHE_CHARS = 8 * 1024 * 1024;
 
 /**
  * When two detectors claim overlapping text, the one earlier here wins: formats with a checksum
@@ -53,7 +57,11 @@ export async function createPiiDetector(options: PiiDetectorOptions): Promise<Pi
     detectors.push(await detectorOf(category, options));
   }
   const categories = PII_CATEGORIES.filter((c) => wanted.has(c));
-  return { categories, detect: (text) => (text === '' ? [] : resolve(detectors, text)) };
+  const cache = new DetectionCache(DETECTION_CACHE_CHARS);
+  return {
+    categories,
+    detect: (text) => (text === '' ? [] : (cache.get(text) ?? cache.put(text, resolve(detectors, text)))),
+  };
 }
 
 async function detectorOf(category: PiiCategory, options: PiiDetectorOptions): Promise<Detector> {

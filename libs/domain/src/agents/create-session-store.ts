@@ -1,14 +1,27 @@
+import { randomUUID } from 'node:crypto';
 import { StoreConflictError, type Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
+import { noFaults, type FaultPoints } from '../faults/fault-points.ts';
 import type { Clock } from '../time/clock.ts';
 import type { SessionStore, SessionTurn } from './session-store.ts';
-import { newestTurnsWithin } from './session-window.ts';
+import { utf8Bytes, windowStart } from './session-window.ts';
+import {
+  isTurnRef,
+  SEPARATE_CONTENT_BYTES,
+  SessionContentCache,
+  sessionContentsCollection,
+  type StoredTurn,
+} from './session-contents.ts';
 
-/** The canonical cross-channel session of one agent (collection `sessions`, id = agent id). */
+/**
+ * The canonical cross-channel session of one agent (collection `sessions`, id = agent id): its
+ * turns oldest first, a long one as a reference to its content (session-contents.ts). A document
+ * written before contents were kept apart holds only inline turns, and reads the same.
+ */
 export interface SessionRecord {
   id: string;
   agent_id: string;
-  turns: SessionTurn[];
+  turns: StoredTurn[];
   updated_at: string;
 }
 
@@ -37,43 +50,110 @@ export function transcriptsCollection(store: Store) {
   return store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'oldest_turn_at' }] });
 }
 
+/** Text of long turns one process keeps in memory (SessionContentCache). */
+const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
+
 /**
  * Sessions in the shared store, so that every api node and worker sees the same context. An
- * append is one `update` (an atomic read-modify-write of the store), so two invocations
- * finishing together both keep their turns.
+ * append is one `update` of the session document (an atomic read-modify-write of the store), so
+ * two invocations finishing together both keep their turns. A long turn's content is inserted
+ * as its own document in the same turn of the event loop as that update (the embedded store
+ * commits them in one transaction), and the session document keeps a reference: an append then
+ * rewrites the short turns and the references, not the conversation (docs/agents.md "Sessions";
+ * docs/performance.md "A long session").
  */
-export function createSessionStore(store: Store, clock: Clock): SessionStore {
+export function createSessionStore(store: Store, clock: Clock, faults: FaultPoints = noFaults): SessionStore {
   const sessions = store.collection<SessionRecord>(SESSIONS_COLLECTION);
   const transcripts = transcriptsCollection(store);
+  const contents = sessionContentsCollection(store);
+  const cache = new SessionContentCache(CONTENT_CACHE_BYTES);
+
+  /** Removes contents nothing refers to any more, behind the request (see `append`). */
+  function forget(ids: readonly string[]): void {
+    for (const id of ids) {
+      cache.forget(id);
+      contents.delete(id).catch(() => undefined);
+    }
+  }
 
   async function append(agentId: string, turns: SessionTurn[], maxTurns: number, maxBytes = Infinity): Promise<void> {
     const updatedAt = clock.now().toISOString();
+    const stored: StoredTurn[] = [];
+    const written: Promise<unknown>[] = [];
+    const separate: string[] = [];
+    for (const turn of turns) {
+      const bytes = utf8Bytes(turn.content);
+      if (bytes < SEPARATE_CONTENT_BYTES) {
+        stored.push(turn);
+        continue;
+      }
+      const id = randomUUID();
+      separate.push(id);
+      written.push(
+        contents.insert({ id, agent_id: agentId, content: turn.content, at: turn.at }).then(() => cache.put(id, turn.content, bytes)),
+      );
+      stored.push({ role: turn.role, at: turn.at, content_ref: id, bytes });
+    }
+    // The contents the window drops, as decided by the call of `change` whose result was stored.
+    let dropped: string[] = [];
+    written.push(
+      sessions.update(agentId, (current) => {
+        const all = [...(current?.doc.turns ?? []), ...stored];
+        const from = windowStart(all, maxTurns, maxBytes, storedBytes);
+        dropped = all.slice(0, from).flatMap((turn) => (isTurnRef(turn) ? [turn.content_ref] : []));
+        return { id: agentId, agent_id: agentId, turns: all.slice(from), updated_at: updatedAt };
+      }),
+    );
+    faults.reach('session.submitted');
     try {
-      await sessions.update(agentId, (current) => ({
-        id: agentId,
-        agent_id: agentId,
-        turns: newestTurnsWithin([...(current?.doc.turns ?? []), ...turns], maxTurns, maxBytes),
-        updated_at: updatedAt,
-      }));
+      await Promise.all(written);
     } catch (error) {
+      // Contents inserted for an append that did not happen: nothing refers to them.
+      forget(separate);
       if (!(error instanceof StoreConflictError)) throw error;
       throw Errors.conflict(`the session of agent '${agentId}' is being written concurrently; try again`, {
         agent_id: agentId,
       });
     }
+    faults.reach('session.appended');
+    // Deleted after the session stopped referring to them, and not waited for: the request's
+    // commit is not held up by them. One left by a crash here is removed with the session
+    // (`reset`, `deleteAll`).
+    forget(dropped);
+  }
+
+  /** The turns with their contents; a turn whose content is gone (a failed write) is left out. */
+  async function resolve(turns: readonly StoredTurn[]): Promise<SessionTurn[]> {
+    if (!turns.some(isTurnRef)) return turns as SessionTurn[];
+    const resolved = await Promise.all(
+      turns.map(async (turn): Promise<SessionTurn | null> => {
+        if (!isTurnRef(turn)) return turn;
+        const cached = cache.get(turn.content_ref);
+        if (cached !== undefined) return { role: turn.role, content: cached, at: turn.at };
+        const found = await contents.get(turn.content_ref);
+        if (found === null) return null;
+        cache.put(turn.content_ref, found.doc.content, turn.bytes);
+        return { role: turn.role, content: found.doc.content, at: turn.at };
+      }),
+    );
+    return resolved.filter((turn): turn is SessionTurn => turn !== null);
+  }
+
+  /** Deletes the agent's session document and every content of it, referred to or not. */
+  async function clear(agentId: string): Promise<void> {
+    await sessions.delete(agentId);
+    forget((await contents.find({ where: { agent_id: agentId } })).map(({ doc }) => doc.id));
   }
 
   return {
     append,
     async history(agentId, maxBytes) {
       const turns = (await sessions.get(agentId))?.doc.turns ?? [];
-      return maxBytes === undefined ? turns : newestTurnsWithin(turns, turns.length, maxBytes);
+      return resolve(maxBytes === undefined ? turns : turns.slice(windowStart(turns, turns.length, maxBytes, storedBytes)));
     },
-    async reset(agentId) {
-      await sessions.delete(agentId);
-    },
+    reset: clear,
     async deleteAll(agentId) {
-      await sessions.delete(agentId);
+      await clear(agentId);
       for (const { doc } of await transcripts.find({ where: { agent_id: agentId } }))
         await transcripts.delete(doc.id);
     },
@@ -82,4 +162,8 @@ export function createSessionStore(store: Store, clock: Clock): SessionStore {
       return turns.length > 0 ? 'active' : 'empty';
     },
   };
+}
+
+function storedBytes(turn: StoredTurn): number {
+  return isTurnRef(turn) ? turn.bytes : utf8Bytes(turn.content);
 }

@@ -12,14 +12,22 @@ export function utf8Bytes(text: string): number {
  * stays contiguous). A turn larger than `maxBytes` on its own is therefore never kept.
  */
 export function newestTurnsWithin(turns: readonly SessionTurn[], maxTurns: number, maxBytes: number): SessionTurn[] {
+  return turns.slice(windowStart(turns, maxTurns, maxBytes, (turn) => utf8Bytes(turn.content)));
+}
+
+/**
+ * Where the window of `newestTurnsWithin` starts in `items`, each of `sizeOf(item)` bytes: the
+ * index of the oldest item kept (`items.length` when none is).
+ */
+export function windowStart<T>(items: readonly T[], maxTurns: number, maxBytes: number, sizeOf: (item: T) => number): number {
   const keep = Math.max(0, Math.floor(maxTurns));
   let bytes = 0;
-  let from = turns.length;
-  while (from > 0 && turns.length - from < keep) {
-    const size = utf8Bytes(turns[from - 1]!.content);
+  let from = items.length;
+  while (from > 0 && items.length - from < keep) {
+    const size = sizeOf(items[from - 1]!);
     if (bytes + size > maxBytes) break;
     bytes += size;
     from -= 1;
   }
-  return turns.slice(from);
+  return from;
 }

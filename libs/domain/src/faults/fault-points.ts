@@ -21,6 +21,10 @@ export const FAULT_POINTS = [
   'workflow.run_inserted',
   /** A run's transaction is reserved under its hold; the run does not say `held` yet. */
   'workflow.run_reserved',
+  /** A session append's long turns and its session document are submitted to the store, not committed. */
+  'session.submitted',
+  /** The append is committed; the contents its window dropped are not deleted yet. */
+  'session.appended',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -1,0 +1,36 @@
+import { runLoad } from '../load.ts';
+import { startPlatformFixture } from '../platform-fixture.ts';
+import { sendRequest } from '../platform-setup.ts';
+import type { BenchTarget } from '../target.ts';
+
+/**
+ * About 23 KB per message: the echo model answers as much, so the agent's session holds its 40
+ * turns at about 0.9 MB, near `[agents] session_max_bytes`' default of 1 MB. Each connection
+ * cycles through this many messages, each starting with its own number, so the turns of the
+ * session window are distinct texts, as in a conversation.
+ */
+const DISTINCT_MESSAGES = 500;
+
+export function longSessionMessage(n: number): string {
+  return `${n}: ${'Water damage in the kitchen, policy HO-1234; the adjuster visited twice. '.repeat(310)}`;
+}
+
+/**
+ * `all-in-one-send` with a long conversation: what a send costs when the session it adds to is
+ * near its byte limit (docs/performance.md "A long session").
+ */
+export const allInOneSendLongSession: BenchTarget = {
+  name: 'all-in-one-send-long-session',
+  description: 'all-in-one POST /agents/{id}/send with 23 KB messages: the session at about 0.9 MB',
+  async start({ nodeFlags }) {
+    const platform = await startPlatformFixture({ nodeFlags, installAgent: true });
+    const sends = Array.from({ length: DISTINCT_MESSAGES }, (_, n) => sendRequest(platform.agentId!, platform.token, longSessionMessage(n)));
+    return {
+      urls: [platform.url],
+      processes: [{ role: 'platform', pid: platform.pid }],
+      request: sends[0]!,
+      measure: (settings) => runLoad([platform.url], sends, settings),
+      stop: platform.stop,
+    };
+  },
+};
