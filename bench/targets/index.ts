@@ -19,6 +19,7 @@ import { workflowFanOut8 } from './workflow-fanout-8.ts';
 import { workflowStepsAllInOne } from './workflow-steps-all-in-one.ts';
 import { workflowStepsFleet } from './workflow-steps-fleet.ts';
 import {
+  allInOneSendLongSessionPostgres,
   allInOneSendPostgres,
   fleetLatencyHttpPostgres,
   fleetLatencyNatsPostgres,
@@ -62,6 +63,7 @@ export const TARGETS: BenchTarget[] = [
   fleetSchedulesTwo,
   fleetSchedulesOneSpread,
   allInOneSendPostgres,
+  allInOneSendLongSessionPostgres,
   fleetSendPostgres,
   fleetLatencyNatsPostgres,
   fleetLatencyHttpPostgres,

@@ -5,6 +5,7 @@ import { measureDirectNats } from '../nats-direct.ts';
 import { startPlatformFixture } from '../platform-fixture.ts';
 import { sendRequest } from '../platform-setup.ts';
 import type { BenchTarget } from '../target.ts';
+import { longSessionLoad, type SendingPlatform, type SendLoad } from './all-in-one-send-long-session.ts';
 import { installBenchWorkflow, measureRuns, runRequest, sequentialWorkflow } from '../workflow-runs.ts';
 import { ONE_CALLER_WARMUP_SECS } from './fleet-latency.ts';
 import { scheduleTarget } from './fleet-schedules.ts';
@@ -21,32 +22,51 @@ import { STEPS } from './workflow-steps-all-in-one.ts';
 const PG = { store: 'postgres' } as const;
 const ONE_CALLER = { connections: 1, pipelining: 1 };
 
-export const allInOneSendPostgres: BenchTarget = {
-  name: 'all-in-one-send-postgres',
-  description: 'all-in-one POST /agents/{id}/send, local provider, PostgreSQL store',
-  async start({ nodeFlags }) {
-    const postgres = await startPostgresServer();
-    try {
-      const url = await postgres.createDatabase('agent_platform');
-      const platform = await startPlatformFixture({ nodeFlags, installAgent: true, extraConfig: `\n[runtime]\nstore = "postgres"\npostgres_url = "${url}"\n` });
-      return {
-        urls: [platform.url],
-        processes: [
-          { role: 'platform', pid: platform.pid },
-          { role: 'postgres', pid: postgres.pid()! },
-        ],
-        request: sendRequest(platform.agentId!, platform.token),
-        async stop() {
-          await platform.stop();
-          await postgres.dispose();
-        },
-      };
-    } catch (error) {
-      await postgres.dispose();
-      throw error;
-    }
-  },
-};
+/** An all-in-one target on PostgreSQL: the platform and the database it starts, `load` driving the sends. */
+function allInOnePostgres(
+  name: string,
+  description: string,
+  load: (platform: SendingPlatform) => SendLoad,
+): BenchTarget {
+  return {
+    name,
+    description,
+    async start({ nodeFlags }) {
+      const postgres = await startPostgresServer();
+      try {
+        const url = await postgres.createDatabase('agent_platform');
+        const platform = await startPlatformFixture({ nodeFlags, installAgent: true, extraConfig: `\n[runtime]\nstore = "postgres"\npostgres_url = "${url}"\n` });
+        return {
+          urls: [platform.url],
+          processes: [
+            { role: 'platform', pid: platform.pid },
+            { role: 'postgres', pid: postgres.pid()! },
+          ],
+          ...load({ url: platform.url, agentId: platform.agentId!, token: platform.token }),
+          async stop() {
+            await platform.stop();
+            await postgres.dispose();
+          },
+        };
+      } catch (error) {
+        await postgres.dispose();
+        throw error;
+      }
+    },
+  };
+}
+
+export const allInOneSendPostgres = allInOnePostgres(
+  'all-in-one-send-postgres',
+  'all-in-one POST /agents/{id}/send, local provider, PostgreSQL store',
+  ({ agentId, token }) => ({ request: sendRequest(agentId, token) }),
+);
+
+export const allInOneSendLongSessionPostgres = allInOnePostgres(
+  'all-in-one-send-long-session-postgres',
+  'all-in-one POST /agents/{id}/send with 23 KB messages (the session at about 0.9 MB), PostgreSQL store',
+  longSessionLoad,
+);
 
 export const fleetSendPostgres: BenchTarget = {
   name: 'fleet-send-postgres',

@@ -1,16 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StoreOperationCounter, type Store } from '@agent-platform/store';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { createMemoryStore, type MemoryStore } from '../memory/memory-store.ts';
 import { fixedClock } from '../time/clock.ts';
 import type { AgentRecord } from './agent-record.ts';
 import { createAgentStore, type AgentStore } from './agent-store.ts';
 import { clearAgentStats, createAgentStats } from './create-agent-stats.ts';
-import { createSessionStore, SESSIONS_COLLECTION, TRANSCRIPTS_COLLECTION, type SessionRecord, type TranscriptRecord } from './create-session-store.ts';
-import { SESSION_CONTENTS_COLLECTION, type SessionContent } from './session-contents.ts';
+import { createSessionStore, TRANSCRIPTS_COLLECTION, type TranscriptRecord } from './create-session-store.ts';
 import type { SessionStore, SessionTurn } from './session-store.ts';
 import { composeSystemPrompt } from './system-prompt.ts';
 
@@ -126,74 +125,6 @@ describe('session store', () => {
     expect(await sessions.history(A)).toEqual([]);
     expect(await transcripts.count({ agent_id: A })).toBe(0);
     expect(await transcripts.count({ agent_id: B })).toBe(1);
-  });
-});
-
-describe('session store: long turns kept apart', () => {
-  let sessions: SessionStore;
-  const at = clock.now().toISOString();
-  const long = (tag: string, kib = 3): SessionTurn => ({ role: 'user', content: `${tag}:${'x'.repeat(kib * 1024)}`, at });
-  const short = (content: string): SessionTurn => ({ role: 'assistant', content, at });
-  const sessionDoc = async () => (await store.collection<SessionRecord>(SESSIONS_COLLECTION).get(A))?.doc;
-  const contents = () => store.collection<SessionContent>(SESSION_CONTENTS_COLLECTION);
-  beforeEach(() => {
-    sessions = createSessionStore(store, clock);
-  });
-
-  it('keeps a long turn as its own document and the session document small, and reads the conversation back in order', async () => {
-    await sessions.append(A, [long('u1'), short('a1')], 40);
-    await sessions.append(A, [short('u2'), long('a2')], 40);
-    const doc = await sessionDoc();
-    expect(JSON.stringify(doc).length).toBeLessThan(1024);
-    expect(doc?.turns.map((t) => ('content_ref' in t ? `ref:${t.bytes}` : t.content))).toEqual([`ref:${3 * 1024 + 3}`, 'a1', 'u2', `ref:${3 * 1024 + 3}`]);
-    expect(await contents().count({ agent_id: A })).toBe(2);
-    const expected = [long('u1'), short('a1'), short('u2'), long('a2')];
-    expect(await sessions.history(A)).toEqual(expected);
-    // Another process (a second store over the same file, an empty cache) reads the same.
-    expect(await createSessionStore(store, clock).history(A)).toEqual(expected);
-  });
-
-  it('drops the oldest turns by count and bytes as before, and deletes the contents it dropped', async () => {
-    for (let i = 1; i <= 5; i++) await sessions.append(A, [long(`u${i}`), short(`a${i}`)], 4);
-    expect((await sessions.history(A)).map((t) => t.content.slice(0, 2))).toEqual(['u4', 'a4', 'u5', 'a5']);
-    await vi.waitFor(async () => expect(await contents().count({ agent_id: A })).toBe(2));
-    // The byte window counts a kept-apart turn at its full size: 7 KiB holds two 3 KiB turns and the short ones.
-    await sessions.append(A, [long('u6'), short('a6')], 40, 7 * 1024);
-    expect((await sessions.history(A)).map((t) => t.content.slice(0, 2))).toEqual(['a4', 'u5', 'a5', 'u6', 'a6']);
-    expect((await sessions.history(A, 3 * 1024 + 6)).map((t) => t.content.slice(0, 2))).toEqual(['u6', 'a6']);
-    await vi.waitFor(async () => expect((await contents().find({ where: { agent_id: A } })).map((c) => c.doc.content.slice(0, 2)).sort()).toEqual(['u5', 'u6']));
-  });
-
-  it('writes the contents and the session document in one turn, so the embedded store commits them together', async () => {
-    const counter = new StoreOperationCounter();
-    const counted = createSessionStore(counter.wrap(store), clock);
-    const { tally } = await counter.measure(() => counted.append(A, [long('u'), long('a')], 40));
-    const writes = tally.operations.filter((op) => op.kind === 'write');
-    expect(writes.map((op) => op.name).sort()).toEqual(['session_contents.insert', 'session_contents.insert', 'sessions.update']);
-    expect(new Set(writes.map((op) => op.batch)).size).toBe(1);
-  });
-
-  it('reads a session written before contents were kept apart, and leaves out a turn whose content is gone', async () => {
-    await store.collection<SessionRecord>(SESSIONS_COLLECTION).insert({ id: A, agent_id: A, turns: [short('old1'), short('old2')], updated_at: at });
-    await sessions.append(A, [long('u'), short('a')], 40);
-    expect((await sessions.history(A)).map((t) => t.content.slice(0, 4))).toEqual(['old1', 'old2', 'u:xx', 'a']);
-    const [content] = await contents().find({ where: { agent_id: A } });
-    await contents().delete(content!.doc.id);
-    expect((await createSessionStore(store, clock).history(A)).map((t) => t.content)).toEqual(['old1', 'old2', 'a']);
-  });
-
-  it('reset and deleteAll delete every content of the agent, also one nothing refers to', async () => {
-    await sessions.append(A, [long('u'), short('a')], 40);
-    await sessions.append(B, [long('b')], 40);
-    await contents().insert({ id: 'orphan', agent_id: A, content: 'left by a crash', at });
-    await sessions.reset(A);
-    expect(await sessions.state(A)).toBe('empty');
-    await vi.waitFor(async () => expect(await contents().count({ agent_id: A })).toBe(0));
-    await sessions.append(A, [long('u')], 40);
-    await sessions.deleteAll(A);
-    expect(await sessions.history(A)).toEqual([]);
-    await vi.waitFor(async () => expect(await contents().count({ agent_id: A })).toBe(0));
-    expect((await sessions.history(B)).map((t) => t.content.slice(0, 2))).toEqual(['b:']);
   });
 });
 
