@@ -1,4 +1,6 @@
 import type { Store } from '@agent-platform/store';
+import { startWebhookPeer, type WebhookPeer } from '@agent-platform/channels/testing';
+import { newWebhookSecret, signWebhook } from '@agent-platform/net';
 import { requireBinary, waitUntil } from '@agent-platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimsIntakeOn, startFleet, type Fleet } from '../support/fleet.ts';
@@ -10,7 +12,9 @@ import { call } from '../support/platform-process.ts';
 // whichever worker wrote them; a worker SIGKILLed at either point of an append's life
 // (`session.submitted`: written but not committed; `session.appended`: committed, the contents
 // its window dropped not deleted yet) leaves a session whose every turn is there, and a reset
-// removes every content of the agent, also what the crash left behind.
+// removes every content of the agent, also what the crash left behind. The same for a channel's
+// transcript (a webhook channel, a channel bridge): a worker SIGKILLed at `transcript.submitted`
+// or `transcript.appended` leaves the message redelivered, answered, and in its transcript once.
 const natsBinary = requireBinary('nats-server');
 const redisBinary = requireBinary('redis-server');
 const MAX_TURNS = 6;
@@ -28,20 +32,33 @@ describe.skipIf(natsBinary === null || redisBinary === null)('long session turns
   let api: string;
   let token: string;
   let agent: string;
+  let peer: WebhookPeer;
+  const secret = newWebhookSecret();
 
   beforeAll(async () => {
     fleet = await startFleet({
       apis: 1,
       workers: 2,
       schedulers: 0,
-      config: { agents: { session_max_turns: MAX_TURNS, invocation_timeout_secs: 60, claim_lease_secs: 2, rate_limit_per_minute: 100_000 } },
+      config: {
+        agents: { session_max_turns: MAX_TURNS, invocation_timeout_secs: 60, claim_lease_secs: 2, rate_limit_per_minute: 100_000 },
+        network: { allow_private_targets: true },
+        // A message taken by a killed worker goes to another after 3 s instead of 5 minutes.
+        channels: { inbound_redelivery_secs: 3 },
+      },
     });
     api = fleet.urls[0]!;
     ({ token, agent } = await claimsIntakeOn(api));
+    // A webhook channel to the agent, run by a channel bridge, for the transcripts.
+    await fleet.add('channel-bridge');
+    peer = await startWebhookPeer();
+    const created = await call(api, 'POST', '/channels', { token, body: { id: 'web-long', kind: 'webhook', config: { secret, url: peer.url }, default_agent: agent } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
   }, 180_000);
 
   afterAll(async () => {
     await fleet?.close();
+    await peer?.close();
   });
 
   async function send(message: string): Promise<void> {
@@ -61,19 +78,38 @@ describe.skipIf(natsBinary === null || redisBinary === null)('long session turns
     return messages.filter((m) => m.role !== 'system').map((m) => m.content);
   }
 
-  /** What the shared store holds for the agent: the session's references and the contents. */
-  async function stored(): Promise<StoredView> {
+  /**
+   * What the shared store holds for the agent: the references of the session (or of the agent's
+   * transcripts, with `transcripts`) and the contents of the same kind.
+   */
+  async function stored(transcripts = false): Promise<StoredView> {
     const store: Store = await fleet.openStore();
+    type Holder = { id: string; turns: Array<{ content_ref?: string }> };
     try {
-      const session = await store.collection<{ id: string; turns: Array<{ content_ref?: string }> }>('sessions').get(agent);
-      const contents = await store.collection<{ id: string; agent_id: string }>('session_contents').find({ where: { agent_id: agent } });
+      const holders = transcripts
+        ? (await store.collection<Holder & { agent_id: string }>('session_transcripts').find({ where: { agent_id: agent } })).map((t) => t.doc)
+        : [(await store.collection<Holder>('sessions').get(agent))?.doc];
+      const contents = await store.collection<{ id: string; agent_id: string; transcript?: string }>('session_contents').find({ where: { agent_id: agent } });
       return {
-        refs: (session?.doc.turns ?? []).flatMap((t) => (t.content_ref === undefined ? [] : [t.content_ref])).sort(),
-        contents: contents.map((c) => c.doc.id).sort(),
+        refs: holders.flatMap((h) => (h?.turns ?? []).flatMap((t) => (t.content_ref === undefined ? [] : [t.content_ref]))).sort(),
+        contents: contents.filter((c) => (c.doc.transcript !== undefined) === transcripts).map((c) => c.doc.id).sort(),
       };
     } finally {
       await store.close();
     }
+  }
+
+  /** Only a worker that stops at `point` runs while `during` starts its work; two fresh ones after the SIGKILL. */
+  async function killAt(point: string, during: () => unknown): Promise<void> {
+    for (const worker of fleet.workers) await worker.kill();
+    const armed = await fleet.add('agent-worker', { AP_FAULT_STOP_AT: point });
+    during();
+    await waitUntil(() => armed.output().includes(`fault point ${point} reached`), {
+      timeoutMs: 30_000,
+      message: `the armed worker to stop at ${point}:\n${armed.output()}`,
+    });
+    await armed.kill();
+    fleet.workers.splice(0, fleet.workers.length, await fleet.add('agent-worker'), await fleet.add('agent-worker'));
   }
 
   async function reset(): Promise<void> {
@@ -101,18 +137,10 @@ describe.skipIf(natsBinary === null || redisBinary === null)('long session turns
     it(`a worker SIGKILLed at ${point}: answered by a re-dispatch, every turn of the session whole, and a reset removes every content`, async () => {
       await reset();
       for (let i = 0; i < 3; i++) await send(long(`before ${point} ${i}`));
-      // Only the armed worker runs when the message is sent, so it is the one that takes it.
-      for (const worker of fleet.workers) await worker.kill();
-      const armed = await fleet.add('agent-worker', { AP_FAULT_STOP_AT: point });
       const killed = long(`killed at ${point}`);
-      const answer = call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: killed } });
-      await waitUntil(() => armed.output().includes(`fault point ${point} reached`), {
-        timeoutMs: 30_000,
-        message: `the armed worker to stop at ${point}:\n${armed.output()}`,
-      });
-      await armed.kill();
-      fleet.workers.splice(0, fleet.workers.length, await fleet.add('agent-worker'), await fleet.add('agent-worker'));
-      const res = await answer;
+      let answer: ReturnType<typeof call> | undefined;
+      await killAt(point, () => (answer = call(api, 'POST', `/agents/${agent}/send`, { token, body: { message: killed } })));
+      const res = await answer!;
       expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
       expect(res.body.content).toBe(killed);
 
@@ -138,6 +166,42 @@ describe.skipIf(natsBinary === null || redisBinary === null)('long session turns
         expect(view.contents.filter((id) => !view.refs.includes(id)).length).toBeGreaterThan(0);
       }
       await reset();
+    }, 120_000);
+  }
+
+  for (const point of ['transcript.submitted', 'transcript.appended'] as const) {
+    it(`a channel message whose worker is SIGKILLed at ${point}: answered once redelivered, its transcript holds the two turns whole, once`, async () => {
+      await waitUntil(async () => (await call(api, 'GET', '/channels/web-long', { token })).body.status === 'Connected', {
+        timeoutMs: 15_000,
+        message: `the channel Connected\n${fleet.logs()}`,
+      });
+      const id = `m-${point}`;
+      const conversation = `conversation ${point}`;
+      const text = long(`channel ${point}`);
+      const body = JSON.stringify({ id, conversation, text });
+      const inbound = () =>
+        fetch(`${api}/channels/web-long/inbound`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...signWebhook(secret, `w-${id}`, Math.floor(Date.now() / 1000), body) },
+          body,
+        }).then((res) => expect(res.status).toBe(202));
+      let accepted: Promise<void> | undefined;
+      await killAt(point, () => (accepted = inbound()));
+      await accepted;
+      await waitUntil(() => peer.received.some((r) => (r.body as { in_reply_to?: string }).in_reply_to === id), {
+        timeoutMs: 30_000,
+        message: `the reply to ${id}\n${fleet.logs()}`,
+      });
+      const transcript = await call(api, 'GET', `/agents/${agent}/transcripts/web-long?conversation=${encodeURIComponent(conversation)}`, { token });
+      expect(transcript.status, JSON.stringify(transcript.body).slice(0, 300)).toBe(200);
+      expect(transcript.body.turns.map((t: { role: string; content: string }) => [t.role, t.content])).toEqual([
+        ['user', text],
+        ['assistant', text],
+      ]);
+      await waitUntil(async () => {
+        const view = await stored(true);
+        return view.refs.length > 0 && JSON.stringify(view.refs) === JSON.stringify(view.contents);
+      }, { timeoutMs: 10_000, message: 'the transcripts to refer to exactly the stored transcript contents' });
     }, 120_000);
   }
 });

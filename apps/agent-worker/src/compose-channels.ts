@@ -44,7 +44,8 @@ export function composeChannelRouter(sources: InvocationSources, invocation: Inv
     logger: sources.logger,
     invocation,
     startRun: (workflowId, request, caller) => workflows.start(workflowId, request, caller),
-    transcripts: createTranscriptStore(sources.store, sources.clock),
+    transcripts: createTranscriptStore(sources.store, sources.clock, sources.faults),
+    ackWaitMs: sources.config.current().channels.inbound_redelivery_secs * 1000,
     onReceived,
   });
 }

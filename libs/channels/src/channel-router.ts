@@ -26,6 +26,8 @@ export interface ChannelRouterDeps {
   onReceived?: (inbound: ChannelInbound, agentId: string | null) => Promise<void> | void;
   /** Messages handled at once by this process. */
   concurrency?: number;
+  /** The inbound consumer's ack wait (`[channels] inbound_redelivery_secs`; default 5 minutes). */
+  ackWaitMs?: number;
   /** How often the reply sweep looks at messages that started a run (channel-run-replies.ts; default 30 s). */
   replySweepMs?: number;
   /** How long after its end a run's reply is left to the `onRunEnded` hook before the sweep sends it (default 30 s). */
@@ -66,7 +68,7 @@ export async function consumeChannelInbound(deps: ChannelRouterDeps): Promise<Su
       durable: Durables.channelWorkers,
       maxDeliver: MAX_DELIVER,
       backoffMs: BACKOFF_MS,
-      ackWaitMs: 5 * 60_000,
+      ackWaitMs: deps.ackWaitMs ?? 5 * 60_000,
       concurrency: deps.concurrency ?? 8,
       onDeadLetter: (envelope, error) => deps.logger.error({ err: error, message_id: envelope.id }, 'an inbound channel message was dead-lettered after its last attempt'),
     },

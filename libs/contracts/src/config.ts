@@ -456,6 +456,10 @@ export const ChannelsConfig = Type.Object(
     lease_ttl_secs: Positive('How long a channel bridge holds a channel without renewing: a dead bridge\'s channels move to another after at most this.', 5),
     reconnect_backoff_ms: Positive('Wait before a bridge reopens a channel whose adapter failed to open or reported an Error; doubles on each failure in a row.', 5000),
     reconnect_max_backoff_ms: Positive('Longest wait between two reopenings of a channel that keeps failing.', 300000),
+    inbound_redelivery_secs: Positive(
+      'How long an inbound message taken by an agent worker that then died waits before another worker answers it (the bus\'s ack wait; on NATS a live worker keeps its message however long its answer runs). On the embedded bus an answer running longer than this is started again beside it (answered once all the same): keep it above [agents] invocation_timeout_secs there.',
+      300,
+    ),
   },
   { additionalProperties: true, default: {}, description: 'Channel bridges (channels are created through the api; channel sections here are ignored).' },
 );

@@ -1,17 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { StoreConflictError, type Store } from '@agent-platform/store';
 import { Errors } from '../errors/errors.ts';
 import { noFaults, type FaultPoints } from '../faults/fault-points.ts';
 import type { Clock } from '../time/clock.ts';
 import type { SessionStore, SessionTurn } from './session-store.ts';
-import { utf8Bytes, windowStart } from './session-window.ts';
-import {
-  isTurnRef,
-  SEPARATE_CONTENT_BYTES,
-  SessionContentCache,
-  sessionContentsCollection,
-  type StoredTurn,
-} from './session-contents.ts';
+import { windowStart } from './session-window.ts';
+import { contentRefs, storedBytes, TurnContents, type StoredTurn } from './session-contents.ts';
 
 /**
  * The canonical cross-channel session of one agent (collection `sessions`, id = agent id): its
@@ -35,7 +28,8 @@ export interface TranscriptRecord {
   /** The channel id. */
   channel: string;
   conversation?: string;
-  turns: SessionTurn[];
+  /** Oldest first; a long one as a reference to its content (session-contents.ts, `transcript` set). */
+  turns: StoredTurn[];
   /** The inbound messages (envelope ids) already appended, newest last: a redelivery appends nothing. */
   message_ids?: string[];
   updated_at: string;
@@ -50,9 +44,6 @@ export function transcriptsCollection(store: Store) {
   return store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION, { indexes: [{ field: 'agent_id' }, { field: 'oldest_turn_at' }] });
 }
 
-/** Text of long turns one process keeps in memory (SessionContentCache). */
-const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
-
 /**
  * Sessions in the shared store, so that every api node and worker sees the same context. An
  * append is one `update` of the session document (an atomic read-modify-write of the store), so
@@ -65,42 +56,18 @@ const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
 export function createSessionStore(store: Store, clock: Clock, faults: FaultPoints = noFaults): SessionStore {
   const sessions = store.collection<SessionRecord>(SESSIONS_COLLECTION);
   const transcripts = transcriptsCollection(store);
-  const contents = sessionContentsCollection(store);
-  const cache = new SessionContentCache(CONTENT_CACHE_BYTES);
-
-  /** Removes contents nothing refers to any more, behind the request (see `append`). */
-  function forget(ids: readonly string[]): void {
-    for (const id of ids) {
-      cache.forget(id);
-      contents.delete(id).catch(() => undefined);
-    }
-  }
+  const contents = new TurnContents(store);
 
   async function append(agentId: string, turns: SessionTurn[], maxTurns: number, maxBytes = Infinity): Promise<void> {
     const updatedAt = clock.now().toISOString();
-    const stored: StoredTurn[] = [];
-    const written: Promise<unknown>[] = [];
-    const separate: string[] = [];
-    for (const turn of turns) {
-      const bytes = utf8Bytes(turn.content);
-      if (bytes < SEPARATE_CONTENT_BYTES) {
-        stored.push(turn);
-        continue;
-      }
-      const id = randomUUID();
-      separate.push(id);
-      written.push(
-        contents.insert({ id, agent_id: agentId, content: turn.content, at: turn.at }).then(() => cache.put(id, turn.content, bytes)),
-      );
-      stored.push({ role: turn.role, at: turn.at, content_ref: id, bytes });
-    }
+    const { stored, written, ids } = contents.split(agentId, turns);
     // The contents the window drops, as decided by the call of `change` whose result was stored.
     let dropped: string[] = [];
     written.push(
       sessions.update(agentId, (current) => {
         const all = [...(current?.doc.turns ?? []), ...stored];
         const from = windowStart(all, maxTurns, maxBytes, storedBytes);
-        dropped = all.slice(0, from).flatMap((turn) => (isTurnRef(turn) ? [turn.content_ref] : []));
+        dropped = contentRefs(all.slice(0, from));
         return { id: agentId, agent_id: agentId, turns: all.slice(from), updated_at: updatedAt };
       }),
     );
@@ -109,7 +76,7 @@ export function createSessionStore(store: Store, clock: Clock, faults: FaultPoin
       await Promise.all(written);
     } catch (error) {
       // Contents inserted for an append that did not happen: nothing refers to them.
-      forget(separate);
+      void contents.forget(ids);
       if (!(error instanceof StoreConflictError)) throw error;
       throw Errors.conflict(`the session of agent '${agentId}' is being written concurrently; try again`, {
         agent_id: agentId,
@@ -119,51 +86,32 @@ export function createSessionStore(store: Store, clock: Clock, faults: FaultPoin
     // Deleted after the session stopped referring to them, and not waited for: the request's
     // commit is not held up by them. One left by a crash here is removed with the session
     // (`reset`, `deleteAll`).
-    forget(dropped);
-  }
-
-  /** The turns with their contents; a turn whose content is gone (a failed write) is left out. */
-  async function resolve(turns: readonly StoredTurn[]): Promise<SessionTurn[]> {
-    if (!turns.some(isTurnRef)) return turns as SessionTurn[];
-    const resolved = await Promise.all(
-      turns.map(async (turn): Promise<SessionTurn | null> => {
-        if (!isTurnRef(turn)) return turn;
-        const cached = cache.get(turn.content_ref);
-        if (cached !== undefined) return { role: turn.role, content: cached, at: turn.at };
-        const found = await contents.get(turn.content_ref);
-        if (found === null) return null;
-        cache.put(turn.content_ref, found.doc.content, turn.bytes);
-        return { role: turn.role, content: found.doc.content, at: turn.at };
-      }),
-    );
-    return resolved.filter((turn): turn is SessionTurn => turn !== null);
+    void contents.forget(dropped);
   }
 
   /** Deletes the agent's session document and every content of it, referred to or not. */
   async function clear(agentId: string): Promise<void> {
     await sessions.delete(agentId);
-    forget((await contents.find({ where: { agent_id: agentId } })).map(({ doc }) => doc.id));
+    await contents.clear(agentId, null);
   }
 
   return {
     append,
     async history(agentId, maxBytes) {
       const turns = (await sessions.get(agentId))?.doc.turns ?? [];
-      return resolve(maxBytes === undefined ? turns : turns.slice(windowStart(turns, turns.length, maxBytes, storedBytes)));
+      return contents.resolve(maxBytes === undefined ? turns : turns.slice(windowStart(turns, turns.length, maxBytes, storedBytes)));
     },
     reset: clear,
     async deleteAll(agentId) {
       await clear(agentId);
-      for (const { doc } of await transcripts.find({ where: { agent_id: agentId } }))
+      for (const { doc } of await transcripts.find({ where: { agent_id: agentId } })) {
         await transcripts.delete(doc.id);
+        await contents.clear(agentId, doc.id);
+      }
     },
     async state(agentId) {
       const turns = (await sessions.get(agentId))?.doc.turns ?? [];
       return turns.length > 0 ? 'active' : 'empty';
     },
   };
-}
-
-function storedBytes(turn: StoredTurn): number {
-  return isTurnRef(turn) ? turn.bytes : utf8Bytes(turn.content);
 }

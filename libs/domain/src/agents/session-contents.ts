@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Store } from '@agent-platform/store';
+import { utf8Bytes } from './session-window.ts';
 import type { SessionTurn } from './session-store.ts';
 
 /**
@@ -24,6 +26,8 @@ export interface SessionContent {
   agent_id: string;
   content: string;
   at: string;
+  /** The id of the per-channel transcript holding the turn; absent for the canonical session's. */
+  transcript?: string;
 }
 
 export const SESSION_CONTENTS_COLLECTION = 'session_contents';
@@ -80,4 +84,90 @@ export class SessionContentCache {
     this.texts.delete(id);
     this.bytes -= Buffer.byteLength(text, 'utf8');
   }
+}
+
+/** Text of long turns one store of sessions or transcripts keeps in memory (SessionContentCache). */
+const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Turns as a document keeps them, and the writes of the contents kept apart. */
+export interface SplitTurns {
+  stored: StoredTurn[];
+  /** The inserts of the contents, submitted now: await them with the document's write. */
+  written: Promise<unknown>[];
+  /** Their ids, for `forget` if the document's write fails. */
+  ids: string[];
+}
+
+/**
+ * Long turns of the documents of one kind (the canonical sessions, or the per-channel
+ * transcripts): split off when appended, put back when read, deleted when dropped.
+ */
+export class TurnContents {
+  private readonly contents;
+  private readonly cache = new SessionContentCache(CONTENT_CACHE_BYTES);
+
+  constructor(store: Store) {
+    this.contents = sessionContentsCollection(store);
+  }
+
+  /** Inserts the content of each long turn (`transcript` set on a transcript's) and returns the turns as stored. */
+  split(agentId: string, turns: readonly SessionTurn[], transcript?: string): SplitTurns {
+    const split: SplitTurns = { stored: [], written: [], ids: [] };
+    for (const turn of turns) {
+      const bytes = utf8Bytes(turn.content);
+      if (bytes < SEPARATE_CONTENT_BYTES) {
+        split.stored.push(turn);
+        continue;
+      }
+      const id = randomUUID();
+      const doc: SessionContent = { id, agent_id: agentId, content: turn.content, at: turn.at, ...(transcript === undefined ? {} : { transcript }) };
+      split.ids.push(id);
+      split.written.push(this.contents.insert(doc).then(() => this.cache.put(id, turn.content, bytes)));
+      split.stored.push({ role: turn.role, at: turn.at, content_ref: id, bytes });
+    }
+    return split;
+  }
+
+  /** The turns with their contents; a turn whose content is gone (a write that failed half-way) is left out. */
+  async resolve(turns: readonly StoredTurn[]): Promise<SessionTurn[]> {
+    if (!turns.some(isTurnRef)) return turns as SessionTurn[];
+    const resolved = await Promise.all(
+      turns.map(async (turn): Promise<SessionTurn | null> => {
+        if (!isTurnRef(turn)) return turn;
+        const cached = this.cache.get(turn.content_ref);
+        if (cached !== undefined) return { role: turn.role, content: cached, at: turn.at };
+        const found = await this.contents.get(turn.content_ref);
+        if (found === null) return null;
+        this.cache.put(turn.content_ref, found.doc.content, turn.bytes);
+        return { role: turn.role, content: found.doc.content, at: turn.at };
+      }),
+    );
+    return resolved.filter((turn): turn is SessionTurn => turn !== null);
+  }
+
+  /** Deletes contents nothing refers to any more; failures are left for the next clear. */
+  forget(ids: readonly string[]): Promise<void> {
+    return Promise.all(
+      ids.map((id) => {
+        this.cache.forget(id);
+        return this.contents.delete(id).catch(() => false);
+      }),
+    ).then(() => undefined);
+  }
+
+  /** Every content of the agent's canonical session (`transcript: null`) or of one transcript, referred to or not. */
+  async clear(agentId: string, transcript: string | null): Promise<void> {
+    const found = await this.contents.find({ where: { agent_id: agentId, transcript } });
+    await this.forget(found.map(({ doc }) => doc.id));
+  }
+}
+
+/** The ids of the contents `turns` refer to. */
+export function contentRefs(turns: readonly StoredTurn[]): string[] {
+  return turns.flatMap((turn) => (isTurnRef(turn) ? [turn.content_ref] : []));
+}
+
+/** UTF-8 bytes of a stored turn's content: what a byte window counts. */
+export function storedBytes(turn: StoredTurn): number {
+  return isTurnRef(turn) ? turn.bytes : utf8Bytes(turn.content);
 }

@@ -7,7 +7,8 @@ import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { openPostgresStore } from '@agent-platform/store/postgres';
 import { requireBinary, startPostgresServer, type PostgresServerHandle } from '@agent-platform/testkit';
 import { fixedClock } from '../time/clock.ts';
-import { createSessionStore, SESSIONS_COLLECTION, type SessionRecord } from './create-session-store.ts';
+import { createSessionStore, SESSIONS_COLLECTION, TRANSCRIPTS_COLLECTION, type SessionRecord, type TranscriptRecord } from './create-session-store.ts';
+import { createTranscriptStore, TRANSCRIPT_MAX_TURNS } from './transcript-store.ts';
 import { SESSION_CONTENTS_COLLECTION, type SessionContent } from './session-contents.ts';
 import type { SessionStore, SessionTurn } from './session-store.ts';
 
@@ -98,6 +99,29 @@ function longTurnCases(kind: string, open: () => Promise<Opened>): void {
       expect(await sessions.history(A)).toEqual([]);
       await vi.waitFor(async () => expect(await contents().count({ agent_id: A })).toBe(0));
       expect((await sessions.history(B)).map((t) => t.content.slice(0, 2))).toEqual(['b:']);
+    });
+
+    it('a channel transcript keeps long turns apart too: read back whole, a redelivery leaves nothing, its window deletes what it drops', async () => {
+      const transcripts = createTranscriptStore(store, clock);
+      const chat = { agent_id: A, channel_id: 'email-1', conversation: 'claim-77' };
+      await transcripts.append(chat, 'm1', [long('u1'), short('a1')]);
+      await transcripts.append(chat, 'm1', [long('u1-again'), short('a1')]);
+      expect((await transcripts.get(A, 'email-1', 'claim-77'))?.map((t) => t.content.slice(0, 3))).toEqual(['u1:', 'a1']);
+      await vi.waitFor(async () => expect(await contents().count({ agent_id: A })).toBe(1));
+      const [doc] = await store.collection<TranscriptRecord>(TRANSCRIPTS_COLLECTION).find({ where: { agent_id: A } });
+      expect(JSON.stringify(doc!.doc).length).toBeLessThan(1024);
+      // The session's reset leaves the transcript's contents; DELETE .../history (deleteAll) removes them.
+      await sessions.append(A, [long('s')], 40);
+      await sessions.reset(A);
+      expect((await transcripts.get(A, 'email-1', 'claim-77'))?.[0]?.content).toBe(long('u1').content);
+      await sessions.deleteAll(A);
+      expect(await transcripts.get(A, 'email-1', 'claim-77')).toBeNull();
+      expect(await contents().count({ agent_id: A })).toBe(0);
+      // The window: 500 turns; the long first turn dropped, its content deleted.
+      await transcripts.append(chat, 'm2', [long('first')]);
+      for (let i = 0; i < TRANSCRIPT_MAX_TURNS / 2; i++) await transcripts.append(chat, `n${i}`, [short(`q${i}`), short(`r${i}`)]);
+      expect((await transcripts.get(A, 'email-1', 'claim-77'))?.[0]?.content).toBe('q0');
+      await vi.waitFor(async () => expect(await contents().count({ agent_id: A })).toBe(0));
     });
 
     it('keeps every turn of concurrent appends of long turns', async () => {

@@ -25,6 +25,10 @@ export const FAULT_POINTS = [
   'session.submitted',
   /** The append is committed; the contents its window dropped are not deleted yet. */
   'session.appended',
+  /** A channel transcript append's long-turn contents and its document are submitted, not committed. */
+  'transcript.submitted',
+  /** The transcript append is committed; the contents its window dropped are not deleted yet. */
+  'transcript.appended',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -1,6 +1,6 @@
 import type { LegalHoldView } from '@agent-platform/contracts';
 import type { StoredAuditEntry } from '../audit/audit-chain.ts';
-import type { TranscriptRecord } from '../agents/create-session-store.ts';
+import type { SessionTurn } from '../agents/session-store.ts';
 import type { UsageEvent } from '../invocation/usage-events.ts';
 import type { WorkflowRunRecord } from '../workflows/run-record.ts';
 
@@ -17,8 +17,16 @@ export interface HoldSet {
   readonly count: number;
   coversAudit(entry: StoredAuditEntry): boolean;
   coversUsage(event: UsageEvent): boolean;
-  coversTranscript(doc: TranscriptRecord): boolean;
+  /** `doc` with its turns' contents (a long turn's read back: TurnContents.resolve). */
+  coversTranscript(doc: HeldTranscript): boolean;
   coversRun(run: WorkflowRunRecord): boolean;
+}
+
+/** What a hold looks at in a transcript. */
+export interface HeldTranscript {
+  agent_id: string;
+  conversation?: string | undefined;
+  turns: readonly SessionTurn[];
 }
 
 export interface HoldSetInput {

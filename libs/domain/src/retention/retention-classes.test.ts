@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { transcriptsCollection } from '../agents/create-session-store.ts';
+import { SESSION_CONTENTS_COLLECTION } from '../agents/session-contents.ts';
+import { createTranscriptStore } from '../agents/transcript-store.ts';
 import { usageEventsLog } from '../invocation/usage-events.ts';
 import { createUsageService } from '../invocation/usage-service.ts';
 import type { Licence } from '../licence/licence.ts';
@@ -173,6 +175,35 @@ describe('transcript retention', () => {
     await h.retention.holds.remove(agentHold, { identity: 'counsel', role: 'auditor' });
     expect((await sweep()).classes.transcripts).toMatchObject({ deleted: 1, held: 0 });
     expect(await transcriptsCollection(h.store).count()).toBe(0);
+  });
+});
+
+describe('transcript retention, long turns (kept apart: docs/agents.md "Sessions")', () => {
+  const long = (text: string): string => `${text} ${'the water came through the ceiling. '.repeat(80)}`;
+  const contents = () => h.store.collection<{ id: string; transcript?: string; content: string }>(SESSION_CONTENTS_COLLECTION);
+  const chat = (conversation: string) => ({ agent_id: 'agent-a', channel_id: 'chan-1', conversation });
+
+  it('deletes the contents of the turns it drops, and keeps a transcript whose long turn names a held business key', async () => {
+    h = await openRetentionHarness({ transcripts_days: 30 });
+    h.clock.set(NOW);
+    const transcripts = createTranscriptStore(h.store, h.clock);
+    const turn = (content: string, at: string) => ({ role: 'user' as const, content, at });
+    await transcripts.append(chat('C-old'), 'm1', [turn(long('old'), OLD)]);
+    await transcripts.append(chat('C-mixed'), 'm2', [turn(long('old'), OLD)]);
+    await transcripts.append(chat('C-mixed'), 'm3', [turn(long('recent'), RECENT)]);
+    await transcripts.append(chat('C-held'), 'm4', [turn(long(`about claim ${CLAIM}`), OLD)]);
+    expect(await contents().count()).toBe(4);
+    const hold = await placeHold({ business_key: CLAIM });
+
+    expect((await sweep()).classes.transcripts).toMatchObject({ deleted: 2, held: 1 });
+    const left = (await contents().find()).map(({ doc }) => doc.content.split(' ').slice(0, 3).join(' ')).sort();
+    expect(left).toEqual([`about claim ${CLAIM}`, 'recent the water']);
+    expect((await transcripts.get('agent-a', 'chan-1', 'C-mixed'))?.map((t) => t.content)).toEqual([long('recent')]);
+    expect((await transcripts.get('agent-a', 'chan-1', 'C-held'))?.map((t) => t.content)).toEqual([long(`about claim ${CLAIM}`)]);
+
+    await h.retention.holds.remove(hold, { identity: 'counsel', role: 'auditor' });
+    expect((await sweep()).classes.transcripts).toMatchObject({ deleted: 1, held: 0 });
+    expect((await contents().find()).map(({ doc }) => doc.content.split(' ')[0])).toEqual(['recent']);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Store } from '@agent-platform/store';
 import { transcriptsCollection, type TranscriptRecord } from '../agents/create-session-store.ts';
+import { contentRefs, TurnContents } from '../agents/session-contents.ts';
 import type { ClassSweep, SweepContext } from './sweep-context.ts';
 
 /**
@@ -15,6 +16,7 @@ export async function sweepTranscripts(
   result: ClassSweep,
 ): Promise<void> {
   const transcripts = transcriptsCollection(store);
+  const contents = new TurnContents(store);
   // Held or contended transcripts stay at the front of the order: page past them.
   let skip = 0;
   const seen = new Set<string>();
@@ -35,14 +37,14 @@ export async function sweepTranscripts(
           return;
         }
         const expired = doc.turns.filter((t) => t.at < cutoff).length;
-        if (seen.has(doc.id) || (expired > 0 && holds.coversTranscript(doc))) {
+        if (seen.has(doc.id) || (expired > 0 && holds.coversTranscript({ ...doc, turns: await contents.resolve(doc.turns) }))) {
           if (!seen.has(doc.id)) result.held += expired;
           seen.add(doc.id);
           skip += 1;
           continue;
         }
         seen.add(doc.id);
-        const removed = await trim(transcripts, doc.id, cutoff);
+        const removed = await trim(transcripts, contents, doc.id, cutoff);
         if (removed === null) skip += 1;
         else result.deleted += removed;
       }
@@ -57,14 +59,19 @@ export async function sweepTranscripts(
 
 type Transcripts = ReturnType<typeof transcriptsCollection>;
 
-/** Drops the expired turns of one transcript (deletes it when none is left); null when a concurrent write got in the way. */
-async function trim(transcripts: Transcripts, id: string, cutoff: string): Promise<number | null> {
+/**
+ * Drops the expired turns of one transcript (deletes it when none is left) and the contents of the
+ * long ones; null when a concurrent write got in the way.
+ */
+async function trim(transcripts: Transcripts, contents: TurnContents, id: string, cutoff: string): Promise<number | null> {
   let removed = 0;
   let emptied = false;
+  let dropped: string[] = [];
   const after = await transcripts.update(id, (current) => {
     if (current === null) return null;
     const kept = current.doc.turns.filter((t) => t.at >= cutoff);
     removed = current.doc.turns.length - kept.length;
+    dropped = contentRefs(current.doc.turns.filter((t) => t.at < cutoff));
     emptied = kept.length === 0;
     // An emptied transcript is deleted below, with a version check, rather than stored empty.
     if (emptied) return null;
@@ -74,8 +81,12 @@ async function trim(transcripts: Transcripts, id: string, cutoff: string): Promi
     return next;
   });
   if (after === null) return 0;
-  if (!emptied) return removed;
+  if (!emptied) {
+    await contents.forget(dropped);
+    return removed;
+  }
   // A message appended since the read makes the version differ: leave it for the next sweep.
   const deleted = await transcripts.delete(id, after.version).catch(() => false);
+  if (deleted) await contents.forget(dropped);
   return deleted ? removed : null;
 }
