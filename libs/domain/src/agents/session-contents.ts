@@ -86,8 +86,24 @@ export class SessionContentCache {
   }
 }
 
-/** Text of long turns one store of sessions or transcripts keeps in memory (SessionContentCache). */
+/** Text of long turns a process keeps in memory per store (SessionContentCache). */
 const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * One cache per store, shared by every TurnContents over it (the sessions and transcripts of the
+ * api and the worker of an all-in-one): ids are unique and contents never change, so what one
+ * wrote another may read, and the process holds at most one CONTENT_CACHE_BYTES.
+ */
+const caches = new WeakMap<Store, SessionContentCache>();
+
+function cacheOf(store: Store): SessionContentCache {
+  let cache = caches.get(store);
+  if (cache === undefined) {
+    cache = new SessionContentCache(CONTENT_CACHE_BYTES);
+    caches.set(store, cache);
+  }
+  return cache;
+}
 
 /** Turns as a document keeps them, and the writes of the contents kept apart. */
 export interface SplitTurns {
@@ -104,10 +120,11 @@ export interface SplitTurns {
  */
 export class TurnContents {
   private readonly contents;
-  private readonly cache = new SessionContentCache(CONTENT_CACHE_BYTES);
+  private readonly cache;
 
   constructor(store: Store) {
     this.contents = sessionContentsCollection(store);
+    this.cache = cacheOf(store);
   }
 
   /** Inserts the content of each long turn (`transcript` set on a transcript's) and returns the turns as stored. */

@@ -22,6 +22,8 @@ const postgresMissing = requireBinary('initdb') === null || requireBinary('postg
 
 interface Opened {
   store: Store;
+  /** Another store over the same data, as another process opens it (its own memory). */
+  another(): Promise<Store>;
   close(): Promise<void>;
 }
 
@@ -54,8 +56,8 @@ function longTurnCases(kind: string, open: () => Promise<Opened>): void {
       expect(await contents().count({ agent_id: A })).toBe(2);
       const expected = [long('u1'), short('a1'), short('u2'), long('a2')];
       expect(await sessions.history(A)).toEqual(expected);
-      // Another process (a second store over the same file, an empty cache) reads the same.
-      expect(await createSessionStore(store, clock).history(A)).toEqual(expected);
+      // Another process (a second store over the same data, nothing in its memory) reads the same.
+      expect(await createSessionStore(await opened.another(), clock).history(A)).toEqual(expected);
     });
 
     it('drops the oldest turns by count and bytes as before, and deletes the contents it dropped', async () => {
@@ -84,7 +86,7 @@ function longTurnCases(kind: string, open: () => Promise<Opened>): void {
       expect((await sessions.history(A)).map((t) => t.content.slice(0, 4))).toEqual(['old1', 'old2', 'u:xx', 'a']);
       const [content] = await contents().find({ where: { agent_id: A } });
       await contents().delete(content!.doc.id);
-      expect((await createSessionStore(store, clock).history(A)).map((t) => t.content)).toEqual(['old1', 'old2', 'a']);
+      expect((await createSessionStore(await opened.another(), clock).history(A)).map((t) => t.content)).toEqual(['old1', 'old2', 'a']);
     });
 
     it('reset and deleteAll delete every content of the agent, also one nothing refers to', async () => {
@@ -134,11 +136,16 @@ function longTurnCases(kind: string, open: () => Promise<Opened>): void {
 
 longTurnCases('embedded', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ap-session-turns-'));
-  const store = await openEmbeddedStore({ path: join(dir, 'platform.db') });
+  const path = join(dir, 'platform.db');
+  const stores = [await openEmbeddedStore({ path })];
   return {
-    store,
+    store: stores[0]!,
+    async another() {
+      stores.push(await openEmbeddedStore({ path }));
+      return stores.at(-1)!;
+    },
     async close() {
-      await store.close();
+      for (const store of stores) await store.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -157,7 +164,17 @@ describe.skipIf(postgresMissing)('on PostgreSQL', () => {
   });
   longTurnCases('postgres', async () => {
     schemas += 1;
-    const store = await openPostgresStore({ url, schema: `sessions_${process.pid}_${schemas}` });
-    return { store, close: () => store.close() };
+    const schema = `sessions_${process.pid}_${schemas}`;
+    const stores = [await openPostgresStore({ url, schema })];
+    return {
+      store: stores[0]!,
+      async another() {
+        stores.push(await openPostgresStore({ url, schema }));
+        return stores.at(-1)!;
+      },
+      async close() {
+        for (const store of stores) await store.close();
+      },
+    };
   });
 });
