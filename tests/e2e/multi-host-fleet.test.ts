@@ -293,4 +293,53 @@ describe.skipIf(missing || noHosts !== null)('a multi-host fleet on PostgreSQL: 
     await fleet.restart(killed);
     expect(spare.host.address).not.toBe(killed.host.address);
   });
+
+  it('keeps a conversation of long turns whole across the api and worker hosts, also when a worker host dies mid-turn', async () => {
+    // Turns of 2 KiB or more are documents of their own in PostgreSQL (docs/agents.md "Sessions").
+    const long = (tag: string): string => `${tag}: ${'The hail dented the roof and the car of the insured. '.repeat(60)}`;
+    const contextOf = (message: string): string[] => {
+      const recorded = fleet.provider.requests.filter((r) => {
+        const messages = (r.body?.messages ?? []) as Array<{ role: string; content: string }>;
+        return messages.at(-1)?.content === message;
+      });
+      const messages = (recorded.at(-1)?.body?.messages ?? []) as Array<{ role: string; content: string }>;
+      return messages.filter((m) => m.role !== 'system').map((m) => m.content);
+    };
+    const send = (base: string, message: string) => call(base, 'POST', `/agents/${agent}/send`, { token, body: { message } });
+    expect((await call(A, 'POST', `/agents/${agent}/session/reset`, { token })).status).toBe(200);
+    const turns: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const message = long(`host turn ${i}`);
+      const sent = await send(i % 2 === 0 ? A : B, message);
+      expect(sent.body.content, JSON.stringify(sent.body).slice(0, 300)).toBe(message);
+      expect(contextOf(message)).toEqual([...turns, message]);
+      turns.push(message, message);
+    }
+    // Four at once, each answered after 1.5 s; a worker host dies while they are at the model.
+    const inFlight = Array.from({ length: 4 }, (_, i) => long(`pause:1500 host burst ${i}`));
+    const answers = inFlight.map((message, i) => send(i % 2 === 0 ? A : B, message));
+    await waitUntil(() => fleet.provider.requests.filter((r) => lastUserMessage(r)?.startsWith('pause:1500 host burst') === true).length >= 2, {
+      timeoutMs: 15_000,
+      message: 'the long burst at the model',
+    });
+    // The worker host holding one of them (its address made the model call).
+    const holding = fleet.provider.requests.find((r) => lastUserMessage(r)?.startsWith('pause:1500 host burst') === true)!;
+    const victim = fleet.workers.find((w) => w.host.address === holding.remoteAddress)!;
+    expect(victim, `a worker host at ${holding.remoteAddress}`).toBeDefined();
+    await victim.host.killAll();
+    for (const [i, answer] of (await Promise.all(answers)).entries()) expect(answer.body.content, JSON.stringify(answer.body).slice(0, 300)).toBe(inFlight[i]);
+    await fleet.restart(victim);
+    const last = long('host turn after the kill');
+    expect((await send(B, last)).body.content).toBe(last);
+    const context = contextOf(last);
+    // Every turn whole: the four before, each of the burst (in the order they finished), the last.
+    expect(context.slice(0, turns.length)).toEqual(turns);
+    for (const message of inFlight) expect(context.filter((text) => text === message).length).toBeGreaterThanOrEqual(2);
+    expect(context.every((text) => text === last || turns.includes(text) || inFlight.includes(text))).toBe(true);
+    // Every reference of the session has its content in the shared database.
+    const session = await store.collection<{ id: string; turns: Array<{ content_ref?: string }> }>('sessions').get(agent);
+    const refs = (session?.doc.turns ?? []).flatMap((t) => (t.content_ref === undefined ? [] : [t.content_ref]));
+    expect(refs.length).toBeGreaterThanOrEqual(turns.length + 2 * inFlight.length);
+    for (const ref of refs) expect(await store.collection('session_contents').get(ref), ref).not.toBeNull();
+  });
 });
