@@ -68,7 +68,7 @@ export interface MultiHostFleet {
   readonly urls: string[];
   /** Starts the app of `hosted` again on its host (after a kill), and waits for its boot line. */
   restart(hosted: HostedApp): Promise<void>;
-  /** Starts one more app on a new host of its own. */
+  /** Starts one more app on a new host of its own; it joins `apis`, `workers`, ... (not `urls`). */
   addHost(app: AppName, env?: Record<string, string>): Promise<HostedApp>;
   /** Opens the fleet's store from the test process. */
   openStore(): Promise<Store>;
@@ -164,6 +164,12 @@ export async function startMultiHostFleet(options: MultiHostFleetOptions): Promi
     await Promise.all(all.map((h) => h.process.ready()));
     const byApp = (app: AppName) => all.filter((h) => h.app === app);
     const apis = byApp('api');
+    const lists: Partial<Record<AppName, HostedApp[]>> = {
+      api: apis,
+      'agent-worker': byApp('agent-worker'),
+      scheduler: byApp('scheduler'),
+      'channel-bridge': byApp('channel-bridge'),
+    };
     return {
       network,
       nats,
@@ -172,9 +178,9 @@ export async function startMultiHostFleet(options: MultiHostFleetOptions): Promi
       postgresUrl,
       provider,
       apis,
-      workers: byApp('agent-worker'),
-      schedulers: byApp('scheduler'),
-      bridges: byApp('channel-bridge'),
+      workers: lists['agent-worker']!,
+      schedulers: lists.scheduler!,
+      bridges: lists['channel-bridge']!,
       urls: apis.map((a) => a.url),
       async restart(entry) {
         await entry.process.kill();
@@ -185,6 +191,7 @@ export async function startMultiHostFleet(options: MultiHostFleetOptions): Promi
         const host = await network.add(`${app}-${hosted.length + 1}`);
         const entry = await launch(app, host, extraEnv);
         await entry.process.ready();
+        lists[app]?.push(entry);
         return entry;
       },
       openStore: () => openPostgresStore({ url: postgresUrl }),
