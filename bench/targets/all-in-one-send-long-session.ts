@@ -15,10 +15,6 @@ export function longSessionMessage(n: number): string {
   return `${n}: ${'Water damage in the kitchen, policy HO-1234; the adjuster visited twice. '.repeat(310)}`;
 }
 
-/**
- * `all-in-one-send` with a long conversation: what a send costs when the session it adds to is
- * near its byte limit (docs/performance.md "A long session").
- */
 /** What a send target needs of the platform it drives. */
 export interface SendingPlatform {
   url: string;
@@ -35,6 +31,10 @@ export function longSessionLoad({ url, agentId, token }: SendingPlatform): SendL
   return { request: sends[0]!, measure: (settings) => runLoad([url], sends, settings) };
 }
 
+/**
+ * `all-in-one-send` with a long conversation: what a send costs when the session it adds to is
+ * near its byte limit (docs/performance.md "A long session").
+ */
 export const allInOneSendLongSession: BenchTarget = {
   name: 'all-in-one-send-long-session',
   description: 'all-in-one POST /agents/{id}/send with 23 KB messages: the session at about 0.9 MB',

@@ -152,8 +152,10 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
     const fleetCheck = { store, env: options.env, processName: options.processName ?? 'api', now: () => clock.now(), log: logger };
     await agreeWithFleetAtBoot(fleetClaims, fleetCheck);
     const agents = createAgentStore(store);
-    // In the all-in-one this is the worker's session store too: its fault points stop this process.
-    const sessions = createSessionStore(store, clock, faultPointsFromEnv(options.env));
+    // Crash points of the fault-injection tests (docs/tools.md "Fault points"). In the all-in-one
+    // the session store below is the worker's too: its points stop this process.
+    const faults = faultPointsFromEnv(options.env);
+    const sessions = createSessionStore(store, clock, faults);
     const memory = createMemoryStore(store, agents, clock);
     const version = platformVersion();
     warnIfMessagesOutgrowTheBus(boot, bus, logger);
@@ -235,7 +237,7 @@ export async function composeApi(loaded: LoadedConfig, options: ComposeApiOption
       events,
       // A channel-started run cancelled here still answers its conversation (docs/channels.md).
       onRunEnded: channelRunReplies(bus, clock),
-      faults: faultPointsFromEnv(options.env),
+      faults,
     });
     const channels = createChannelService({
       store,

@@ -19,6 +19,7 @@ export * from './http/usage.ts';
 export * from './http/chat.ts';
 export * from './bus-messages.ts';
 export * from './did-you-mean.ts';
+export * from './sized-lru.ts';
 export * from './queue-jobs.ts';
 export * from './http/workflows.ts';
 export * from './workflow-messages.ts';

@@ -6,7 +6,6 @@ import {
 } from '@agent-platform/contracts';
 import { describe, expect, it } from 'vitest';
 import { PIECE } from './detectors/person-name.ts';
-import { DetectionCache } from './detection-cache.ts';
 import { createPiiDetector } from './pii-detector.ts';
 import { corpusMessage, NAME_CORPUS, PII_CORPUS } from './testing/pii-corpus.ts';
 
@@ -89,21 +88,5 @@ describe('the PII detector', () => {
     const again = detector.detect(`${text.slice(0, 10)}${text.slice(10)}`);
     expect(again).toBe(first);
     expect(again.map((s) => text.slice(s.start, s.end))).toEqual(PII_CORPUS.map(({ value }) => value));
-  });
-});
-
-describe('DetectionCache', () => {
-  const span = { category: 'email' as const, start: 0, end: 1 };
-  it('keeps the newest texts up to its size in characters, a text used again counting as new', () => {
-    const cache = new DetectionCache(10);
-    cache.put('aaaa', [span]);
-    cache.put('bbbb', []);
-    expect(cache.get('aaaa')).toEqual([span]);
-    cache.put('cccc', []);
-    expect(cache.get('bbbb')).toBeUndefined();
-    expect(cache.get('aaaa')).toEqual([span]);
-    expect(cache.get('cccc')).toEqual([]);
-    expect(cache.put('a text longer than ten', [span])).toEqual([span]);
-    expect(cache.get('a text longer than ten')).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { PII_CATEGORIES, type PiiCategory } from '@agent-platform/contracts';
+import { PII_CATEGORIES, SizedLru, type PiiCategory } from '@agent-platform/contracts';
 import { addressDetector } from './detectors/address.ts';
 import { bankAccountDetector } from './detectors/bank-account.ts';
 import { carrierNumberDetector } from './detectors/carrier-numbers.ts';
@@ -8,7 +8,6 @@ import { nationalIdDetector } from './detectors/national-id.ts';
 import { paymentCardDetector } from './detectors/payment-card.ts';
 import { loadPersonNameDetector } from './detectors/person-name.ts';
 import { phoneDetector } from './detectors/phone.ts';
-import { DetectionCache } from './detection-cache.ts';
 import type { Detector, PiiSpan } from './span.ts';
 
 export interface PiiDetectorOptions {
@@ -23,7 +22,11 @@ export interface PiiDetector {
   detect(text: string): readonly PiiSpan[];
 }
 
-/** Characters of text whose detections one detector remembers (DetectionCache). */
+/**
+ * Characters of text whose detections one detector remembers. A detector is pure, so the spans of
+ * a text never change: a conversation sent to the model again with every turn (the agent's
+ * session) is scanned once per text, not once per call (docs/privacy-gateway.md "Where it runs").
+ */
 const DETECTION_CACHE_CHARS = 8 * 1024 * 1024;
 
 /**
@@ -57,11 +60,16 @@ export async function createPiiDetector(options: PiiDetectorOptions): Promise<Pi
     detectors.push(await detectorOf(category, options));
   }
   const categories = PII_CATEGORIES.filter((c) => wanted.has(c));
-  const cache = new DetectionCache(DETECTION_CACHE_CHARS);
-  return {
-    categories,
-    detect: (text) => (text === '' ? [] : (cache.get(text) ?? cache.put(text, resolve(detectors, text)))),
+  const cache = new SizedLru<string, readonly PiiSpan[]>(DETECTION_CACHE_CHARS);
+  const detect = (text: string): readonly PiiSpan[] => {
+    const known = cache.get(text);
+    if (known !== undefined) return known;
+    // Frozen: every later caller of the same text shares them.
+    const spans = Object.freeze(resolve(detectors, text).map((span) => Object.freeze(span)));
+    cache.set(text, spans, text.length);
+    return spans;
   };
+  return { categories, detect: (text) => (text === '' ? [] : detect(text)) };
 }
 
 async function detectorOf(category: PiiCategory, options: PiiDetectorOptions): Promise<Detector> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SizedLru } from '@agent-platform/contracts';
 import type { Store } from '@agent-platform/store';
 import { utf8Bytes } from './session-window.ts';
 import type { SessionTurn } from './session-store.ts';
@@ -48,45 +49,10 @@ export function isTurnRef(turn: StoredTurn): turn is SessionTurnRef {
 }
 
 /**
- * Contents this process wrote or read, by id, newest use last, up to `maxBytes` of text in all. A
- * content never changes once written, so an entry never goes stale: the next model call of an
- * agent whose last turns this process wrote reads none of them again.
+ * Text of long turns a process keeps in memory per store, by content id, newest use last. A content
+ * never changes once written, so an entry never goes stale: the next model call of an agent whose
+ * last turns this process wrote reads none of them again.
  */
-export class SessionContentCache {
-  private readonly texts = new Map<string, string>();
-  private bytes = 0;
-
-  constructor(private readonly maxBytes: number) {}
-
-  get(id: string): string | undefined {
-    const text = this.texts.get(id);
-    if (text !== undefined) {
-      this.texts.delete(id);
-      this.texts.set(id, text);
-    }
-    return text;
-  }
-
-  put(id: string, text: string, bytes: number): void {
-    if (bytes > this.maxBytes || this.texts.has(id)) return;
-    this.texts.set(id, text);
-    this.bytes += bytes;
-    for (const [oldest, old] of this.texts) {
-      if (this.bytes <= this.maxBytes) break;
-      this.texts.delete(oldest);
-      this.bytes -= Buffer.byteLength(old, 'utf8');
-    }
-  }
-
-  forget(id: string): void {
-    const text = this.texts.get(id);
-    if (text === undefined) return;
-    this.texts.delete(id);
-    this.bytes -= Buffer.byteLength(text, 'utf8');
-  }
-}
-
-/** Text of long turns a process keeps in memory per store (SessionContentCache). */
 const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
@@ -94,12 +60,12 @@ const CONTENT_CACHE_BYTES = 32 * 1024 * 1024;
  * api and the worker of an all-in-one): ids are unique and contents never change, so what one
  * wrote another may read, and the process holds at most one CONTENT_CACHE_BYTES.
  */
-const caches = new WeakMap<Store, SessionContentCache>();
+const caches = new WeakMap<Store, SizedLru<string, string>>();
 
-function cacheOf(store: Store): SessionContentCache {
+function cacheOf(store: Store): SizedLru<string, string> {
   let cache = caches.get(store);
   if (cache === undefined) {
-    cache = new SessionContentCache(CONTENT_CACHE_BYTES);
+    cache = new SizedLru(CONTENT_CACHE_BYTES);
     caches.set(store, cache);
   }
   return cache;
@@ -139,7 +105,7 @@ export class TurnContents {
       const id = randomUUID();
       const doc: SessionContent = { id, agent_id: agentId, content: turn.content, at: turn.at, ...(transcript === undefined ? {} : { transcript }) };
       split.ids.push(id);
-      split.written.push(this.contents.insert(doc).then(() => this.cache.put(id, turn.content, bytes)));
+      split.written.push(this.contents.insert(doc).then(() => this.cache.set(id, turn.content, bytes)));
       split.stored.push({ role: turn.role, at: turn.at, content_ref: id, bytes });
     }
     return split;
@@ -155,7 +121,7 @@ export class TurnContents {
         if (cached !== undefined) return { role: turn.role, content: cached, at: turn.at };
         const found = await this.contents.get(turn.content_ref);
         if (found === null) return null;
-        this.cache.put(turn.content_ref, found.doc.content, turn.bytes);
+        this.cache.set(turn.content_ref, found.doc.content, turn.bytes);
         return { role: turn.role, content: found.doc.content, at: turn.at };
       }),
     );
@@ -166,7 +132,7 @@ export class TurnContents {
   forget(ids: readonly string[]): Promise<void> {
     return Promise.all(
       ids.map((id) => {
-        this.cache.forget(id);
+        this.cache.delete(id);
         return this.contents.delete(id).catch(() => false);
       }),
     ).then(() => undefined);
