@@ -33,6 +33,11 @@ export interface StoreHarness {
   advance(ms: number): void;
   /** Closes the current store and reopens the same data; undefined if the adapter cannot. */
   readonly reopen: (() => Promise<Store>) | undefined;
+  /**
+   * Opens a second store on the same data while the current one stays open, as another process
+   * would (closed after the test); undefined if the adapter cannot be reopened.
+   */
+  readonly another: (() => Promise<Store>) | undefined;
   /** Closes the current store now (the harness will not close it again). */
   close(): Promise<void>;
 }
@@ -75,6 +80,14 @@ export function useStoreHarness(factory: StoreFactory): () => StoreHarness {
               store = await reopenData();
               opened.add(store);
               return store;
+            },
+      another:
+        reopenData === undefined
+          ? undefined
+          : async () => {
+              const other = await reopenData();
+              opened.add(other);
+              return other;
             },
     };
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ReadCaches, remember } from './read-cache.ts';
+import { remember } from '../read-cache-table.ts';
+import { ReadCaches } from './read-cache.ts';
 
 describe('ReadCaches', () => {
   it('looks at data_version once per synchronous stretch, and empties every table when it moved', async () => {

@@ -1,14 +1,4 @@
-import type { Versioned } from '../store.ts';
-
-/** Past this many documents (or find results) a table's cache starts over: a bound, not an LRU. */
-const MAX_DOCS_PER_TABLE = 10_000;
-const MAX_FINDS_PER_TABLE = 1_000;
-
-/** What one table's cache holds: documents by id, and whole `find` answers by query. */
-export interface TableReadCache {
-  readonly docs: Map<string, Versioned<unknown>>;
-  readonly finds: Map<string, readonly Versioned<unknown>[]>;
-}
+import { emptyTableReadCache, type TableReadCache } from '../read-cache-table.ts';
 
 /**
  * The documents of read-mostly collections (`CollectionOptions.readMostly`: API keys, agents,
@@ -57,7 +47,7 @@ export class ReadCaches {
     }
     let cache = this.tables.get(table);
     if (cache === undefined) {
-      cache = { docs: new Map(), finds: new Map() };
+      cache = emptyTableReadCache();
       this.tables.set(table, cache);
     }
     return cache;
@@ -72,19 +62,4 @@ export class ReadCaches {
   forgetAll(): void {
     this.tables.clear();
   }
-}
-
-/** Keeps `value` (frozen, deeply) under `key`, starting the map over when it is full. */
-export function remember<V>(map: Map<string, V>, key: string, value: V, kind: 'docs' | 'finds'): V {
-  if (map.size >= (kind === 'docs' ? MAX_DOCS_PER_TABLE : MAX_FINDS_PER_TABLE)) map.clear();
-  map.set(key, deepFreeze(value));
-  return value;
-}
-
-function deepFreeze<V>(value: V): V {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }

@@ -5,7 +5,7 @@ import { collectionTableSql, fieldIndexSql } from './sqlite-layout.ts';
 import { pageSql, whereConditions, whereSql } from './sql-where.ts';
 import type { SqliteHandle, SqlValue } from './sqlite-handle.ts';
 import { isUniqueViolation } from './sqlite-handle.ts';
-import { remember, type TableReadCache } from './read-cache.ts';
+import { remember, type TableReadCache } from '../read-cache-table.ts';
 
 interface Row {
   version: number;

@@ -17,6 +17,8 @@ import {
 } from './pg-sql.ts';
 import type { Lazy } from './lazy.ts';
 import { ensureTables } from './ensure-tables.ts';
+import { remember, type TableReadCache } from '../read-cache-table.ts';
+import { READ_VERSION_FUNCTION, READ_VERSION_TRIGGER, type PgReadVersions } from './pg-read-versions.ts';
 
 interface Row {
   version: number;
@@ -39,11 +41,19 @@ interface Row {
  * to a ttl collection first delete what has expired (an indexed, usually empty delete) so an
  * expired document never blocks its id or a unique value, and the store's purge timer removes
  * the rest.
+ *
+ * `readMostly` (without a ttl): answers are kept in memory between writes, exact across every
+ * process on the database (pg-read-versions.ts): the table carries a statement trigger that bumps
+ * its write version, and a cached read waits for a look at the versions sent after it was asked.
  */
 export class PgCollection<T extends Doc> implements Collection<T> {
   readonly table: string;
   private readonly ttlField: string | undefined;
   private readonly ready: Lazy;
+  /** The table's bare name (as the trigger reports it), when its answers are cached. */
+  private readonly cachedAs: string | undefined;
+  /** The reads `update` makes: never from the cache (its `change` may be handed a document to change). */
+  private readonly uncached: Pick<Collection<T>, 'get' | 'insert' | 'replace'>;
 
   constructor(
     private readonly handle: PgHandle,
@@ -51,17 +61,35 @@ export class PgCollection<T extends Doc> implements Collection<T> {
     private readonly name: string,
     options: CollectionOptions<T>,
     private readonly clock: () => Date,
+    private readonly reads: PgReadVersions,
   ) {
     const bare = `c_${assertPgName('collection', name)}`;
     this.table = `${quoteIdent(schema)}.${quoteIdent(bare)}`;
     this.ttlField = options.ttlField === undefined ? undefined : assertPgName('field', options.ttlField);
+    // A ttl hides documents as time passes, with no write to bump the version: not cached.
+    this.cachedAs = options.readMostly === true && this.ttlField === undefined ? bare : undefined;
     const base = pgCollectionTableSql(schema, bare);
     const indexes = (options.indexes ?? []).map(({ field, unique }) => pgFieldIndexSql(schema, bare, unique ? 'u' : 'i', field));
+    const trigger = this.cachedAs === undefined ? [] : [{ table: this.table, name: READ_VERSION_TRIGGER }];
     this.ready = ensureTables(
       handle,
       [...base.objects, ...indexes.map(({ object }) => object)],
-      [...base.ddl, ...indexes.map(({ ddl }) => ddl)],
+      [
+        ...base.ddl,
+        ...indexes.map(({ ddl }) => ddl),
+        ...trigger.flatMap(({ table, name: triggerName }) => [
+          `DROP TRIGGER IF EXISTS ${triggerName} ON ${table}`,
+          `CREATE TRIGGER ${triggerName} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${table} ` +
+            `FOR EACH STATEMENT EXECUTE FUNCTION ${quoteIdent(schema)}.${READ_VERSION_FUNCTION}()`,
+        ]),
+      ],
+      trigger,
     );
+    this.uncached = {
+      get: (id) => this.getRow(id),
+      insert: (doc) => this.insert(doc),
+      replace: (doc, v) => this.replace(doc, v),
+    };
   }
 
   get hasTtl(): boolean {
@@ -69,21 +97,31 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   }
 
   async get(id: string): Promise<Versioned<T> | null> {
-    const rows = await this.query<Row>(`SELECT version, doc FROM ${this.table} WHERE id = $1 AND ${visibleSql('$2')}`, [
-      id,
-      this.clock(),
-    ]);
+    const cache = await this.readCache();
+    if (cache === undefined) return this.getRow(id);
+    const hit = cache.docs.get(id);
+    if (hit !== undefined) return hit as Versioned<T>;
+    const found = await this.getRow(id);
+    return found === null ? null : (remember(cache.docs, id, found, 'docs') as Versioned<T>);
+  }
+
+  /** The table's read cache, as of a look at the versions sent after this call; undefined when not cached. */
+  private async readCache(): Promise<TableReadCache | undefined> {
+    if (this.cachedAs === undefined) return undefined;
+    // The trigger the cache relies on exists before the first look.
+    await this.ready.get();
+    return this.reads.tableFor(this.cachedAs);
+  }
+
+  private async getRow(id: string): Promise<Versioned<T> | null> {
+    const rows = await this.query<Row>(`SELECT version, doc FROM ${this.table} WHERE id = $1 AND ${visibleSql('$2')}`, [id, this.clock()]);
     return rows[0] === undefined ? null : toVersioned<T>(rows[0]);
   }
 
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, text, json, expiresAt } = this.serialize(doc);
     await this.purgeExpired();
-    await this.write(id, `INSERT INTO ${this.table} (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3)`, [
-      id,
-      text,
-      expiresAt,
-    ]);
+    await this.write(id, `INSERT INTO ${this.table} (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3)`, [id, text, expiresAt]);
     return { doc: json, version: 1 };
   }
 
@@ -115,7 +153,7 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   }
 
   async update(id: string, change: (current: Versioned<T> | null) => T | null): Promise<Versioned<T> | null> {
-    return optimisticUpdate(this, this.name, id, change);
+    return optimisticUpdate(this.uncached, this.name, id, change);
   }
 
   /** One statement: the delete, and whether a (visible) row existed, from the same snapshot. */
@@ -138,6 +176,15 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   }
 
   async find(query: FindQuery<T> = {}): Promise<Versioned<T>[]> {
+    const cache = await this.readCache();
+    if (cache === undefined) return this.findRows(query);
+    const key = JSON.stringify(query);
+    const hit = cache.finds.get(key);
+    if (hit !== undefined) return hit as Versioned<T>[];
+    return remember(cache.finds, key, await this.findRows(query), 'finds') as Versioned<T>[];
+  }
+
+  private async findRows(query: FindQuery<T>): Promise<Versioned<T>[]> {
     const params: unknown[] = [this.clock()];
     const clauses = [visibleSql('$1'), ...whereConditions('doc', query.where, params)];
     const order = query.orderBy;

@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { PgHandle } from './pg-handle.ts';
 import { quoteIdent } from './pg-sql.ts';
+import { READ_VERSION_FUNCTION, READ_VERSIONS_TABLE } from './pg-read-versions.ts';
 
 /**
  * The schema this code expects. Each migration runs once, in order, recorded as a row of
@@ -21,6 +22,15 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string[]> = [
     `CREATE TABLE IF NOT EXISTS ${schema}.ap_counter_once (id text COLLATE "C" PRIMARY KEY, key text COLLATE "C", ` +
       "delta bigint NOT NULL, state text NOT NULL CHECK (state IN ('applied', 'withdrawn', 'prevented')), expires_at timestamptz NOT NULL)",
     `CREATE INDEX IF NOT EXISTS ap_counter_once__expires_at ON ${schema}.ap_counter_once (expires_at)`,
+  ],
+  // 3: the write version of each read-mostly table, bumped in the writing transaction by a statement
+  // trigger on the table (created with the collection's table, pg-collection.ts), for the read
+  // caches of every process (pg-read-versions.ts).
+  (schema) => [
+    `CREATE TABLE IF NOT EXISTS ${schema}.${READ_VERSIONS_TABLE} (tbl text COLLATE "C" PRIMARY KEY, version bigint NOT NULL)`,
+    `CREATE OR REPLACE FUNCTION ${schema}.${READ_VERSION_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
+      `INSERT INTO ${schema}.${READ_VERSIONS_TABLE} AS v (tbl, version) VALUES (TG_TABLE_NAME, 1) ` +
+      'ON CONFLICT (tbl) DO UPDATE SET version = v.version + 1; RETURN NULL; END $$',
   ],
 ];
 

@@ -85,9 +85,7 @@ describe.skipIf(skipReason !== null)(`postgres store against a server${skipReaso
       const [a, b] = [await open(), await open()];
       await a.collection<Doc & { v: string }>('items').insert({ id: 'x', v: 'a' });
       await b.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'b' }, 1);
-      await expect(a.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'a2' }, 1)).rejects.toThrow(
-        /changed concurrently/,
-      );
+      await expect(a.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'a2' }, 1)).rejects.toThrow(/changed concurrently/);
       const adds = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).counters.add('quota', 1, { limit: 25 }));
       expect((await Promise.all(adds)).filter((r) => r.applied)).toHaveLength(25);
       expect(await b.counters.get('quota')).toBe(25);
@@ -122,11 +120,36 @@ describe.skipIf(skipReason !== null)(`postgres store against a server${skipReaso
       schema = freshSchemaName();
       const stores = await Promise.all(Array.from({ length: 4 }, () => open()));
       expect(stores).toHaveLength(4);
-      const rows = await withAdmin(url, async (client) => (await client.query(`SELECT version FROM "${schema}".ap_schema_version ORDER BY version`)).rows);
+      const rows = await withAdmin(
+        url,
+        async (client) => (await client.query(`SELECT version FROM "${schema}".ap_schema_version ORDER BY version`)).rows,
+      );
       // Each migration recorded once, in order.
       expect(rows).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })));
       await stores[0]!.counters.add('k', 1);
       expect(await stores[3]!.counters.get('k')).toBe(1);
+    });
+
+    it('caches a read-mostly table made before its cache existed (an upgrade) only once it carries the trigger, and then sees writes made outside the platform', async () => {
+      schema = freshSchemaName();
+      const before = await open();
+      await before.collection<Doc & { name: string }>('keys').insert({ id: 'k', name: 'v1' });
+      // The table as code before the read caches left it: no trigger.
+      await withAdmin(url, (client) => client.query(`DROP TRIGGER IF EXISTS ap_read_version ON "${schema}".c_keys`));
+
+      const upgraded = (await open()).collection<Doc & { name: string }>('keys', { readMostly: true });
+      expect((await upgraded.get('k'))?.doc.name).toBe('v1');
+      const triggers = await withAdmin(
+        url,
+        async (client) =>
+          (await client.query(`SELECT tgname FROM pg_trigger WHERE tgrelid = '"${schema}".c_keys'::regclass AND NOT tgisinternal`)).rows,
+      );
+      expect(triggers).toEqual([{ tgname: 'ap_read_version' }]);
+      // A write by hand (psql, a migration script): the cache follows it too.
+      await withAdmin(url, (client) => client.query(`UPDATE "${schema}".c_keys SET doc = '{"id":"k","name":"v2"}', version = 2`));
+      expect((await upgraded.get('k'))?.doc.name).toBe('v2');
+      await withAdmin(url, (client) => client.query(`TRUNCATE "${schema}".c_keys`));
+      expect(await upgraded.get('k')).toBeNull();
     });
 
     it('refuses to open a schema newer than this code, naming both versions', async () => {
@@ -150,7 +173,11 @@ describe('postgres store without a server', () => {
     );
     expect(failure?.message).toContain(`postgres store: cannot connect to postgres://ap_user:***@127.0.0.1:${port}/agent_platform`);
     expect(failure?.message).not.toMatch(/s3cr/);
-    const other = await openPostgresStore({ url: `postgres://ap@127.0.0.1:${port}/x`, password: 'hunter2-secret', connectTimeoutMs: 1000 }).then(
+    const other = await openPostgresStore({
+      url: `postgres://ap@127.0.0.1:${port}/x`,
+      password: 'hunter2-secret',
+      connectTimeoutMs: 1000,
+    }).then(
       () => null,
       (err: unknown) => err as Error,
     );

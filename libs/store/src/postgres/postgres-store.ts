@@ -5,10 +5,11 @@ import { PgAppendLog } from './pg-append-log.ts';
 import { PgCollection } from './pg-collection.ts';
 import { PgCounters } from './pg-counters.ts';
 import { PgHandle } from './pg-handle.ts';
+import { PgReadVersions, READ_VERSIONS_TABLE } from './pg-read-versions.ts';
 import { PgSnapshots } from './pg-snapshots.ts';
 import type { StoreSnapshots } from '../store-snapshots.ts';
 import { migrate } from './pg-migrations.ts';
-import { assertPgName } from './pg-sql.ts';
+import { assertPgName, quoteIdent } from './pg-sql.ts';
 
 export interface PostgresStoreOptions {
   /** One connection string, e.g. `postgres://user:pass@host:5432/agent_platform?sslmode=verify-full`. Never logged. */
@@ -51,6 +52,8 @@ export class PostgresStore implements Store {
   private readonly purgeTimer: NodeJS.Timeout;
   /** Snapshots in the embedded snapshot format and their restores in one transaction (backups, docs/backup.md). */
   readonly snapshots: StoreSnapshots;
+  /** The answers of read-mostly collections, shared by every handle of this store (pg-read-versions.ts). */
+  private readonly reads: PgReadVersions;
 
   constructor(
     private readonly handle: PgHandle,
@@ -60,6 +63,11 @@ export class PostgresStore implements Store {
   ) {
     this.counters = new PgCounters(handle, schema, clock);
     this.snapshots = new PgSnapshots(handle, schema);
+    const versions = `${quoteIdent(schema)}.${READ_VERSIONS_TABLE}`;
+    this.reads = new PgReadVersions(async () => {
+      const rows = await handle.query<{ tbl: string; version: string }>(`SELECT tbl, version FROM ${versions}`);
+      return new Map(rows.map((row) => [row.tbl, Number(row.version)]));
+    });
     this.purgeTimer = setInterval(() => void this.purge(), purgeIntervalMs);
     this.purgeTimer.unref();
   }
@@ -67,7 +75,7 @@ export class PostgresStore implements Store {
   collection<T extends Doc>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
     this.assertOpen();
     return this.collections.get(name, options, () => {
-      const collection = new PgCollection<T>(this.handle, this.schema, name, options, this.clock);
+      const collection = new PgCollection<T>(this.handle, this.schema, name, options, this.clock, this.reads);
       if (collection.hasTtl) this.ttlCollections.set(collection.table, collection as unknown as PgCollection<Doc>);
       return collection;
     });
