@@ -1,8 +1,14 @@
 import type { ProviderHealth, TrafficDecision } from '@agent-platform/contracts';
-import type { Store } from '@agent-platform/store';
+import { StoreConflictError, type Store } from '@agent-platform/store';
 
 /** A decision as stored: the wire view plus its expiry. */
 type StoredDecision = TrafficDecision & { expires_at: string };
+
+/** A decision as `begin` wrote it: what `settle` rewrites without reading it again. */
+export interface BegunDecision {
+  doc: StoredDecision;
+  version: number;
+}
 
 /**
  * The recent routing decisions of the privacy gateway (GET /gateway/traffic), in the shared store
@@ -12,9 +18,13 @@ type StoredDecision = TrafficDecision & { expires_at: string };
  * `[gateway] traffic_retention_hours` after it was written. Counts and categories only.
  */
 export interface GatewayTraffic {
-  begin(decision: TrafficDecision, retentionHours: number): Promise<void>;
-  /** Rewrites the decision's outcome fields; a decision that expired (or was never written) stays absent. */
-  settle(id: string, change: Partial<TrafficDecision>): Promise<void>;
+  begin(decision: TrafficDecision, retentionHours: number): Promise<BegunDecision>;
+  /**
+   * Rewrites the decision's outcome fields; a decision that expired (or was never written) stays
+   * absent. Given what `begin` wrote, one write with that version (no read): only when the row
+   * changed meanwhile is it read again.
+   */
+  settle(id: string, change: Partial<TrafficDecision>, begun?: BegunDecision): Promise<void>;
   recent(limit: number): Promise<TrafficDecision[]>;
   /** From the latest finished requests routed to the provider in the recent traffic; no probe. */
   health(providerId: string): Promise<ProviderHealth>;
@@ -33,9 +43,19 @@ export function createGatewayTraffic(store: Store, now: () => Date): GatewayTraf
   return {
     async begin(decision, retentionHours) {
       const expires = new Date(now().getTime() + retentionHours * 3_600_000).toISOString();
-      await decisions.insert({ ...decision, expires_at: expires });
+      const { doc, version } = await decisions.insert({ ...decision, expires_at: expires });
+      return { doc, version };
     },
-    async settle(id, change) {
+    async settle(id, change, begun) {
+      if (begun !== undefined && begun.doc.id === id) {
+        try {
+          await decisions.replace({ ...begun.doc, ...change, id }, begun.version);
+          return;
+        } catch (err) {
+          // Changed or gone since it was written (expired, removed): as `update` decides below.
+          if (!(err instanceof StoreConflictError)) throw err;
+        }
+      }
       await decisions.update(id, (current) => (current === null ? null : { ...current.doc, ...change, id }));
     },
     async recent(limit) {

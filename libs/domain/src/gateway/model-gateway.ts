@@ -10,7 +10,7 @@ import type { ChatMessage } from '../models/model-provider.ts';
 import { parseModelKey, type ModelRegistry, type ResolvedModel } from '../models/model-registry.ts';
 import type { Clock } from '../time/clock.ts';
 import { timeOrderedUuid } from '../time/time-ordered-id.ts';
-import type { GatewayTraffic } from './gateway-traffic.ts';
+import type { BegunDecision, GatewayTraffic } from './gateway-traffic.ts';
 import type { PrivacyActor, PrivacyAudit, RoutingMetadata } from './privacy-audit.ts';
 import { decideRoute, type GatewaySettings, type RouteDecision } from './routing-policy.ts';
 import { tokeniseRequest, tokenisingProvider } from './tokenising-provider.ts';
@@ -133,6 +133,8 @@ export function createModelGateway(deps: ModelGatewayDeps): ModelGateway {
     let routed = false;
     let tokenised = false;
     let begun = false;
+    // What the traffic row's write left, for the settle to rewrite without reading it again.
+    let written: BegunDecision | undefined;
     // Runs before each provider call, after its request was tokenised: the routing entry before the
     // first call, the tokenised entry before the first call that carries a token. A failed audit
     // write fails the call: no token leaves the process without its record.
@@ -144,7 +146,12 @@ export function createModelGateway(deps: ModelGatewayDeps): ModelGateway {
         ? Promise.resolve()
         : deps.traffic
             .begin({ ...record, count: counts.count, categories: counts.categories, tokenised: counts.count > 0 }, s.retentionHours)
-            .catch((err: unknown) => warn({ err }, 'could not record a gateway decision'));
+            .then(
+              (row) => {
+                written = row;
+              },
+              (err: unknown) => warn({ err }, 'could not record a gateway decision'),
+            );
       begun = true;
       try {
         if (!routed) {
@@ -172,7 +179,7 @@ export function createModelGateway(deps: ModelGatewayDeps): ModelGateway {
     const settle = (change: Partial<TrafficDecision>): Promise<void> =>
       begun
         ? deps.traffic
-            .settle(record.id, { ...change, finished_at: deps.clock.now().toISOString() })
+            .settle(record.id, { ...change, finished_at: deps.clock.now().toISOString() }, written)
             .catch((err: unknown) => warn({ err }, 'could not settle a gateway decision'))
         : Promise.resolve();
     const finalCounts = () => {
