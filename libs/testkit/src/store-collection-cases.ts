@@ -266,4 +266,22 @@ function ttlCases(h: () => StoreHarness): void {
     h().advance(7_200_000);
     expect((await sessions.find()).map((r) => r.doc.id)).toEqual(['forever']);
   });
+
+  it('lets a replace or an insert take a unique value an expired document held', async () => {
+    const accounts = h().store.collection<Item>('accounts', {
+      ttlField: 'expires_at',
+      indexes: [{ field: 'email', unique: true }],
+    });
+    const at = (ms: number) => new Date(h().now().getTime() + ms).toISOString();
+    await accounts.insert({ id: 'old', name: 'o', email: 'a@x', expires_at: at(60_000) });
+    await accounts.insert({ id: 'other', name: 'b', email: 'b@x' });
+    await expect(accounts.replace({ id: 'other', name: 'b', email: 'a@x' }, 1)).rejects.toBeInstanceOf(StoreDuplicateError);
+
+    h().advance(120_000);
+    expect((await accounts.replace({ id: 'other', name: 'b', email: 'a@x' }, 1)).version).toBe(2);
+    await accounts.replace({ id: 'other', name: 'b', email: 'b@x' }, 2);
+    await accounts.insert({ id: 'late', name: 'l', email: 'c@x', expires_at: at(60_000) });
+    h().advance(120_000);
+    expect((await accounts.insert({ id: 'new', name: 'n', email: 'c@x' })).version).toBe(1);
+  });
 }

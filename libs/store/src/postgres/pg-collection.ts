@@ -37,10 +37,11 @@ interface Row {
  * and a JSON null are both SQL NULL there, so `where: {f: null}` is `IS NULL` and a unique index
  * never makes two absent or null values collide, as in the other adapters.
  *
- * TTL: `expires_at` shadows the ttl field; reads hide rows past it by the injected clock, writes
- * to a ttl collection first delete what has expired (an indexed, usually empty delete) so an
- * expired document never blocks its id or a unique value, and the store's purge timer removes
- * the rest.
+ * TTL: `expires_at` shadows the ttl field; reads hide rows past it by the injected clock, inserts
+ * and upserts to a ttl collection first delete what has expired (an indexed, usually empty
+ * delete) so an expired document never blocks its id or a unique value (a replace only where a
+ * unique index could be in its way: it never matches an expired row itself), and the store's
+ * purge timer removes the rest.
  *
  * `readMostly` (without a ttl): answers are kept in memory between writes, exact across every
  * process on the database (pg-read-versions.ts): the table carries a statement trigger that bumps
@@ -50,6 +51,8 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   readonly table: string;
   private readonly ttlField: string | undefined;
   private readonly ready: Lazy;
+  /** Whether a unique index could make an expired row block a write (then writes purge first). */
+  private readonly hasUniqueIndex: boolean;
   /** The table's bare name (as the trigger reports it), when its answers are cached. */
   private readonly cachedAs: string | undefined;
   /** The reads `update` makes: never from the cache (its `change` may be handed a document to change). */
@@ -68,6 +71,7 @@ export class PgCollection<T extends Doc> implements Collection<T> {
     this.ttlField = options.ttlField === undefined ? undefined : assertPgName('field', options.ttlField);
     // A ttl hides documents as time passes, with no write to bump the version: not cached.
     this.cachedAs = options.readMostly === true && this.ttlField === undefined ? bare : undefined;
+    this.hasUniqueIndex = (options.indexes ?? []).some(({ unique }) => unique === true);
     const base = pgCollectionTableSql(schema, bare);
     const indexes = (options.indexes ?? []).map(({ field, unique }) => pgFieldIndexSql(schema, bare, unique ? 'u' : 'i', field));
     const trigger = this.cachedAs === undefined ? [] : [{ table: this.table, name: READ_VERSION_TRIGGER }];
@@ -127,7 +131,8 @@ export class PgCollection<T extends Doc> implements Collection<T> {
 
   async replace(doc: T, expectedVersion: number): Promise<Versioned<T>> {
     const { id, text, json, expiresAt } = this.serialize(doc);
-    await this.purgeExpired();
+    // An expired row is never replaced (the WHERE below): it can only be in the way of a unique value.
+    if (this.hasUniqueIndex) await this.purgeExpired();
     const rows = await this.write(
       id,
       `UPDATE ${this.table} SET version = version + 1, doc = $2::jsonb, expires_at = $3 ` +
