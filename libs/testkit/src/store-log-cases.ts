@@ -65,12 +65,37 @@ export function logCases(h: () => StoreHarness): void {
             .append(chainLink(`w${i % 4}`, i)),
         ),
       );
-      expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(
-        Array.from({ length: 200 }, (_, i) => i + 1),
-      );
+      expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
       expectGaplessChain(await log.scan(1, 1000), 200);
       expect((await log.tip())?.seq).toBe(200);
       expect(await log.count()).toBe(200);
+    });
+
+    it('hands every builder the true tip when two processes append by turns, in runs and one by one', async (ctx) => {
+      const another = h().another;
+      if (another === undefined) return ctx.skip();
+      const other = (await another()).log<ChainEntry>('chain');
+      // Runs of appends by one process, then the other: an adapter that remembers the tip it wrote
+      // must notice every time the other process wrote since.
+      const turns = [
+        'a',
+        'a',
+        'b',
+        'a',
+        'b',
+        'b',
+        'b',
+        'a',
+        'a',
+        'a',
+        'b',
+        'a',
+        ...Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'a' : 'b')),
+      ];
+      let n = 0;
+      for (const turn of turns) await (turn === 'a' ? chain() : other).append(chainLink(turn, n++));
+      expectGaplessChain(await chain().scan(1, 1000), turns.length);
+      expect((await other.tip())?.seq).toBe(turns.length);
     });
 
     it('stores nothing when the builder throws', async () => {
@@ -98,9 +123,7 @@ export function logCases(h: () => StoreHarness): void {
       expect(seqs(await log.list())).toEqual([5, 4, 3, 2, 1]);
       expect(seqs(await log.list({ order: 'asc' }))).toEqual([1, 2, 3, 4, 5]);
       expect(seqs(await log.list({ where: { actor: 'ann' } }))).toEqual([5, 3, 1]);
-      expect(seqs(await log.list({ since: { field: 'at', value: '2030-01-03T00:00:00.000Z' } }))).toEqual([
-        5, 4, 3,
-      ]);
+      expect(seqs(await log.list({ since: { field: 'at', value: '2030-01-03T00:00:00.000Z' } }))).toEqual([5, 4, 3]);
       expect(
         seqs(
           await log.list({
@@ -149,6 +172,19 @@ export function logCases(h: () => StoreHarness): void {
         expect(next).toMatchObject({ seq: 11, prev: 'w#10@10' });
       });
 
+      it('appends above the true tip after another process appended and dropped the entries this one wrote', async (ctx) => {
+        const another = h().another;
+        if (another === undefined) return ctx.skip();
+        const other = (await another()).log<ChainEntry>('chain');
+        for (let i = 1; i <= 3; i++) await chain().append(chainLink('a', i));
+        await other.append(chainLink('b', 4));
+        await other.append(chainLink('b', 5));
+        // Seq 4, the one after this process's last entry, is gone: only the tip says where to go on.
+        expect(await other.dropBefore(5)).toBe(4);
+        expect(await chain().append(chainLink('a', 6))).toMatchObject({ seq: 6, prev: 'b#5@5' });
+        expect(await seqsOf(chain())).toEqual([5, 6]);
+      });
+
       it('never removes the newest entry, so a log dropped to its tip keeps counting', async () => {
         const log = chain();
         for (let i = 1; i <= 3; i++) await log.append(chainLink('w', i));
@@ -182,7 +218,11 @@ export function logCases(h: () => StoreHarness): void {
       it('loses no append that races with drops: every entry above the bound is kept, gapless and linked', async () => {
         const log = chain();
         for (let i = 1; i <= 50; i++) await log.append(chainLink('seed', i));
-        const appends = Array.from({ length: 150 }, (_, i) => h().store.log<ChainEntry>('chain').append(chainLink(`w${i % 3}`, i)));
+        const appends = Array.from({ length: 150 }, (_, i) =>
+          h()
+            .store.log<ChainEntry>('chain')
+            .append(chainLink(`w${i % 3}`, i)),
+        );
         // Bounds at or below the seeded tip (50): each drop's outcome is then fixed, whatever the order.
         const drops = [10, 20, 30, 40, 50].map((before) => log.dropBefore(before));
         const appended = await Promise.all(appends);

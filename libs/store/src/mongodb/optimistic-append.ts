@@ -36,17 +36,22 @@ export async function appendOptimistically<T extends object>(
   for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
     if (attempt > 0) await ops.backoff(attempt);
     const tip = await ops.readTip();
-    const built = build(tip);
-    if (typeof built !== 'object' || built === null || Array.isArray(built)) {
-      throw new TypeError('append: build must return a JSON object');
-    }
-    // `seq` is assigned here; a copy left over from spreading the tip must not be stored.
-    const { seq: _ignored, ...rest } = built as T & { seq?: unknown };
-    const entry = encodeJson(rest as T, 'append: the built entry');
+    const entry = buildEntry(build, tip);
     const seq = (tip?.seq ?? 0) + 1;
     if (await ops.tryInsert(seq, entry)) return { ...entry.json, seq };
   }
   throw new Error(`append to log '${log}': lost ${MAX_APPEND_ATTEMPTS} races in a row to other writers`);
+}
+
+/** `build(tip)`, checked to be a JSON object and encoded, without a `seq` (the append assigns it). */
+export function buildEntry<T extends object>(build: (tip: LogEntry<T> | null) => T, tip: LogEntry<T> | null): { body: string; json: T } {
+  const built = build(tip);
+  if (typeof built !== 'object' || built === null || Array.isArray(built)) {
+    throw new TypeError('append: build must return a JSON object');
+  }
+  // `seq` is assigned here; a copy left over from spreading the tip must not be stored.
+  const { seq: _ignored, ...rest } = built as T & { seq?: unknown };
+  return encodeJson(rest as T, 'append: the built entry');
 }
 
 /** Up to `2^attempt` ms (capped at 50), randomised so two losers do not collide again in step. */

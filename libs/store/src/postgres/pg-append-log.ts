@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppendLog, DropOptions, LogEntry, LogListQuery, LogOptions } from '../store.ts';
-import { appendOptimistically, jitterMs } from '../mongodb/optimistic-append.ts';
+import { appendOptimistically, buildEntry, jitterMs } from '../mongodb/optimistic-append.ts';
 import type { SerialQueue } from '../mongodb/optimistic-append.ts';
+import type { KnownTip } from './pg-known-tip.ts';
 import type { PgHandle } from './pg-handle.ts';
 import { assertPgName, pageSql, pgFieldIndexSql, pgLogTableSql, quoteIdent, whereConditions, whereSql } from './pg-sql.ts';
 import type { Lazy } from './lazy.ts';
@@ -29,6 +30,13 @@ interface Row {
  * stall every other writer and pin a connection, and a connection lost mid-transaction leaves the
  * lock until the server notices). Optimistic appends are two autocommit statements, hold nothing
  * between them, and a lost connection can only leave a whole entry or none.
+ *
+ * One statement instead of two when this process wrote the tip itself (`KnownTip`): the entry is
+ * built on the tip as this process wrote it and inserted only if that is still the tip, checked in
+ * the insert itself (the row below holds exactly that entry, and no row at or above the new seq
+ * exists: a restore that rolled the log back, or another process's append, makes it insert
+ * nothing); then the loop above runs as before. Where other processes append to the same log by
+ * turns, guesses stop once they miss more often than they hold (each miss is one statement lost).
  */
 export class PgAppendLog<T extends object> implements AppendLog<T> {
   private readonly table: string;
@@ -39,7 +47,7 @@ export class PgAppendLog<T extends object> implements AppendLog<T> {
     schema: string,
     private readonly name: string,
     options: LogOptions<T>,
-    private readonly queue: SerialQueue,
+    private readonly lane: { queue: SerialQueue; tip: KnownTip },
   ) {
     const bare = `l_${assertPgName('log', name)}`;
     this.table = `${quoteIdent(schema)}.${quoteIdent(bare)}`;
@@ -54,22 +62,45 @@ export class PgAppendLog<T extends object> implements AppendLog<T> {
 
   async append(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T>> {
     await this.ready.get();
-    return this.queue.run(() =>
-      appendOptimistically<T>(
-        {
-          readTip: () => this.tip(),
-          tryInsert: async (seq, { body }) => {
-            const rows = await this.handle.query(
-              `INSERT INTO ${this.table} (seq, entry) VALUES ($1, $2::jsonb) ON CONFLICT (seq) DO NOTHING RETURNING seq`,
-              [seq, body],
-            );
-            return rows.length === 1;
-          },
-          backoff: (attempt) => sleep(jitterMs(attempt)),
+    return this.lane.queue.run(async () => {
+      const written = (await this.onKnownTip(build)) ?? (await this.appendReadingTip(build));
+      this.lane.tip.wrote({ ...written });
+      return written;
+    });
+  }
+
+  /** The entry built on the tip this process last wrote, inserted only if that is still the tip; null when not tried or not held. */
+  private async onKnownTip(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T> | null> {
+    const known = this.lane.tip.guess() as LogEntry<T> | undefined;
+    if (known === undefined) return null;
+    const { seq: _seq, ...knownEntry } = known;
+    const entry = buildEntry(build, known);
+    const seq = known.seq + 1;
+    const rows = await this.handle.query(
+      `INSERT INTO ${this.table} (seq, entry) SELECT $1::bigint, $2::jsonb ` +
+        `WHERE EXISTS (SELECT 1 FROM ${this.table} WHERE seq = $1::bigint - 1 AND entry = $3::jsonb) ` +
+        `AND NOT EXISTS (SELECT 1 FROM ${this.table} WHERE seq >= $1) ON CONFLICT (seq) DO NOTHING RETURNING seq`,
+      [seq, entry.body, JSON.stringify(knownEntry)],
+    );
+    this.lane.tip.guessed(rows.length === 1);
+    return rows.length === 1 ? { ...entry.json, seq } : null;
+  }
+
+  private appendReadingTip(build: (tip: LogEntry<T> | null) => T): Promise<LogEntry<T>> {
+    return appendOptimistically<T>(
+      {
+        readTip: () => this.tip(),
+        tryInsert: async (seq, { body }) => {
+          const rows = await this.handle.query(
+            `INSERT INTO ${this.table} (seq, entry) VALUES ($1, $2::jsonb) ON CONFLICT (seq) DO NOTHING RETURNING seq`,
+            [seq, body],
+          );
+          return rows.length === 1;
         },
-        build,
-        this.name,
-      ),
+        backoff: (attempt) => sleep(jitterMs(attempt)),
+      },
+      build,
+      this.name,
     );
   }
 
@@ -93,10 +124,7 @@ export class PgAppendLog<T extends object> implements AppendLog<T> {
     }
     const order = query.order === 'asc' ? 'ASC' : 'DESC';
     const page = pageSql(query.limit, undefined, params);
-    const rows = await this.query<Row>(
-      `SELECT seq, entry FROM ${this.table}${whereSql(clauses)} ORDER BY seq ${order}${page}`,
-      params,
-    );
+    const rows = await this.query<Row>(`SELECT seq, entry FROM ${this.table}${whereSql(clauses)} ORDER BY seq ${order}${page}`, params);
     return rows.map((row) => toEntry<T>(row));
   }
 

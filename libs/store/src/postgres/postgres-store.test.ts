@@ -152,6 +152,21 @@ describe.skipIf(skipReason !== null)(`postgres store against a server${skipReaso
       expect(await upgraded.get('k')).toBeNull();
     });
 
+    it('builds on the true tip when the log was rolled back or rewritten under a process that appended to it (a restore)', async () => {
+      schema = freshSchemaName();
+      const chain = (await open()).log<ChainEntry>('chain');
+      for (let i = 1; i <= 3; i++) await chain.append(chainLink('a', i));
+      // Rolled back to seq 2 (an older backup restored on another host): seq 4 would leave a gap.
+      await withAdmin(url, (client) => client.query(`DELETE FROM "${schema}".l_chain WHERE seq = 3`));
+      expect(await chain.append(chainLink('a', 4))).toMatchObject({ seq: 3, prev: 'a#2@2' });
+      // The tip's seq kept but its entry another one: the next entry names that one.
+      await withAdmin(url, (client) =>
+        client.query(`UPDATE "${schema}".l_chain SET entry = '{"writer":"r","n":9,"prev":"a#2@2"}' WHERE seq = 3`),
+      );
+      expect(await chain.append(chainLink('a', 5))).toMatchObject({ seq: 4, prev: 'r#9@3' });
+      expectGaplessChain(await chain.scan(1, 100), 4);
+    });
+
     it('refuses to open a schema newer than this code, naming both versions', async () => {
       schema = freshSchemaName();
       await (await open()).close();

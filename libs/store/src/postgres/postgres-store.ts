@@ -5,6 +5,7 @@ import { PgAppendLog } from './pg-append-log.ts';
 import { PgCollection } from './pg-collection.ts';
 import { PgCounters } from './pg-counters.ts';
 import { PgHandle } from './pg-handle.ts';
+import { KnownTip } from './pg-known-tip.ts';
 import { PgReadVersions, READ_VERSIONS_TABLE } from './pg-read-versions.ts';
 import { PgSnapshots } from './pg-snapshots.ts';
 import type { StoreSnapshots } from '../store-snapshots.ts';
@@ -45,8 +46,8 @@ export class PostgresStore implements Store {
   readonly counters: PgCounters;
   private readonly collections = new HandleCache();
   private readonly logs = new HandleCache();
-  /** One per log name (whatever its options), shared by every handle on that log. */
-  private readonly appendQueues = new Map<string, SerialQueue>();
+  /** One per log name (whatever its options), shared by every handle on that log: its queue and the tip this process wrote. */
+  private readonly appendLanes = new Map<string, { queue: SerialQueue; tip: KnownTip }>();
   /** Every ttl collection opened, by table, for the purge timer. */
   private readonly ttlCollections = new Map<string, PgCollection<Doc>>();
   private readonly purgeTimer: NodeJS.Timeout;
@@ -84,12 +85,12 @@ export class PostgresStore implements Store {
   log<T extends object>(name: string, options: LogOptions<T> = {}): AppendLog<T> {
     this.assertOpen();
     return this.logs.get(name, options, () => {
-      let queue = this.appendQueues.get(name);
-      if (queue === undefined) {
-        queue = new SerialQueue();
-        this.appendQueues.set(name, queue);
+      let lane = this.appendLanes.get(name);
+      if (lane === undefined) {
+        lane = { queue: new SerialQueue(), tip: new KnownTip() };
+        this.appendLanes.set(name, lane);
       }
-      return new PgAppendLog<T>(this.handle, this.schema, name, options, queue);
+      return new PgAppendLog<T>(this.handle, this.schema, name, options, lane);
     });
   }
 
@@ -109,7 +110,7 @@ export class PostgresStore implements Store {
     clearInterval(this.purgeTimer);
     this.collections.clear();
     this.logs.clear();
-    this.appendQueues.clear();
+    this.appendLanes.clear();
     this.ttlCollections.clear();
     await this.handle.close();
   }
