@@ -47,8 +47,8 @@ export interface CollectionOptions<T> {
   ttlField?: keyof T & string;
   /**
    * Read on every request, written rarely (API keys, agents, the catalog): an adapter may keep
-   * answers in memory between writes, always as fresh as the database. The embedded store does
-   * (for collections without `ttlField`), and hands out frozen documents: change a copy.
+   * answers in memory between writes, always as fresh as the database. The embedded and PostgreSQL
+   * stores do (for collections without `ttlField`), and hand out frozen documents: change a copy.
    */
   readMostly?: boolean;
 }

@@ -14,8 +14,9 @@ import { mayMatchPattern } from './trigger-pattern.ts';
  *
  * It may say yes to an event nothing takes (a trigger at its cap, a key a newer node knows), never
  * no to one something takes. Triggers and webhooks are read-mostly collections: on the embedded
- * store both reads are answered from memory, and they are exact there (docs/performance.md
- * "Read-mostly collections"); elsewhere they are two reads that the consumers no longer make.
+ * and PostgreSQL stores both reads are answered from memory (on PostgreSQL after a look at the
+ * tables' versions, shared by concurrent reads), exact there (docs/performance.md "Read-mostly
+ * collections", docs/postgres.md); elsewhere they are two reads that the consumers no longer make.
  */
 export type EventInterest = (event: PlatformEvent) => Promise<boolean>;
 
