@@ -65,7 +65,9 @@ export function logCases(h: () => StoreHarness): void {
             .append(chainLink(`w${i % 4}`, i)),
         ),
       );
-      expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 200 }, (_, i) => i + 1),
+      );
       expectGaplessChain(await log.scan(1, 1000), 200);
       expect((await log.tip())?.seq).toBe(200);
       expect(await log.count()).toBe(200);
@@ -77,21 +79,7 @@ export function logCases(h: () => StoreHarness): void {
       const other = (await another()).log<ChainEntry>('chain');
       // Runs of appends by one process, then the other: an adapter that remembers the tip it wrote
       // must notice every time the other process wrote since.
-      const turns = [
-        'a',
-        'a',
-        'b',
-        'a',
-        'b',
-        'b',
-        'b',
-        'a',
-        'a',
-        'a',
-        'b',
-        'a',
-        ...Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'a' : 'b')),
-      ];
+      const turns = [...'aababbbaaaba', ...'ab'.repeat(20)];
       let n = 0;
       for (const turn of turns) await (turn === 'a' ? chain() : other).append(chainLink(turn, n++));
       expectGaplessChain(await chain().scan(1, 1000), turns.length);
@@ -123,7 +111,9 @@ export function logCases(h: () => StoreHarness): void {
       expect(seqs(await log.list())).toEqual([5, 4, 3, 2, 1]);
       expect(seqs(await log.list({ order: 'asc' }))).toEqual([1, 2, 3, 4, 5]);
       expect(seqs(await log.list({ where: { actor: 'ann' } }))).toEqual([5, 3, 1]);
-      expect(seqs(await log.list({ since: { field: 'at', value: '2030-01-03T00:00:00.000Z' } }))).toEqual([5, 4, 3]);
+      expect(seqs(await log.list({ since: { field: 'at', value: '2030-01-03T00:00:00.000Z' } }))).toEqual([
+        5, 4, 3,
+      ]);
       expect(
         seqs(
           await log.list({
@@ -218,11 +208,7 @@ export function logCases(h: () => StoreHarness): void {
       it('loses no append that races with drops: every entry above the bound is kept, gapless and linked', async () => {
         const log = chain();
         for (let i = 1; i <= 50; i++) await log.append(chainLink('seed', i));
-        const appends = Array.from({ length: 150 }, (_, i) =>
-          h()
-            .store.log<ChainEntry>('chain')
-            .append(chainLink(`w${i % 3}`, i)),
-        );
+        const appends = Array.from({ length: 150 }, (_, i) => h().store.log<ChainEntry>('chain').append(chainLink(`w${i % 3}`, i)));
         // Bounds at or below the seeded tip (50): each drop's outcome is then fixed, whatever the order.
         const drops = [10, 20, 30, 40, 50].map((before) => log.dropBefore(before));
         const appended = await Promise.all(appends);

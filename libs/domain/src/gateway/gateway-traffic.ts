@@ -1,14 +1,11 @@
 import type { ProviderHealth, TrafficDecision } from '@agent-platform/contracts';
-import { StoreConflictError, type Store } from '@agent-platform/store';
+import { StoreConflictError, type Store, type Versioned } from '@agent-platform/store';
 
 /** A decision as stored: the wire view plus its expiry. */
 type StoredDecision = TrafficDecision & { expires_at: string };
 
 /** A decision as `begin` wrote it: what `settle` rewrites without reading it again. */
-export interface BegunDecision {
-  doc: StoredDecision;
-  version: number;
-}
+export type BegunDecision = Versioned<StoredDecision>;
 
 /**
  * The recent routing decisions of the privacy gateway (GET /gateway/traffic), in the shared store
@@ -43,8 +40,7 @@ export function createGatewayTraffic(store: Store, now: () => Date): GatewayTraf
   return {
     async begin(decision, retentionHours) {
       const expires = new Date(now().getTime() + retentionHours * 3_600_000).toISOString();
-      const { doc, version } = await decisions.insert({ ...decision, expires_at: expires });
-      return { doc, version };
+      return decisions.insert({ ...decision, expires_at: expires });
     },
     async settle(id, change, begun) {
       if (begun !== undefined && begun.doc.id === id) {

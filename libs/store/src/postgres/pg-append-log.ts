@@ -8,6 +8,12 @@ import { assertPgName, pageSql, pgFieldIndexSql, pgLogTableSql, quoteIdent, wher
 import type { Lazy } from './lazy.ts';
 import { ensureTables } from './ensure-tables.ts';
 
+/** What the handles of one log share in a process: its queue of appends and the tip it last wrote. */
+export interface AppendLane {
+  queue: SerialQueue;
+  tip: KnownTip;
+}
+
 interface Row {
   seq: string;
   entry: Record<string, unknown>;
@@ -47,7 +53,7 @@ export class PgAppendLog<T extends object> implements AppendLog<T> {
     schema: string,
     private readonly name: string,
     options: LogOptions<T>,
-    private readonly lane: { queue: SerialQueue; tip: KnownTip },
+    private readonly lane: AppendLane,
   ) {
     const bare = `l_${assertPgName('log', name)}`;
     this.table = `${quoteIdent(schema)}.${quoteIdent(bare)}`;

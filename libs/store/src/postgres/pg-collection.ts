@@ -118,14 +118,21 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   }
 
   private async getRow(id: string): Promise<Versioned<T> | null> {
-    const rows = await this.query<Row>(`SELECT version, doc FROM ${this.table} WHERE id = $1 AND ${visibleSql('$2')}`, [id, this.clock()]);
+    const rows = await this.query<Row>(`SELECT version, doc FROM ${this.table} WHERE id = $1 AND ${visibleSql('$2')}`, [
+      id,
+      this.clock(),
+    ]);
     return rows[0] === undefined ? null : toVersioned<T>(rows[0]);
   }
 
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, text, json, expiresAt } = this.serialize(doc);
     await this.purgeExpired();
-    await this.write(id, `INSERT INTO ${this.table} (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3)`, [id, text, expiresAt]);
+    await this.write(id, `INSERT INTO ${this.table} (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3)`, [
+      id,
+      text,
+      expiresAt,
+    ]);
     return { doc: json, version: 1 };
   }
 

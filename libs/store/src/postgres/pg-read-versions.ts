@@ -31,6 +31,8 @@ export type LookAtVersions = () => Promise<ReadonlyMap<string, number>>;
  */
 export class PgReadVersions {
   private readonly tables = new Map<string, { version: number | undefined; cache: TableReadCache }>();
+  /** Every table's version at the last look (tables not cached yet are compared on first use). */
+  private seen: ReadonlyMap<string, number> = new Map();
   /** The look on its way to the server, if any. */
   private sent: Promise<void> | null = null;
   /** The look that goes when `sent` is answered; not sent yet, so a read may still join it. */
@@ -48,9 +50,6 @@ export class PgReadVersions {
     }
     return entry.cache;
   }
-
-  /** Every table's version at the last look (tables not cached yet are compared on first use). */
-  private seen: ReadonlyMap<string, number> = new Map();
 
   private fresh(): Promise<void> {
     if (this.next !== null) return this.next;

@@ -85,7 +85,9 @@ describe.skipIf(skipReason !== null)(`postgres store against a server${skipReaso
       const [a, b] = [await open(), await open()];
       await a.collection<Doc & { v: string }>('items').insert({ id: 'x', v: 'a' });
       await b.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'b' }, 1);
-      await expect(a.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'a2' }, 1)).rejects.toThrow(/changed concurrently/);
+      await expect(a.collection<Doc & { v: string }>('items').replace({ id: 'x', v: 'a2' }, 1)).rejects.toThrow(
+        /changed concurrently/,
+      );
       const adds = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).counters.add('quota', 1, { limit: 25 }));
       expect((await Promise.all(adds)).filter((r) => r.applied)).toHaveLength(25);
       expect(await b.counters.get('quota')).toBe(25);
@@ -120,10 +122,7 @@ describe.skipIf(skipReason !== null)(`postgres store against a server${skipReaso
       schema = freshSchemaName();
       const stores = await Promise.all(Array.from({ length: 4 }, () => open()));
       expect(stores).toHaveLength(4);
-      const rows = await withAdmin(
-        url,
-        async (client) => (await client.query(`SELECT version FROM "${schema}".ap_schema_version ORDER BY version`)).rows,
-      );
+      const rows = await withAdmin(url, async (client) => (await client.query(`SELECT version FROM "${schema}".ap_schema_version ORDER BY version`)).rows);
       // Each migration recorded once, in order.
       expect(rows).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })));
       await stores[0]!.counters.add('k', 1);

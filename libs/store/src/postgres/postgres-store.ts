@@ -1,7 +1,7 @@
 import type { AppendLog, Collection, CollectionOptions, Doc, EngineHealth, LogOptions, Store } from '../store.ts';
 import { HandleCache } from '../handle-cache.ts';
 import { SerialQueue } from '../mongodb/optimistic-append.ts';
-import { PgAppendLog } from './pg-append-log.ts';
+import { PgAppendLog, type AppendLane } from './pg-append-log.ts';
 import { PgCollection } from './pg-collection.ts';
 import { PgCounters } from './pg-counters.ts';
 import { PgHandle } from './pg-handle.ts';
@@ -47,7 +47,7 @@ export class PostgresStore implements Store {
   private readonly collections = new HandleCache();
   private readonly logs = new HandleCache();
   /** One per log name (whatever its options), shared by every handle on that log: its queue and the tip this process wrote. */
-  private readonly appendLanes = new Map<string, { queue: SerialQueue; tip: KnownTip }>();
+  private readonly appendLanes = new Map<string, AppendLane>();
   /** Every ttl collection opened, by table, for the purge timer. */
   private readonly ttlCollections = new Map<string, PgCollection<Doc>>();
   private readonly purgeTimer: NodeJS.Timeout;
