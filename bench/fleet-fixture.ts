@@ -120,7 +120,7 @@ export async function startFleetFixture(options: FleetFixtureOptions): Promise<F
       ...schedulers.map((p, i) => ({ role: `scheduler-${i + 1}`, pid: p.pid })),
       { role: 'nats-server', pid: nats.pid()! },
       { role: 'redis-server', pid: redis.pid()! },
-      ...(postgres === undefined ? [] : [{ role: 'postgres', pid: postgres.pid()! }]),
+      ...(postgres === undefined ? [] : [{ role: 'postgres', pid: postgres.pid()!, withChildren: true }]),
     ];
     const dataDir = join(dir, 'data');
     const openStore = (): Promise<Store> =>

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { cpuMs, cpuPerRequest } from './process-cpu.ts';
 
@@ -29,5 +30,23 @@ describe('CPU per request', () => {
     const after = (await cpuMs(self)).get('self')!;
     expect(before).toBeGreaterThan(0);
     expect(after - before).toBeGreaterThanOrEqual(50);
+  });
+
+  it('counts a process\'s children with withChildren: the live ones, then the reaped ones', { timeout: 40_000 }, async () => {
+    // A parent that sleeps while its child burns about 300 ms of CPU and then exits (reaped by the shell).
+    const parent = spawn('sh', ['-c', `node -e 'const s = process.cpuUsage(); while (process.cpuUsage(s).user < 300000);' & wait; sleep 60`]);
+    try {
+      const alone = { role: 'p', pid: parent.pid! };
+      const family = { ...alone, withChildren: true };
+      let [own, all] = [0, 0];
+      for (const deadline = Date.now() + 30_000; all - own < 250 && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        [own, all] = [(await cpuMs([alone])).get('p')!, (await cpuMs([family])).get('p')!];
+      }
+      expect(own).toBeLessThan(100);
+      expect(all - own).toBeGreaterThanOrEqual(250);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import type { BenchProcess } from './target.ts';
 
 // CPU time of a target's processes over a measured window, from /proc (Linux): where the time
@@ -7,14 +7,40 @@ import type { BenchProcess } from './target.ts';
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common build). */
 const TICKS_PER_SEC = 100;
 
-/** CPU time (user + system) of each process so far, in ms; a process that is gone reads 0. */
+/** The fields of /proc/<pid>/stat after `(comm)` (which may itself hold a parenthesis): state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]. */
+async function statFields(pid: number | string): Promise<string[]> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+const ticksToMs = (...ticks: string[]): number => (ticks.reduce((sum, t) => sum + Number(t), 0) * 1000) / TICKS_PER_SEC;
+
+/** User + system CPU of the live children of `pid`, in ms (a child gone meanwhile counts 0). */
+async function childrenMs(pid: number): Promise<number> {
+  const parent = String(pid);
+  const each = await Promise.all(
+    (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(async (name) => {
+      try {
+        const fields = await statFields(name);
+        return fields[1] === parent ? ticksToMs(fields[11]!, fields[12]!) : 0;
+      } catch {
+        return 0;
+      }
+    }),
+  );
+  return each.reduce((sum, ms) => sum + ms, 0);
+}
+
+/**
+ * CPU time (user + system) of each process so far, in ms; a process that is gone reads 0. With
+ * `withChildren`, its children's too: the live ones' own and the reaped ones' (`cutime`, `cstime`).
+ */
 export async function cpuMs(processes: BenchProcess[]): Promise<Map<string, number>> {
   const read = async (p: BenchProcess): Promise<[string, number]> => {
     try {
-      // Fields after `(comm)` (which may itself hold a parenthesis): state is the 1st, utime the 12th, stime the 13th.
-      const stat = await readFile(`/proc/${p.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [p.role, ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC];
+      const fields = await statFields(p.pid);
+      const own = ticksToMs(fields[11]!, fields[12]!);
+      return [p.role, p.withChildren === true ? own + ticksToMs(fields[13]!, fields[14]!) + (await childrenMs(p.pid)) : own];
     } catch {
       return [p.role, 0];
     }

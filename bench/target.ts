@@ -64,6 +64,11 @@ export interface StartedTarget {
 export interface BenchProcess {
   role: string;
   pid: number;
+  /**
+   * Count its children too: the ones alive when read, and (through the process's own
+   * `cutime`/`cstime`) the ones it has reaped. PostgreSQL's postmaster, whose backends do the work.
+   */
+  withChildren?: boolean;
 }
 
 /**

@@ -40,7 +40,7 @@ function allInOnePostgres(
           urls: [platform.url],
           processes: [
             { role: 'platform', pid: platform.pid },
-            { role: 'postgres', pid: postgres.pid()! },
+            { role: 'postgres', pid: postgres.pid()!, withChildren: true },
           ],
           ...load({ url: platform.url, agentId: platform.agentId!, token: platform.token }),
           async stop() {

@@ -160,6 +160,11 @@ export const RuntimeConfig = Type.Object(
       'PostgreSQL statement_timeout of the store\'s connections: a statement running longer (a lock held elsewhere, a stuck server) is cancelled and the operation rejects.',
       30_000,
     ),
+    postgres_prepared_statements: Type.Boolean({
+      default: true,
+      description:
+        'Send the store\'s statements by name, parsed and planned once per connection; false for a connection pooler that cannot keep named statements (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).',
+    }),
     redis_url: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis for queue = "bullmq".' }),
     queue_job_lock_secs: Positive(
       'How long a running job is held without renewal before another process takes it over (a worker that died mid-job): BullMQ lockDuration and stalled check, the embedded lease.',

@@ -98,6 +98,7 @@ export async function openEngines(config: PlatformConfig, options: OpenEnginesOp
             ...(password === undefined ? {} : { password }),
             poolSize: runtime.postgres_pool_size,
             statementTimeoutMs: runtime.postgres_statement_timeout_ms,
+            preparedStatements: runtime.postgres_prepared_statements,
             clock: () => clock.now(),
           }),
         );

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { PoolClient, QueryResultRow } from 'pg';
 import { connectionUrl, redactPostgresUrl, secretRedactor } from './pg-url.ts';
+import { namingClient, StatementNames } from './pg-statement-names.ts';
 
 /** How long a transaction may sit idle between two statements before the server ends it (see createPool). */
 const IDLE_IN_TRANSACTION_MS = 5000;
@@ -18,6 +19,12 @@ export interface PgHandleOptions {
   poolSize: number;
   statementTimeoutMs: number;
   connectTimeoutMs: number;
+  /**
+   * The store's statements go by name, parsed and planned once per connection (`[runtime]
+   * postgres_prepared_statements`); false sends every one unnamed (a PgBouncer in transaction
+   * mode that does not track named statements). Default true.
+   */
+  preparedStatements?: boolean;
 }
 
 /** A query error the adapter raises itself: names the store, never a password. */
@@ -45,6 +52,7 @@ export class PostgresStoreError extends Error {
 export class PgHandle {
   private pools: pg.Pool[];
   private current = 0;
+  private readonly names = new StatementNames();
   private closed = false;
   readonly redact: (text: string) => string;
   /** The last error an idle connection reported (for `health()`), redacted. */
@@ -199,6 +207,7 @@ export class PgHandle {
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
       application_name: 'agent-platform',
+      ...(this.options.preparedStatements === false ? {} : { Client: namingClient(this.names) }),
     });
     pool.on('error', (err) => {
       this.lastIdleError = this.redact(err.message);

@@ -25,6 +25,8 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   /** How long making one connection may take; default 10 s (or the statement timeout if shorter). */
   connectTimeoutMs?: number;
+  /** The store's statements prepared by name once per connection; default true (docs/postgres.md "Prepared statements"). */
+  preparedStatements?: boolean;
   /** The PostgreSQL schema holding the tables; default `public`. */
   schema?: string;
   /** Time source for TTL visibility; defaults to the system clock. */
@@ -144,6 +146,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     poolSize,
     statementTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs ?? Math.min(DEFAULT_CONNECT_TIMEOUT_MS, statementTimeoutMs),
+    preparedStatements: options.preparedStatements ?? true,
   });
   try {
     await migrate(handle, schema);
