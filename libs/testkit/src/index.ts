@@ -35,5 +35,6 @@ export { startOtlpCollector, traceTree } from './otlp-collector.ts';
 export type { CollectedSpan, OtlpCollector } from './otlp-collector.ts';
 export * from './self-signed-cert.ts';
 export { startPostgresServer } from './postgres-server.ts';
+export { suitePostgres } from './suite-postgres.ts';
 export type { PostgresServerHandle, PostgresServerOptions } from './postgres-server.ts';
 export { PLATFORM_LOADER } from './platform-loader.ts';

@@ -267,6 +267,27 @@ function ttlCases(h: () => StoreHarness): void {
     expect((await sessions.find()).map((r) => r.doc.id)).toEqual(['forever']);
   });
 
+  it('lets an insert or an upsert take an expired document\'s id, starting again at version 1; a live one stays a duplicate', async () => {
+    const leases = h().store.collection<Item>('ttl_takeover', { ttlField: 'expires_at', indexes: [{ field: 'kind' }] });
+    const at = (ms: number) => new Date(h().now().getTime() + ms).toISOString();
+    await leases.insert({ id: 'a', name: 'first', kind: 'k', expires_at: at(60_000) });
+    await leases.upsert({ id: 'b', name: 'first', kind: 'k', expires_at: at(60_000) });
+    expect((await leases.upsert({ id: 'b', name: 'second', kind: 'k', expires_at: at(60_000) })).version).toBe(2);
+    await expect(leases.insert({ id: 'a', name: 'again', kind: 'k' })).rejects.toBeInstanceOf(StoreDuplicateError);
+    expect(await leases.get('a')).toEqual({ doc: { id: 'a', name: 'first', kind: 'k', expires_at: at(60_000) }, version: 1 });
+
+    h().advance(120_000);
+    expect(await leases.insert({ id: 'a', name: 'new', kind: 'k' })).toEqual({ doc: { id: 'a', name: 'new', kind: 'k' }, version: 1 });
+    expect((await leases.upsert({ id: 'b', name: 'new', kind: 'k' })).version).toBe(1);
+    expect((await leases.find({ where: { kind: 'k' } })).map((v) => [v.doc.id, v.doc.name, v.version])).toEqual([
+      ['a', 'new', 1],
+      ['b', 'new', 1],
+    ]);
+    // Taken over, they no longer expire: a later insert of the id is a duplicate again.
+    h().advance(7_200_000);
+    await expect(leases.insert({ id: 'a', name: 'late', kind: 'k' })).rejects.toBeInstanceOf(StoreDuplicateError);
+  });
+
   it('lets a replace or an insert take a unique value an expired document held', async () => {
     const accounts = h().store.collection<Item>('accounts', {
       ttlField: 'expires_at',

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StoreOperationCounter, type Store } from '@agent-platform/store';
 import { openEmbeddedStore } from '@agent-platform/store/embedded';
 import { openPostgresStore } from '@agent-platform/store/postgres';
-import { requireBinary, startPostgresServer, type PostgresServerHandle } from '@agent-platform/testkit';
+import { requireBinary, suitePostgres } from '@agent-platform/testkit';
 import { fixedClock } from '../time/clock.ts';
 import { createSessionStore, SESSIONS_COLLECTION, TRANSCRIPTS_COLLECTION, type SessionRecord, type TranscriptRecord } from './create-session-store.ts';
 import { createTranscriptStore, TRANSCRIPT_MAX_TURNS } from './transcript-store.ts';
@@ -152,15 +152,11 @@ longTurnCases('embedded', async () => {
 });
 
 describe.skipIf(postgresMissing)('on PostgreSQL', () => {
-  let server: PostgresServerHandle;
+  const postgres = suitePostgres();
   let url: string;
   let schemas = 0;
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    url = await server.createDatabase('agent_platform');
-  }, 60_000);
-  afterAll(async () => {
-    await server?.dispose();
+  beforeAll(() => {
+    url = postgres.url();
   });
   longTurnCases('postgres', async () => {
     schemas += 1;

@@ -37,11 +37,12 @@ interface Row {
  * and a JSON null are both SQL NULL there, so `where: {f: null}` is `IS NULL` and a unique index
  * never makes two absent or null values collide, as in the other adapters.
  *
- * TTL: `expires_at` shadows the ttl field; reads hide rows past it by the injected clock, inserts
- * and upserts to a ttl collection first delete what has expired (an indexed, usually empty
- * delete) so an expired document never blocks its id or a unique value (a replace only where a
- * unique index could be in its way: it never matches an expired row itself), and the store's
- * purge timer removes the rest.
+ * TTL: `expires_at` shadows the ttl field; reads hide rows past it by the injected clock. An
+ * expired document never blocks its id or a unique value: in a collection with a unique index,
+ * inserts, upserts and replaces first delete what has expired (an indexed, usually empty delete);
+ * without one, an insert or upsert takes over an expired row of its id in the same statement
+ * (`ON CONFLICT (id) DO UPDATE ... WHERE` expired), and a replace never matches an expired row
+ * itself. The store's purge timer removes the rest.
  *
  * `readMostly` (without a ttl): answers are kept in memory between writes, exact across every
  * process on the database (pg-read-versions.ts): the table carries a statement trigger that bumps
@@ -53,6 +54,11 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   private readonly ready: Lazy;
   /** Whether a unique index could make an expired row block a write (then writes purge first). */
   private readonly hasUniqueIndex: boolean;
+  /**
+   * A ttl collection without a unique index: only its own id can be held by an expired row, so an
+   * insert or upsert takes such a row over in its one statement instead of purging first.
+   */
+  private readonly takesOverExpired: boolean;
   /** The table's bare name (as the trigger reports it), when its answers are cached. */
   private readonly cachedAs: string | undefined;
   /** The reads `update` makes: never from the cache (its `change` may be handed a document to change). */
@@ -72,6 +78,7 @@ export class PgCollection<T extends Doc> implements Collection<T> {
     // A ttl hides documents as time passes, with no write to bump the version: not cached.
     this.cachedAs = options.readMostly === true && this.ttlField === undefined ? bare : undefined;
     this.hasUniqueIndex = (options.indexes ?? []).some(({ unique }) => unique === true);
+    this.takesOverExpired = this.ttlField !== undefined && !this.hasUniqueIndex;
     const base = pgCollectionTableSql(schema, bare);
     const indexes = (options.indexes ?? []).map(({ field, unique }) => pgFieldIndexSql(schema, bare, unique ? 'u' : 'i', field));
     const trigger = this.cachedAs === undefined ? [] : [{ table: this.table, name: READ_VERSION_TRIGGER }];
@@ -127,6 +134,18 @@ export class PgCollection<T extends Doc> implements Collection<T> {
 
   async insert(doc: T): Promise<Versioned<T>> {
     const { id, text, json, expiresAt } = this.serialize(doc);
+    if (this.takesOverExpired) {
+      // One statement: an expired row's id is taken over (only a live row is a duplicate).
+      const rows = await this.write(
+        id,
+        `INSERT INTO ${this.table} AS t (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3) ` +
+          'ON CONFLICT (id) DO UPDATE SET version = 1, doc = excluded.doc, expires_at = excluded.expires_at ' +
+          'WHERE t.expires_at < $4 RETURNING version',
+        [id, text, expiresAt, this.clock()],
+      );
+      if (rows.length === 0) throw new StoreDuplicateError(this.name, id);
+      return { doc: json, version: 1 };
+    }
     await this.purgeExpired();
     await this.write(id, `INSERT INTO ${this.table} (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3)`, [
       id,
@@ -153,13 +172,17 @@ export class PgCollection<T extends Doc> implements Collection<T> {
   /** Last writer wins in one statement; a unique-index clash on another field is a duplicate. */
   async upsert(doc: T): Promise<Versioned<T>> {
     const { id, text, json, expiresAt } = this.serialize(doc);
-    await this.purgeExpired();
+    // Over an expired row the document starts again at version 1, as after a purge.
+    const [version, params] = this.takesOverExpired
+      ? ['CASE WHEN t.expires_at < $4 THEN 1 ELSE t.version + 1 END', [id, text, expiresAt, this.clock()]]
+      : ['t.version + 1', [id, text, expiresAt]];
+    if (!this.takesOverExpired) await this.purgeExpired();
     const rows = await this.write<{ version: number }>(
       id,
       `INSERT INTO ${this.table} AS t (id, version, doc, expires_at) VALUES ($1, 1, $2::jsonb, $3) ` +
-        'ON CONFLICT (id) DO UPDATE SET version = t.version + 1, doc = excluded.doc, expires_at = excluded.expires_at ' +
+        `ON CONFLICT (id) DO UPDATE SET version = ${version}, doc = excluded.doc, expires_at = excluded.expires_at ` +
         'RETURNING version',
-      [id, text, expiresAt],
+      params,
     );
     return { doc: json, version: rows[0]!.version };
   }

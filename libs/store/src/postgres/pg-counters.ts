@@ -24,7 +24,8 @@ const expired = (alias: string, param: string) => `(${alias}.expires_at IS NOT N
  *   counts as 0 (and is restarted by the add). Only a refused add reads the value afterwards.
  * - `addMany` is one `INSERT ... SELECT ... FROM unnest(...) ON CONFLICT DO UPDATE`: one round
  *   trip and one transaction, so the batch is all-or-nothing. Keys are summed per key (a key may
- *   repeat) and locked in key order, so two batches never deadlock each other.
+ *   repeat) and locked in key order, so two batches never deadlock each other. The calls made in
+ *   one turn of the event loop go as one such statement (`applyBatch`).
  * - an add under an id (`once`) and a withdrawal are one transaction over `ap_counter_once` and the
  *   counter (migration 2): the id claimed first, so a concurrent call under it waits, then sees it.
  * - `list(prefix)` is a `key >= prefix AND key < bound` range on the primary key; the "C"
@@ -40,6 +41,8 @@ export class PgCounters implements Counters {
    * when the id is unused (or its use was forgotten, past its until).
    */
   private readonly claimSql: string;
+  /** The `addMany` calls waiting for this turn's statement (`applyBatch`). */
+  private batch: Array<{ deltas: CounterDelta[]; resolve: () => void; reject: (err: unknown) => void }> | null = null;
 
   constructor(
     private readonly handle: PgHandle,
@@ -121,13 +124,45 @@ export class PgCounters implements Counters {
     }
     const pending = deltas.filter(({ delta }) => delta !== 0);
     if (pending.length === 0) return;
+    return new Promise<void>((resolve, reject) => {
+      if (this.batch === null) {
+        this.batch = [];
+        setImmediate(() => void this.applyBatch());
+      }
+      this.batch.push({ deltas: pending, resolve, reject });
+    });
+  }
+
+  /**
+   * The `addMany` calls of one turn of the event loop (a request's bookkeeping, and other
+   * requests' finishing in the same turn) as one statement: all of them or none applied. When the
+   * server refuses it for a value (an add past the safe integer range), nothing was applied and
+   * each call is applied alone, so only the one that overflows fails; any other error (a lost
+   * connection, a timeout) fails them all, and none is sent again (it may have been applied).
+   */
+  private async applyBatch(): Promise<void> {
+    const calls = this.batch ?? [];
+    this.batch = null;
+    try {
+      await this.addAll(calls.flatMap((call) => call.deltas));
+      for (const call of calls) call.resolve();
+    } catch (err) {
+      if (calls.length > 1 && err instanceof RangeError) {
+        await Promise.all(calls.map((call) => this.addAll(call.deltas).then(call.resolve, call.reject)));
+        return;
+      }
+      for (const call of calls) call.reject(err);
+    }
+  }
+
+  private async addAll(deltas: CounterDelta[]): Promise<void> {
     await this.write(
       `INSERT INTO ${this.table} AS c (key, value) ` +
         'SELECT k, sum(d)::bigint FROM unnest($1::text[], $2::bigint[]) AS b(k, d) GROUP BY k ORDER BY k COLLATE "C" ' +
         'ON CONFLICT (key) DO UPDATE SET ' +
         `value = CASE WHEN ${expired('c', '$3')} THEN 0 ELSE c.value END + excluded.value, ` +
         `expires_at = CASE WHEN ${expired('c', '$3')} THEN NULL ELSE c.expires_at END`,
-      [pending.map((d) => d.key), pending.map((d) => d.delta), this.clock()],
+      [deltas.map((d) => d.key), deltas.map((d) => d.delta), this.clock()],
     );
   }
 

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgresServer } from '@agent-platform/testkit';
-import type { PostgresServerHandle } from '@agent-platform/testkit';
+import { describe, expect, it } from 'vitest';
+import { suitePostgres } from '@agent-platform/testkit';
 import { PgHandle } from './pg-handle.ts';
 import { StatementNames } from './pg-statement-names.ts';
 import { openPostgresStore } from './postgres-store.ts';
@@ -18,22 +17,12 @@ describe('statement names', () => {
 });
 
 describe.skipIf(skipReason !== null)(`postgres prepared statements${skipReason === null ? '' : ` [SKIPPED: ${skipReason}]`}`, () => {
-  let server: PostgresServerHandle;
-  let url: string;
-
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    url = await server.createDatabase('agent_platform');
-  }, 60_000);
-
-  afterAll(async () => {
-    await server?.dispose();
-  });
+  const postgres = suitePostgres();
 
   /** One connection, so that the session-local `pg_prepared_statements` is the one the statements ran on. */
   const oneConnection = (preparedStatements?: boolean) =>
     new PgHandle({
-      urls: [url],
+      urls: [postgres.url()],
       poolSize: 1,
       statementTimeoutMs: 5000,
       connectTimeoutMs: 5000,
@@ -100,11 +89,14 @@ describe.skipIf(skipReason !== null)(`postgres prepared statements${skipReason =
     try {
       expect(await handle.query('SELECT $1::int AS x', [1])).toEqual([{ x: 1 }]);
       const [{ pid }] = (await handle.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
-      await withAdmin(url, (admin) => admin.query('SELECT pg_terminate_backend($1)', [pid]));
+      await withAdmin(postgres.url(), (admin) => admin.query('SELECT pg_terminate_backend($1)', [pid]));
       // The pool hands out the dead connection once (the lost connection is reported) or a new one.
       await handle.query('SELECT $1::int AS x', [2]).catch((err: Error) => expect(err.message).toMatch(/connection/));
       expect(await handle.query('SELECT $1::int AS x', [3])).toEqual([{ x: 3 }]);
-      expect((await prepared(handle)).map((row) => row.statement)).toEqual(['SELECT $1::int AS x', 'SELECT name, statement FROM pg_prepared_statements ORDER BY name']);
+      expect((await prepared(handle)).map((row) => row.statement)).toEqual([
+        'SELECT $1::int AS x',
+        'SELECT name, statement FROM pg_prepared_statements ORDER BY name',
+      ]);
     } finally {
       await handle.close();
     }
@@ -112,7 +104,7 @@ describe.skipIf(skipReason !== null)(`postgres prepared statements${skipReason =
 
   it('runs a store with them turned off (a pooler that cannot keep named statements)', async () => {
     const schema = freshSchemaName();
-    const store = await openPostgresStore({ url, schema, poolSize: 2, preparedStatements: false });
+    const store = await openPostgresStore({ url: postgres.url(), schema, poolSize: 2, preparedStatements: false });
     try {
       const things = store.collection<{ id: string; n: number }>('things', { indexes: [{ field: 'n' }] });
       await things.insert({ id: 'a', n: 1 });
@@ -128,7 +120,7 @@ describe.skipIf(skipReason !== null)(`postgres prepared statements${skipReason =
       expect(await store.counters.add('c', 5)).toMatchObject({ applied: true, value: 5 });
     } finally {
       await store.close();
-      await dropSchema(url, schema);
+      await dropSchema(postgres.url(), schema);
     }
   });
 });

@@ -2,9 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startPostgresServer, waitUntil } from '@agent-platform/testkit';
-import type { PostgresServerHandle } from '@agent-platform/testkit';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { suitePostgres, waitUntil } from '@agent-platform/testkit';
 import type { Doc, Store } from '../store.ts';
 import { storeSnapshotsOf, type StorePart, type StoreSnapshots } from '../store-snapshots.ts';
 import { openEmbeddedStore } from '../embedded/index.ts';
@@ -21,18 +20,14 @@ const ALL: StorePart = { collections: 'all', logs: 'all', counterPrefixes: 'all'
 type Item = Doc & { v: string; email?: string };
 
 describe.skipIf(skipReason !== null)(`postgres store snapshots${skipReason === null ? '' : ` [SKIPPED: ${skipReason}]`}`, () => {
-  let server: PostgresServerHandle;
+  const postgres = suitePostgres();
   let url: string;
   let dir: string;
   const opened: Store[] = [];
   const schemas: string[] = [];
 
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    url = await server.createDatabase('agent_platform');
-  }, 60_000);
-  afterAll(async () => {
-    await server?.dispose();
+  beforeAll(() => {
+    url = postgres.url();
   });
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ap-pg-snapshots-'));

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chainLink, expectGaplessChain, startPostgresServer, storeConformance } from '@agent-platform/testkit';
-import type { ChainEntry, PostgresServerHandle } from '@agent-platform/testkit';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chainLink, expectGaplessChain, storeConformance, suitePostgres } from '@agent-platform/testkit';
+import type { ChainEntry } from '@agent-platform/testkit';
 import type { Doc, Store } from '../store.ts';
 import { PostgresStore, SCHEMA_VERSION, openPostgresStore } from './index.ts';
 import { dropSchema, freshSchemaName, postgresSkipReason, withAdmin } from './pg-test-server.ts';
@@ -11,16 +11,10 @@ import { dropSchema, freshSchemaName, postgresSkipReason, withAdmin } from './pg
 const skipReason = postgresSkipReason();
 
 describe.skipIf(skipReason !== null)(`postgres store against a server${skipReason === null ? '' : ` [SKIPPED: ${skipReason}]`}`, () => {
-  let server: PostgresServerHandle;
+  const postgres = suitePostgres();
   let url: string;
-
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    url = await server.createDatabase('agent_platform');
-  }, 60_000);
-
-  afterAll(async () => {
-    await server?.dispose();
+  beforeAll(() => {
+    url = postgres.url();
   });
 
   // A fresh schema per test: one server, no database creation on the hot path.
